@@ -1,0 +1,3 @@
+// dns on the lin host: the native class of hosts/lin/src/dns.c.
+const Resolver = __xsclaw.Resolver;
+export default Resolver;

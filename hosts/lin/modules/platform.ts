@@ -1,0 +1,13 @@
+// host/platform on the lin host: thin over the native system functions.
+import type { HeapFigures } from "host/platform";
+
+const native = __xsclaw;
+
+export const name = "lin";
+export function exit(code: number): void { native.exit(code); }
+export function reboot(): void { native.reboot(); }
+export function option(name: string): string | undefined { return native.option(name); }
+export function now(): number { return native.now(); }
+export function heap(): HeapFigures { return native.heap(); }
+export function collectGarbage(): void { native.gc(); }
+export function resetPeak(): void { native.resetPeak(); }

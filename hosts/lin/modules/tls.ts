@@ -1,0 +1,3 @@
+// tls on the lin host: the native class of hosts/lin/src/tls.c.
+const TLS = __xsclaw.TLS;
+export default TLS;

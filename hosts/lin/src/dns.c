@@ -1,0 +1,9 @@
+/* dns.c — placeholder until the native module lands. */
+#include "xsAll.h"
+#include "host.h"
+
+void hostInstallDNS(xsMachine *the, xsSlot *native)
+{
+	(void)the;
+	(void)native;
+}

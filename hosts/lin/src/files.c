@@ -1,0 +1,9 @@
+/* files.c — placeholder until the native module lands. */
+#include "xsAll.h"
+#include "host.h"
+
+void hostInstallFiles(xsMachine *the, xsSlot *native)
+{
+	(void)the;
+	(void)native;
+}

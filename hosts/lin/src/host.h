@@ -1,0 +1,109 @@
+/*
+ * host.h — the lin host's platform layer, as seen by native modules.
+ *
+ * One XS machine, one thread, one poll() loop. Native modules register file
+ * descriptors and timers here; their callbacks run on the loop thread and may
+ * call into JS with hostCallBegin()/hostCallEnd(), which also runs promise jobs
+ * afterwards. Nothing here blocks.
+ *
+ * Native classes are installed on a hidden object (the "native" object) that
+ * the platform modules in hosts/lin/modules/ read; see hostInstall* in main.c.
+ */
+#ifndef XSCLAW_HOST_H
+#define XSCLAW_HOST_H
+
+#include <poll.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "xs.h"
+
+/* xs.h takes names as char* and the argument count as a slot. */
+#define hostID(NAME) xsID((char *)(NAME))
+#define hostArgc xsToInteger(xsArgc)
+
+/* ---- event loop ------------------------------------------------------- */
+
+typedef struct HostWatch HostWatch;
+/* Called when poll() reports revents on fd. May call hostUnwatch on itself. */
+typedef void (*HostWatchFn)(void *ctx, int fd, short revents);
+HostWatch *hostWatch(int fd, short events, HostWatchFn fn, void *ctx);
+void hostWatchSetEvents(HostWatch *watch, short events);
+/* Safe to call from inside any callback, including the watch's own. */
+void hostUnwatch(HostWatch *watch);
+
+typedef struct HostTimer HostTimer;
+typedef void (*HostTimerFn)(void *ctx);
+/* One-shot timer; the timer is freed after it fires. Cancel before then. */
+HostTimer *hostTimerStart(double delayMs, HostTimerFn fn, void *ctx);
+void hostTimerCancel(HostTimer *timer);
+
+double hostNowMs(void);          /* monotonic milliseconds */
+xsMachine *hostMachine(void);    /* the running machine */
+
+/* Run a JS call from a loop callback: xsBeginHost + xsTry. An exception that
+ * escapes is reported on stderr as "uncaught: ..." and the program exits 1,
+ * as an unhandled exception would on the device. Promise jobs run after. */
+#define hostCallBegin(THE) xsBeginHost(THE); xsTry {
+#define hostCallEnd(THE) } xsCatch { hostUncaught(the); } xsEndHost(THE); hostRunJobs(THE)
+void hostUncaught(xsMachine *the);
+void hostRunJobs(xsMachine *the);
+
+/* ---- classes ---------------------------------------------------------- */
+
+typedef struct {
+	const char *name;
+	xsCallback callback;
+	int length;
+	int getter;   /* 1: accessor getter, 2: accessor setter, 0: method */
+} HostMember;
+
+/* Defines a class on the native object: native[name] = constructor.
+ * The constructor gets `this` as a fresh host instance of the prototype
+ * (with hooks set), so xsGetHostDataValidate(xsThis, hooks) works in methods.
+ * members is terminated by {NULL}. */
+void hostDefineClass(xsMachine *the, xsSlot *native, const char *name,
+	xsCallback constructor, int length, const HostMember *members, xsHostHooks *hooks);
+/* Defines native[name] = function. */
+void hostDefineFunction(xsMachine *the, xsSlot *native, const char *name, xsCallback callback, int length);
+
+/* Receiver check: returns the instance's host data, or throws
+ * TypeError("<cls>: invalid receiver") / Error("<cls>: closed") when NULL. */
+void *hostThis(xsMachine *the, xsHostHooks *hooks, const char *cls);
+void *hostThisOrNull(xsMachine *the, xsHostHooks *hooks, const char *cls);
+
+/* Argument helpers, throwing specific errors naming cls and the option. */
+int hostHasOption(xsMachine *the, xsSlot *options, const char *name);
+int hostIntegerOption(xsMachine *the, xsSlot *options, const char *name, int min, int max, int fallback, const char *cls);
+/* Copies a string option into buf; returns 0 when absent (and required==0). */
+int hostStringOption(xsMachine *the, xsSlot *options, const char *name, char *buf, size_t size, int required, const char *cls);
+/* Fetches a callback option into *slot (undefined when absent); throws if not a function. */
+void hostCallbackOption(xsMachine *the, xsSlot *options, const char *name, xsSlot *slot, const char *cls);
+/* A view of bytes from ArrayBuffer, TypedArray, DataView or SharedArrayBuffer.
+ * The pointer is valid until the next allocation in the machine. */
+void *hostBytes(xsMachine *the, xsSlot *value, size_t *length, const char *cls);
+
+/* ---- configuration ---------------------------------------------------- */
+
+const char *hostDataDir(void);       /* --data DIR, default ./data */
+const char *hostOption(const char *name); /* --name value from the command line, or NULL */
+
+/* ---- per-module installers (one per native module file) ---------------- */
+void hostInstallTimer(xsMachine *the, xsSlot *native);
+void hostInstallSystem(xsMachine *the, xsSlot *native);
+void hostInstallTCP(xsMachine *the, xsSlot *native);
+void hostInstallTLS(xsMachine *the, xsSlot *native);
+void hostInstallDNS(xsMachine *the, xsSlot *native);
+void hostInstallFiles(xsMachine *the, xsSlot *native);
+void hostInstallKeyValue(xsMachine *the, xsSlot *native);
+void hostInstallSerial(xsMachine *the, xsSlot *native);
+void hostInstallDigital(xsMachine *the, xsSlot *native);
+void hostInstallBuffers(xsMachine *the, xsSlot *native);
+
+/* Fault injection for storage (files.c): counts writes/flushes and "loses
+ * power" (exit 86 after tearing the pending write) past XSCLAW_CRASH_AFTER. */
+#define HOST_POWER_LOSS_EXIT 86
+
+/* Socket accounting for instrumentation. */
+extern int hostOpenSockets;
+
+#endif

@@ -1,0 +1,9 @@
+/* keyvalue.c — placeholder until the native module lands. */
+#include "xsAll.h"
+#include "host.h"
+
+void hostInstallKeyValue(xsMachine *the, xsSlot *native)
+{
+	(void)the;
+	(void)native;
+}

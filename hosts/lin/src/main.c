@@ -1,0 +1,803 @@
+/*
+ * main.c — the xsclaw lin host: one XS machine, a module loader over the
+ * build's module map, and a poll() event loop.
+ *
+ * The module map (written by tools/build.mjs from manifest.json) is a text
+ * file: a first line "@creation" with the manifest's creation sizes, then one
+ * "specifier<TAB>path" line per module. Specifiers are resolved only through
+ * it, as mcconfig does on the device; a specifier missing from the map is an
+ * import error naming it.
+ *
+ * Exit codes: the program's own exit(code); 0 when nothing is left to wait
+ * for; 1 on an uncaught exception or unhandled rejection; 2 on out of memory
+ * (or stack/keys) with a message on stderr; 64 on bad command-line use.
+ */
+#include "xsAll.h"
+#include "host.h"
+
+#include <limits.h>
+#include <sys/time.h>
+
+/* ---- command line and module map -------------------------------------- */
+
+#define HOST_MAX_OPTIONS 32
+
+static struct { const char *name; const char *value; } gOptions[HOST_MAX_OPTIONS];
+static int gOptionCount = 0;
+static const char *gDataDir = "data";
+
+typedef struct { char *specifier; char *path; } MapEntry;
+static MapEntry *gMap = NULL;
+static int gMapCount = 0;
+static xsCreation gCreation;
+
+const char *hostOption(const char *name)
+{
+	for (int i = 0; i < gOptionCount; i++)
+		if (!strcmp(gOptions[i].name, name))
+			return gOptions[i].value;
+	return NULL;
+}
+
+const char *hostDataDir(void)
+{
+	return gDataDir;
+}
+
+static void usage(const char *message)
+{
+	fprintf(stderr, "xsclaw: %s\nusage: xsclaw --modules MAP [--main SPECIFIER] [--data DIR] [--ca FILE] [--sizes]\n", message);
+	exit(64);
+}
+
+static const char *mapLookup(const char *specifier)
+{
+	for (int i = 0; i < gMapCount; i++)
+		if (!strcmp(gMap[i].specifier, specifier))
+			return gMap[i].path;
+	return NULL;
+}
+
+static void loadMap(const char *path)
+{
+	FILE *file = fopen(path, "r");
+	if (!file) {
+		fprintf(stderr, "xsclaw: cannot open module map %s: %s (run npm run build)\n", path, strerror(errno));
+		exit(64);
+	}
+	char line[PATH_MAX * 2];
+	int capacity = 0;
+	while (fgets(line, sizeof(line), file)) {
+		size_t length = strlen(line);
+		while (length && (line[length - 1] == '\n' || line[length - 1] == '\r'))
+			line[--length] = 0;
+		if (!length)
+			continue;
+		if (!strncmp(line, "@creation ", 10)) {
+			int v[12];
+			if (sscanf(line + 10, "%d %d %d %d %d %d %d %d %d %d %d %d", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+					&v[6], &v[7], &v[8], &v[9], &v[10], &v[11]) != 12)
+				usage("malformed @creation line in module map");
+			gCreation.initialChunkSize = v[0];
+			gCreation.incrementalChunkSize = v[1];
+			gCreation.initialHeapCount = v[2];
+			gCreation.incrementalHeapCount = v[3];
+			gCreation.stackCount = v[4];
+			gCreation.initialKeyCount = v[5];
+			gCreation.incrementalKeyCount = v[6];
+			gCreation.nameModulo = v[7];
+			gCreation.symbolModulo = v[8];
+			gCreation.parserBufferSize = v[9];
+			gCreation.parserTableModulo = v[10];
+			gCreation.staticSize = v[11];
+			continue;
+		}
+		char *tab = strchr(line, '\t');
+		if (!tab)
+			usage("malformed line in module map");
+		*tab = 0;
+		if (gMapCount == capacity) {
+			capacity = capacity ? capacity * 2 : 64;
+			gMap = realloc(gMap, capacity * sizeof(MapEntry));
+			if (!gMap)
+				usage("out of memory reading module map");
+		}
+		gMap[gMapCount].specifier = strdup(line);
+		gMap[gMapCount].path = strdup(tab + 1);
+		gMapCount++;
+	}
+	fclose(file);
+	if (!gCreation.initialChunkSize)
+		usage("module map has no @creation line");
+}
+
+static void freeMap(void)
+{
+	for (int i = 0; i < gMapCount; i++) {
+		free(gMap[i].specifier);
+		free(gMap[i].path);
+	}
+	free(gMap);
+	gMap = NULL;
+	gMapCount = 0;
+}
+
+/* ---- XS platform hooks ------------------------------------------------- */
+
+static xsMachine *gMachine = NULL;
+static int gExitCode = 0;
+static int gExitRequested = 0;
+static int gRebootRequested = 0;
+
+xsMachine *hostMachine(void)
+{
+	return gMachine;
+}
+
+void fxCreateMachinePlatform(txMachine *the)
+{
+	the->promiseJobs = 0;
+	the->waiterCondition = NULL;
+	the->waiterData = NULL;
+	the->waiterLink = NULL;
+}
+
+void fxDeleteMachinePlatform(txMachine *the)
+{
+	(void)the;
+}
+
+void fxQueuePromiseJobs(txMachine *the)
+{
+	the->promiseJobs = 1;
+}
+
+static void printException(txMachine *the, const char *prefix)
+{
+	char message[512];
+	message[0] = 0;
+	mxTry(the) {
+		fxToStringBuffer(the, &mxException, message, sizeof(message));
+	}
+	mxCatch(the) {
+		snprintf(message, sizeof(message), "(exception not printable)");
+	}
+	fprintf(stderr, "xsclaw: %s: %s\n", prefix, message);
+}
+
+void fxAbort(txMachine *the, int status)
+{
+	switch (status) {
+	case XS_NOT_ENOUGH_MEMORY_EXIT:
+		fprintf(stderr, "xsclaw: out of memory: the XS heap (chunks %d bytes, slots %d) is exhausted; raise creation sizes in manifest.json\n",
+			(int)the->maximumChunksSize, (int)the->maximumHeapCount);
+		exit(2);
+	case XS_STACK_OVERFLOW_EXIT:
+		fprintf(stderr, "xsclaw: stack overflow (creation.stack is %d slots)\n", (int)gCreation.stackCount);
+		exit(2);
+	case XS_NO_MORE_KEYS_EXIT:
+		fprintf(stderr, "xsclaw: out of keys (creation.keys.available)\n");
+		exit(2);
+	case XS_UNHANDLED_EXCEPTION_EXIT:
+		printException(the, "uncaught exception");
+		exit(1);
+	case XS_UNHANDLED_REJECTION_EXIT:
+		printException(the, "unhandled rejection");
+		exit(1);
+	default:
+		fprintf(stderr, "xsclaw: fatal XS error %d\n", status);
+		exit(1);
+	}
+}
+
+/* "./x" and "../x" resolve against the importing module's specifier, as
+ * folders: "net/http" importing "./sse" is "net/sse". */
+txID fxFindModule(txMachine *the, txSlot *realm, txID moduleID, txSlot *slot)
+{
+	(void)realm;
+	char name[PATH_MAX];
+	char resolved[PATH_MAX];
+	fxToStringBuffer(the, slot, name, sizeof(name));
+	const char *rest = name;
+	resolved[0] = 0;
+	if (name[0] == '.' && (name[1] == '/' || (name[1] == '.' && name[2] == '/'))) {
+		if (moduleID == XS_NO_ID)
+			return XS_NO_ID;
+		c_strncpy(resolved, fxGetKeyName(the, moduleID), sizeof(resolved) - 1);
+		resolved[sizeof(resolved) - 1] = 0;
+		char *slash = strrchr(resolved, '/');
+		if (slash)
+			slash[0] = 0;
+		else
+			resolved[0] = 0;
+		while (1) {
+			if (!strncmp(rest, "./", 2))
+				rest += 2;
+			else if (!strncmp(rest, "../", 3)) {
+				rest += 3;
+				slash = strrchr(resolved, '/');
+				if (slash)
+					slash[0] = 0;
+				else if (resolved[0])
+					resolved[0] = 0;
+				else
+					mxReferenceError("module not found: %s (above the root)", name);
+			}
+			else
+				break;
+		}
+		if (resolved[0])
+			strncat(resolved, "/", sizeof(resolved) - strlen(resolved) - 1);
+	}
+	strncat(resolved, rest, sizeof(resolved) - strlen(resolved) - 1);
+	/* A compiled TypeScript import may carry an extension. */
+	size_t length = strlen(resolved);
+	if (length > 3 && !strcmp(resolved + length - 3, ".js"))
+		resolved[length - 3] = 0;
+	if (!mapLookup(resolved))
+		mxReferenceError("module not found: %s (not in the manifest for lin)", resolved);
+	return fxNewNameC(the, resolved);
+}
+
+static txScript *parseFile(txMachine *the, const char *path)
+{
+	FILE *file = fopen(path, "r");
+	if (!file)
+		return NULL;
+	txScript *script = fxParseScript(the, file, (txGetter)fgetc, mxDebugFlag);
+	fclose(file);
+	return script;
+}
+
+void fxLoadModule(txMachine *the, txSlot *module, txID moduleID)
+{
+	const char *specifier = fxGetKeyName(the, moduleID);
+	const char *path = mapLookup(specifier);
+	if (!path)
+		mxReferenceError("module not found: %s", specifier);
+	txScript *script = parseFile(the, path);
+	if (!script)
+		mxSyntaxError("module %s: cannot load %s", specifier, path);
+	fxResolveModule(the, module, moduleID, script, C_NULL, C_NULL);
+}
+
+/* ---- event loop -------------------------------------------------------- */
+
+struct HostWatch {
+	int fd;
+	short events;
+	int dead;
+	HostWatchFn fn;
+	void *ctx;
+	HostWatch *next;
+};
+
+struct HostTimer {
+	double when;
+	int dead;
+	HostTimerFn fn;
+	void *ctx;
+	HostTimer *next;
+};
+
+static HostWatch *gWatches = NULL;
+static HostTimer *gTimers = NULL;
+
+double hostNowMs(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+HostWatch *hostWatch(int fd, short events, HostWatchFn fn, void *ctx)
+{
+	HostWatch *watch = calloc(1, sizeof(HostWatch));
+	if (!watch) {
+		fprintf(stderr, "xsclaw: out of memory (host watch)\n");
+		exit(2);
+	}
+	watch->fd = fd;
+	watch->events = events;
+	watch->fn = fn;
+	watch->ctx = ctx;
+	watch->next = gWatches;
+	gWatches = watch;
+	return watch;
+}
+
+void hostWatchSetEvents(HostWatch *watch, short events)
+{
+	if (watch)
+		watch->events = events;
+}
+
+void hostUnwatch(HostWatch *watch)
+{
+	if (watch)
+		watch->dead = 1;
+}
+
+HostTimer *hostTimerStart(double delayMs, HostTimerFn fn, void *ctx)
+{
+	HostTimer *timer = calloc(1, sizeof(HostTimer));
+	if (!timer) {
+		fprintf(stderr, "xsclaw: out of memory (host timer)\n");
+		exit(2);
+	}
+	timer->when = hostNowMs() + (delayMs > 0 ? delayMs : 0);
+	timer->fn = fn;
+	timer->ctx = ctx;
+	timer->next = gTimers;
+	gTimers = timer;
+	return timer;
+}
+
+void hostTimerCancel(HostTimer *timer)
+{
+	if (timer)
+		timer->dead = 1;
+}
+
+static void sweepDead(int all)
+{
+	HostWatch **w = &gWatches;
+	while (*w) {
+		if ((*w)->dead || all) {
+			HostWatch *dead = *w;
+			*w = dead->next;
+			free(dead);
+		}
+		else
+			w = &(*w)->next;
+	}
+	HostTimer **t = &gTimers;
+	while (*t) {
+		if ((*t)->dead || all) {
+			HostTimer *dead = *t;
+			*t = dead->next;
+			free(dead);
+		}
+		else
+			t = &(*t)->next;
+	}
+}
+
+void hostUncaught(xsMachine *the)
+{
+	printException(the, "uncaught exception");
+	exit(1);
+}
+
+void hostRunJobs(xsMachine *the)
+{
+	while (the->promiseJobs) {
+		while (the->promiseJobs) {
+			the->promiseJobs = 0;
+			fxRunPromiseJobs(the);
+		}
+		fxEndJob(the);
+	}
+}
+
+/* Runs until exit() or reboot() is asked for, or nothing is left to wait on. */
+static void runLoop(xsMachine *the)
+{
+	struct pollfd *fds = NULL;
+	HostWatch **owners = NULL;
+	int capacity = 0;
+	hostRunJobs(the);
+	while (!gExitRequested && !gRebootRequested) {
+		sweepDead(0);
+		if (!gWatches && !gTimers)
+			break;
+		double now = hostNowMs();
+		int timeout = -1;
+		for (HostTimer *t = gTimers; t; t = t->next) {
+			double wait = t->when - now;
+			int ms = wait <= 0 ? 0 : (int)(wait + 0.999);
+			if (timeout < 0 || ms < timeout)
+				timeout = ms;
+		}
+		int count = 0;
+		for (HostWatch *w = gWatches; w; w = w->next)
+			count++;
+		if (count > capacity) {
+			capacity = count * 2;
+			fds = realloc(fds, capacity * sizeof(struct pollfd));
+			owners = realloc(owners, capacity * sizeof(HostWatch *));
+			if (!fds || !owners) {
+				fprintf(stderr, "xsclaw: out of memory (poll set)\n");
+				exit(2);
+			}
+		}
+		int n = 0;
+		for (HostWatch *w = gWatches; w; w = w->next) {
+			fds[n].fd = w->fd;
+			fds[n].events = w->events;
+			fds[n].revents = 0;
+			owners[n++] = w;
+		}
+		int ready = poll(fds, n, timeout);
+		if (ready < 0 && errno != EINTR) {
+			fprintf(stderr, "xsclaw: poll failed: %s\n", strerror(errno));
+			exit(1);
+		}
+		now = hostNowMs();
+		/* Fire due timers one at a time: a callback may cancel or add others. */
+		for (int guard = 0; guard < 1024 && !gExitRequested && !gRebootRequested; guard++) {
+			HostTimer *due = NULL;
+			for (HostTimer *t = gTimers; t; t = t->next)
+				if (!t->dead && t->when <= now && (!due || t->when < due->when))
+					due = t;
+			if (!due)
+				break;
+			due->dead = 1;
+			due->fn(due->ctx);
+		}
+		for (int i = 0; i < n && ready > 0 && !gExitRequested && !gRebootRequested; i++) {
+			HostWatch *w = owners[i];
+			if (!fds[i].revents || w->dead)
+				continue;
+			w->fn(w->ctx, w->fd, fds[i].revents);
+		}
+	}
+	free(fds);
+	free(owners);
+}
+
+/* ---- classes ----------------------------------------------------------- */
+
+/* These helpers keep their temporaries on the XS stack, not in xsVars, so an
+ * installer may call them after declaring its own variables. */
+void hostDefineClass(xsMachine *the, xsSlot *native, const char *name,
+	xsCallback constructor, int length, const HostMember *members, xsHostHooks *hooks)
+{
+	xsOverflow(-4);
+	/* The prototype is itself a host object so instances made from it get host data. */
+	fxNewHostObject(the, NULL);
+	txSlot *prototype = the->stack;
+	xsSetHostHooks(*prototype, hooks);
+	for (const HostMember *m = members; m && m->name; m++) {
+		if (m->getter)
+			xsDefine(*prototype, hostID(m->name), xsNewHostFunction(m->callback, m->getter == 1 ? 0 : 1), m->getter == 1 ? xsIsGetter : xsIsSetter);
+		else
+			xsDefine(*prototype, hostID(m->name), xsNewHostFunction(m->callback, m->length), xsDontEnum);
+	}
+	fxPush(*prototype);
+	fxNewHostConstructor(the, constructor, length, hostID(name));
+	txSlot *function = the->stack;
+	/* XS 13.3 creates `this` for host constructors only with the base flag. */
+	mxFunctionInstanceCode(fxToInstance(the, function))->flag |= XS_BASE_FLAG;
+	xsDefine(*native, hostID(name), *function, xsDontEnum);
+	the->stack += 2;
+}
+
+void hostDefineFunction(xsMachine *the, xsSlot *native, const char *name, xsCallback callback, int length)
+{
+	xsDefine(*native, hostID(name), xsNewHostFunctionObject(callback, length, hostID(name)), xsDontEnum);
+}
+
+void *hostThisOrNull(xsMachine *the, xsHostHooks *hooks, const char *cls)
+{
+	if (!xsIsInstanceOf(xsThis, xsObjectPrototype))
+		xsTypeError("%s: invalid receiver", cls);
+	txSlot *instance = fxToInstance(the, &xsThis);
+	txSlot *host = instance->next;
+	if (!host || host->kind != XS_HOST_KIND || !(host->flag & XS_HOST_HOOKS_FLAG) || host->value.host.variant.hooks != hooks)
+		xsTypeError("%s: invalid receiver", cls);
+	return host->value.host.data;
+}
+
+void *hostThis(xsMachine *the, xsHostHooks *hooks, const char *cls)
+{
+	void *data = hostThisOrNull(the, hooks, cls);
+	if (!data)
+		xsUnknownError("%s: closed", cls);
+	return data;
+}
+
+int hostHasOption(xsMachine *the, xsSlot *options, const char *name)
+{
+	if (!xsIsInstanceOf(*options, xsObjectPrototype))
+		return 0;
+	return xsHas(*options, hostID(name)) && xsTypeOf(xsGet(*options, hostID(name))) != xsUndefinedType;
+}
+
+int hostIntegerOption(xsMachine *the, xsSlot *options, const char *name, int min, int max, int fallback, const char *cls)
+{
+	if (!hostHasOption(the, options, name))
+		return fallback;
+	xsSlot value = xsGet(*options, hostID(name));
+	int type = xsTypeOf(value);
+	if (type != xsIntegerType && type != xsNumberType)
+		xsTypeError("%s: %s must be a number", cls, name);
+	double number = xsToNumber(value);
+	if (number != number || number < min || number > max || number != (double)(long long)number)
+		xsRangeError("%s: invalid %s", cls, name);
+	return (int)number;
+}
+
+int hostStringOption(xsMachine *the, xsSlot *options, const char *name, char *buf, size_t size, int required, const char *cls)
+{
+	if (!hostHasOption(the, options, name)) {
+		if (required)
+			xsTypeError("%s: %s required", cls, name);
+		return 0;
+	}
+	xsSlot value = xsGet(*options, hostID(name));
+	if (xsTypeOf(value) != xsStringType)
+		xsTypeError("%s: %s must be a string", cls, name);
+	const char *string = xsToString(value);
+	if (strlen(string) >= size)
+		xsRangeError("%s: %s too long", cls, name);
+	strcpy(buf, string);
+	return 1;
+}
+
+void hostCallbackOption(xsMachine *the, xsSlot *options, const char *name, xsSlot *slot, const char *cls)
+{
+	if (!hostHasOption(the, options, name)) {
+		*slot = xsUndefined;
+		return;
+	}
+	*slot = xsGet(*options, hostID(name));
+	if (!xsIsInstanceOf(*slot, xsFunctionPrototype))
+		xsTypeError("%s: %s must be a function", cls, name);
+}
+
+void *hostBytes(xsMachine *the, xsSlot *value, size_t *length, const char *cls)
+{
+	txSlot *slot = NULL;
+	if (xsIsInstanceOf(*value, xsObjectPrototype))
+		slot = fxToInstance(the, value)->next;
+	if (slot && slot->kind == XS_ARRAY_BUFFER_KIND) {
+		if (!slot->value.arrayBuffer.address)
+			xsTypeError("%s: detached buffer", cls);
+		*length = (size_t)slot->next->value.bufferInfo.length;
+		return slot->value.arrayBuffer.address;
+	}
+	/* Host buffers (psram module, SharedArrayBuffer) carry a buffer-info slot. */
+	if (slot && slot->kind == XS_HOST_KIND && slot->next && slot->next->kind == XS_BUFFER_INFO_KIND) {
+		*length = (size_t)slot->next->value.bufferInfo.length;
+		return slot->value.host.data;
+	}
+	if (slot && (slot->kind == XS_DATA_VIEW_KIND || slot->kind == XS_TYPED_ARRAY_KIND)) {
+		txSlot *view = (slot->kind == XS_TYPED_ARRAY_KIND) ? slot->next : slot;
+		txSlot *buffer = view->next;
+		txSlot *target = buffer->value.reference->next;
+		txByte *base = (target->kind == XS_ARRAY_BUFFER_KIND) ? target->value.arrayBuffer.address : (txByte *)target->value.host.data;
+		if (!base)
+			xsTypeError("%s: detached buffer", cls);
+		*length = (size_t)fxGetDataViewSize(the, view, buffer);
+		return base + view->value.dataView.offset;
+	}
+	xsTypeError("%s: expected a buffer (ArrayBuffer, TypedArray or DataView)", cls);
+	return NULL;
+}
+
+/* ---- system: exit, reboot, trace, heap figures ------------------------- */
+
+static void xs_system_exit(xsMachine *the)
+{
+	int code = xsToInteger(hostArgc > 0 ? xsArg(0) : xsInteger(0));
+	if (code < 0 || code > 255)
+		xsRangeError("system: invalid exit code");
+	gExitCode = code;
+	gExitRequested = 1;
+}
+
+static void xs_system_reboot(xsMachine *the)
+{
+	(void)the;
+	gRebootRequested = 1;
+}
+
+static void xs_system_option(xsMachine *the)
+{
+	if (hostArgc < 1 || xsTypeOf(xsArg(0)) != xsStringType)
+		xsTypeError("system: option name must be a string");
+	const char *value = hostOption(xsToString(xsArg(0)));
+	if (value)
+		xsResult = xsString(value);
+}
+
+static void xs_system_dataDirectory(xsMachine *the)
+{
+	xsResult = xsString(gDataDir);
+}
+
+static void xs_system_now(xsMachine *the)
+{
+	xsResult = xsNumber(hostNowMs());
+}
+
+static void xs_system_heap(xsMachine *the)
+{
+	xsVars(1);
+	xsResult = xsNewObject();
+	xsVar(0) = xsInteger(the->currentChunksSize);
+	xsSet(xsResult, xsID("chunkUsed"), xsVar(0));
+	xsVar(0) = xsInteger(the->peakChunksSize);
+	xsSet(xsResult, xsID("chunkPeak"), xsVar(0));
+	xsVar(0) = xsInteger(the->maximumChunksSize);
+	xsSet(xsResult, xsID("chunkSize"), xsVar(0));
+	xsVar(0) = xsInteger(the->currentHeapCount * (txInteger)sizeof(txSlot));
+	xsSet(xsResult, xsID("slotUsed"), xsVar(0));
+	xsVar(0) = xsInteger(the->peakHeapCount * (txInteger)sizeof(txSlot));
+	xsSet(xsResult, xsID("slotPeak"), xsVar(0));
+	xsVar(0) = xsInteger(the->maximumHeapCount * (txInteger)sizeof(txSlot));
+	xsSet(xsResult, xsID("slotSize"), xsVar(0));
+	xsVar(0) = xsInteger(hostOpenSockets);
+	xsSet(xsResult, xsID("sockets"), xsVar(0));
+}
+
+static void xs_system_gc(xsMachine *the)
+{
+	xsCollectGarbage();
+}
+
+static void xs_system_resetPeak(xsMachine *the)
+{
+	the->peakChunksSize = the->currentChunksSize;
+	the->peakHeapCount = the->currentHeapCount;
+}
+
+static void xs_trace(xsMachine *the)
+{
+	for (int i = 0; i < hostArgc; i++)
+		fputs(xsToString(xsArg(i)), stderr);
+	fflush(stderr);
+}
+
+void hostInstallSystem(xsMachine *the, xsSlot *native)
+{
+	hostDefineFunction(the, native, "exit", xs_system_exit, 1);
+	hostDefineFunction(the, native, "reboot", xs_system_reboot, 0);
+	hostDefineFunction(the, native, "option", xs_system_option, 1);
+	hostDefineFunction(the, native, "dataDirectory", xs_system_dataDirectory, 0);
+	hostDefineFunction(the, native, "now", xs_system_now, 0);
+	hostDefineFunction(the, native, "heap", xs_system_heap, 0);
+	hostDefineFunction(the, native, "gc", xs_system_gc, 0);
+	hostDefineFunction(the, native, "resetPeak", xs_system_resetPeak, 0);
+}
+
+/* ---- boot -------------------------------------------------------------- */
+
+static void onMainFulfilled(xsMachine *the)
+{
+	(void)the;
+}
+
+static void onMainRejected(xsMachine *the)
+{
+	xsException = xsArg(0);
+	printException(the, "main failed");
+	exit(1);
+}
+
+typedef void (*HostInstaller)(xsMachine *the, xsSlot *native);
+static const HostInstaller gInstallers[] = {
+	hostInstallSystem, hostInstallTimer, hostInstallTCP, hostInstallTLS, hostInstallDNS,
+	hostInstallFiles, hostInstallKeyValue, hostInstallSerial, hostInstallDigital, hostInstallBuffers,
+};
+
+/* Each installer runs in a host function of its own, so it may use xsVars. */
+static void xs_install(xsMachine *the)
+{
+	gInstallers[xsToInteger(xsArg(1))](the, &xsArg(0));
+}
+
+static void installNative(xsMachine *the)
+{
+	xsVars(3);
+	xsVar(0) = xsNewObject();
+	xsVar(1) = xsNewHostFunction(xs_install, 2);
+	for (size_t i = 0; i < sizeof(gInstallers) / sizeof(gInstallers[0]); i++)
+		xsCallFunction2(xsVar(1), xsUndefined, xsVar(0), xsInteger((int)i));
+	xsDefine(xsGlobal, xsID("__xsclaw"), xsVar(0), xsDontEnum);
+	xsVar(2) = xsNewHostFunction(xs_trace, 1);
+	xsDefine(xsGlobal, xsID("trace"), xsVar(2), xsDontEnum);
+}
+
+static void importMain(xsMachine *the, const char *specifier)
+{
+	txSlot *realm = mxProgram.value.reference->next->value.module.realm;
+	mxPushStringC((char *)specifier);
+	fxRunImport(the, realm, XS_NO_ID);
+	mxDub();
+	fxGetID(the, mxID(_then));
+	mxCall();
+	fxNewHostFunction(the, onMainFulfilled, 1, XS_NO_ID, XS_NO_ID);
+	fxNewHostFunction(the, onMainRejected, 1, XS_NO_ID, XS_NO_ID);
+	mxRunCount(2);
+	mxPop();
+}
+
+/* --sizes: parse every module and print its bytecode size (tools/size.mjs). */
+static void printSizes(xsMachine *the)
+{
+	long total = 0;
+	for (int i = 0; i < gMapCount; i++) {
+		txScript *script = parseFile(the, gMap[i].path);
+		if (!script) {
+			fprintf(stderr, "xsclaw: cannot compile %s\n", gMap[i].specifier);
+			exit(1);
+		}
+		long size = (long)script->codeSize + (long)script->symbolsSize + (long)script->hostsSize;
+		printf("%s\t%ld\n", gMap[i].specifier, size);
+		total += size;
+		fxDeleteScript(script);
+	}
+	printf("total\t%ld\n", total);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mapPath = NULL;
+	const char *volatile mainSpecifier = NULL;
+	volatile int sizes = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "--sizes")) {
+			sizes = 1;
+			continue;
+		}
+		if (strncmp(arg, "--", 2) || i + 1 >= argc)
+			usage("options are --name value pairs");
+		if (gOptionCount == HOST_MAX_OPTIONS)
+			usage("too many options");
+		gOptions[gOptionCount].name = arg + 2;
+		gOptions[gOptionCount].value = argv[++i];
+		gOptionCount++;
+	}
+	mapPath = hostOption("modules");
+	if (!mapPath)
+		usage("--modules is required");
+	mainSpecifier = hostOption("main");
+	if (hostOption("data"))
+		gDataDir = hostOption("data");
+	loadMap(mapPath);
+	if (!mainSpecifier)
+		mainSpecifier = "main";
+	setvbuf(stdout, NULL, _IONBF, 0);
+
+	do {
+		gRebootRequested = 0;
+		gMachine = xsCreateMachine(&gCreation, "xsclaw", NULL);
+		if (!gMachine) {
+			fprintf(stderr, "xsclaw: cannot create the XS machine (creation sizes too large?)\n");
+			return 2;
+		}
+		xsBeginHost(gMachine);
+		{
+			xsTry {
+				if (sizes) {
+					printSizes(the);
+					gExitRequested = 1;
+				}
+				else {
+					installNative(the);
+					importMain(the, mainSpecifier);
+				}
+			}
+			xsCatch {
+				printException(the, "boot failed");
+				exit(1);
+			}
+		}
+		xsEndHost(gMachine);
+		if (!gExitRequested)
+			runLoop(gMachine);
+		if (!gExitRequested && !gRebootRequested) {
+			xsBeginHost(gMachine);
+			fxCheckUnhandledRejections(the, 1);
+			xsEndHost(gMachine);
+		}
+		xsDeleteMachine(gMachine);
+		gMachine = NULL;
+		sweepDead(1);
+	} while (gRebootRequested && !gExitRequested);
+	freeMap();
+	return gExitCode;
+}

@@ -1,0 +1,2 @@
+// placeholder main
+trace("xsclaw\n");

@@ -1,0 +1,47 @@
+// budgets: every default and limit of the firmware, in one place, with its unit
+// in its name and a one-line reason. Nothing numeric hides elsewhere; tools and
+// benchmarks read this file too.
+
+// ---- agent core (SPEC §4, §10) ----
+export const REQUEST_QUEUE_DEPTH = 4;          // requests waiting for the serial core; more is backpressure
+export const RESPONSE_QUEUE_DEPTH = 4;         // parked responses awaiting their owner
+export const INSERT_QUEUE_DEPTH = 4;           // user interrupts waiting for a checkpoint
+export const MAX_TOOL_ITERATIONS = 10;         // LLM rounds per request
+export const MAX_CONTEXT_PROVIDERS = 8;
+export const MAX_COMPLETION_OBSERVERS = 4;
+export const MAX_SUBAGENTS = 3;
+
+// ---- LLM (SPEC §5) ----
+export const LLM_TIMEOUT_MS = 120_000;         // whole request, first byte to last
+export const LLM_MAX_TOKENS = 8192;            // default max_tokens sent to the model
+export const LLM_CALLS_PER_HOUR = 100;         // rate limits persisted across reboots
+export const LLM_CALLS_PER_DAY = 1000;
+export const IMAGE_MAX_BYTES = 512 * 1024;     // local image before base64
+export const LLM_RETRY_COUNT = 3;              // connect errors, 429, 5xx
+export const LLM_RETRY_BACKOFF_MS = [2000, 4000, 8000] as const;
+export const LLM_RETRY_BUDGET_MS = 45_000;     // wall clock for all retries of one call
+
+// ---- HTTP (SPEC §5) ----
+export const HTTP_BODY_START_BYTES = 4 * 1024; // response buffer starts here, doubling
+export const HTTP_BODY_MAX_BYTES = 1024 * 1024;// cap: an LLM reply larger than this is an error
+export const HTTP_HEADER_MAX_BYTES = 8 * 1024; // status line + headers
+export const HTTP_CONNECT_TIMEOUT_MS = 15_000;
+export const HTTP_FIRST_BYTE_TIMEOUT_MS = 60_000;
+
+// ---- sessions (SPEC §6) ----
+export const SESSION_FILE_MAX_BYTES = 150 * 1024; // compaction threshold
+export const MESSAGE_MAX_BYTES = 4096;            // one history message
+
+// ---- console and channels (SPEC §8) ----
+export const CONSOLE_ASK_TIMEOUT_MS = 130_000;
+export const CONSOLE_LINE_MAX_BYTES = 4096;       // longer input lines are refused
+export const CONSOLE_HISTORY_LINES = 32;
+export const TELEGRAM_MESSAGE_MAX_CHARS = 4096;
+
+// ---- config (key-value) ----
+export const CONFIG_KEY_MAX_CHARS = 15;           // NVS key names are at most 15 characters
+export const CONFIG_VALUE_MAX_BYTES = 1024;       // well under NVS's ~4000-byte value limit
+
+// ---- memory pools (lin host emulation of the ESP32-S3) ----
+export const INTERNAL_RAM_BYTES = 320 * 1024;
+export const PSRAM_BYTES = 8 * 1024 * 1024;

@@ -1,0 +1,62 @@
+// The engine and the host basics: modules, timers, promises, heap figures.
+import Timer from "timer";
+import { heap, now, option } from "host/platform";
+import { assert, test } from "testing";
+
+test("a timer fires after its delay and passes itself to the callback", async () => {
+	const start = now();
+	const fired = await new Promise<unknown>((resolve) => {
+		const t = Timer.set((self: unknown) => resolve(self === t), 20);
+	});
+	assert.equal(fired, true);
+	assert.ok(now() - start >= 19, "fired too early");
+});
+
+test("a repeating timer repeats until cleared", async () => {
+	let count = 0;
+	await new Promise<void>((resolve) => {
+		const t = Timer.repeat(() => {
+			if (++count === 3) {
+				Timer.clear(t);
+				resolve();
+			}
+		}, 5);
+	});
+	assert.equal(count, 3);
+});
+
+test("a cleared timer never fires", async () => {
+	let fired = false;
+	const t = Timer.set(() => { fired = true; }, 5);
+	Timer.clear(t);
+	await new Promise((resolve) => Timer.set(resolve, 30));
+	assert.equal(fired, false);
+});
+
+test("Timer rejects a non-function callback and a bad interval", () => {
+	assert.throws(() => Timer.set(42 as any, 1), "callback must be a function", TypeError);
+	assert.throws(() => Timer.set(() => {}, -1), "invalid interval", RangeError);
+	assert.throws(() => Timer.schedule({} as any, 1), "expected a timer", TypeError);
+});
+
+test("heap figures report chunk and slot use within capacity", () => {
+	const h = heap();
+	assert.ok(h.chunkUsed > 0 && h.chunkUsed <= h.chunkSize, "chunk used within size");
+	assert.ok(h.slotUsed > 0 && h.slotUsed <= h.slotSize, "slot used within size");
+	assert.ok(h.chunkPeak >= h.chunkUsed && h.slotPeak >= h.slotUsed, "peaks cover use");
+});
+
+test("command-line options reach the program", () => {
+	assert.equal(option("test"), "test/unit/engine.test");
+	assert.equal(option("no-such-option"), undefined);
+});
+
+test("ES2022 features run: classes with private fields, async iteration, at()", async () => {
+	class Box { #v = 2; get v() { return this.#v; } }
+	const seen: number[] = [];
+	async function* gen() { yield 1; yield 2; }
+	for await (const x of gen()) seen.push(x);
+	assert.deepEqual(seen, [1, 2]);
+	assert.equal(new Box().v, 2);
+	assert.equal([1, 2, 3].at(-1), 3);
+});

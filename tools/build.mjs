@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+// Builds the lin host from the manifest, as mcconfig would for a device:
+// manifest.json -> module map (build/lin/app.map, build/lin/test.map) -> tsc -> make.
+//
+//   node tools/build.mjs [--asan] [--no-make]
+//
+// The module maps list every specifier the lin platform provides; a compiled
+// module importing a specifier that resolves nowhere fails the build, naming it.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve, basename } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const BUILD = join(ROOT, "build");
+const JS_OUT = join(BUILD, "js");
+const PLATFORM = "lin";
+
+export function hostBinary(variant = "release") {
+	return join(BUILD, "lin", variant, "xsclaw");
+}
+export const APP_MAP = join(BUILD, "lin", "app.map");
+export const TEST_MAP = join(BUILD, "lin", "test.map");
+
+// Moddable's platform matching: exact, "prefix/*", "*/suffix", then "...".
+function platformSections(platforms = {}) {
+	const exact = [], wild = [];
+	for (const [key, section] of Object.entries(platforms)) {
+		if (key === PLATFORM) exact.push(section);
+		else if (key.endsWith("/*") && PLATFORM.startsWith(key.slice(0, -1))) wild.push(section);
+		else if (key.startsWith("*/") && PLATFORM.endsWith(key.slice(1))) wild.push(section);
+	}
+	const found = [...wild, ...exact];
+	if (!found.length && platforms["..."]) found.push(platforms["..."]);
+	return found;
+}
+
+// Reads a manifest and its includes (SDK includes, $(MODDABLE)/..., belong to the
+// device build and are skipped here). Returns {modules: [[specifier, sourceNoExt]], creation}.
+export function readManifest(path, seen = new Set()) {
+	const file = resolve(path);
+	if (seen.has(file)) return { modules: [], creation: {} };
+	seen.add(file);
+	const manifest = JSON.parse(readFileSync(file, "utf8"));
+	const base = dirname(file);
+	const result = { modules: [], creation: {} };
+	const merge = (section) => {
+		if (section.error) throw new Error(`build error: ${section.error}`);
+		for (const include of [].concat(section.include ?? [])) {
+			if (include.startsWith("$(")) continue;
+			const sub = readManifest(join(base, include), seen);
+			result.modules.push(...sub.modules);
+			Object.assign(result.creation, sub.creation);
+		}
+		Object.assign(result.creation, section.creation ?? {});
+		for (const [key, value] of Object.entries(section.modules ?? {})) {
+			for (const source of [].concat(value)) {
+				if (source.startsWith("$(")) throw new Error(`build error: ${key} -> ${source} is SDK code, not available on lin`);
+				result.modules.push(...expandModule(base, key, source));
+			}
+		}
+	};
+	merge(manifest);
+	for (const section of platformSections(manifest.platforms)) merge(section);
+	return result;
+}
+
+function expandModule(base, key, source) {
+	const path = resolve(base, source);
+	if (!path.endsWith("*")) {
+		const specifier = key === "*" ? basename(path) : key;
+		return [[specifier, path]];
+	}
+	const folder = dirname(path);
+	const prefix = basename(path).slice(0, -1);
+	if (!existsSync(folder)) return [];
+	return readdirSync(folder)
+		.filter((name) => name.startsWith(prefix) && /\.(ts|js)$/.test(name) && !name.endsWith(".d.ts"))
+		.map((name) => {
+			const stem = name.replace(/\.(ts|js)$/, "");
+			const specifier = key === "*" ? stem : key.replace("*", stem.slice(prefix.length));
+			return [specifier, join(folder, stem)];
+		});
+}
+
+function sourceFile(pathNoExt) {
+	for (const ext of [".ts", ".js"]) if (existsSync(pathNoExt + ext)) return pathNoExt + ext;
+	throw new Error(`build error: module source ${relative(ROOT, pathNoExt)}.ts not found`);
+}
+
+function compiledFile(pathNoExt) {
+	return join(JS_OUT, relative(ROOT, pathNoExt) + ".js");
+}
+
+function creationLine(c) {
+	const v = [
+		c.chunk?.initial ?? 32768, c.chunk?.incremental ?? 0,
+		c.heap?.initial ?? 2048, c.heap?.incremental ?? 0,
+		c.stack ?? 512,
+		c.keys?.available ?? 256, 0, c.keys?.name ?? 127, c.keys?.symbol ?? 127,
+		c.parser?.buffer ?? 32768, c.parser?.table ?? 1993,
+		c.static ?? 0,
+	];
+	return "@creation " + v.join(" ");
+}
+
+const IMPORT_RE = /(?:^|[;\s])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|(?:^|[;\s])import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
+
+function resolveSpecifier(from, specifier) {
+	if (!specifier.startsWith("./") && !specifier.startsWith("../")) return specifier.replace(/\.js$/, "");
+	const parts = from.split("/").slice(0, -1);
+	for (const part of specifier.split("/")) {
+		if (part === ".") continue;
+		if (part === "..") parts.pop();
+		else parts.push(part);
+	}
+	return parts.join("/").replace(/\.js$/, "");
+}
+
+function writeMap(mapPath, manifestPath) {
+	const { modules, creation } = readManifest(manifestPath);
+	const map = new Map();
+	for (const [specifier, path] of modules) map.set(specifier, path);
+	const lines = [creationLine(creation)];
+	const problems = [];
+	for (const [specifier, path] of map) {
+		sourceFile(path);
+		const js = compiledFile(path);
+		if (!existsSync(js)) { problems.push(`${specifier}: ${relative(ROOT, js)} was not compiled`); continue; }
+		lines.push(`${specifier}\t${js}`);
+		const text = readFileSync(js, "utf8");
+		for (const match of text.matchAll(IMPORT_RE)) {
+			const imported = resolveSpecifier(specifier, match[1] ?? match[2] ?? match[3]);
+			if (!map.has(imported)) problems.push(`${specifier} imports "${imported}", which resolves nowhere in the manifest for ${PLATFORM}`);
+		}
+	}
+	if (problems.length) throw new Error("build error:\n  " + problems.join("\n  "));
+	mkdirSync(dirname(mapPath), { recursive: true });
+	writeFileSync(mapPath, lines.join("\n") + "\n");
+	return map.size;
+}
+
+export function build({ asan = false, make = true, quiet = false } = {}) {
+	const log = quiet ? () => {} : (m) => process.stderr.write(m + "\n");
+	if (!existsSync(join(ROOT, "node_modules", "@agoric", "xsnap", "moddable", "xs"))) {
+		throw new Error("build error: node_modules/@agoric/xsnap is missing; run npm install");
+	}
+	log("build: tsc");
+	execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "tsconfig.json")], {
+		cwd: ROOT, stdio: "inherit",
+	});
+	const appCount = writeMap(APP_MAP, join(ROOT, "manifest.json"));
+	const testCount = writeMap(TEST_MAP, join(ROOT, "test", "manifest.json"));
+	log(`build: module maps (${appCount} app modules, ${testCount} with tests)`);
+	if (make) {
+		const jobs = String(Math.max(2, Math.min(4, (process.env.CI ? 2 : 4))));
+		for (const variant of asan ? ["release", "asan"] : ["release"]) {
+			log(`build: host (${variant})`);
+			execFileSync("make", ["-C", join(ROOT, "hosts", "lin"), `-j${jobs}`, `VARIANT=${variant}`], { stdio: "inherit" });
+		}
+	}
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+	try {
+		build({ asan: process.argv.includes("--asan"), make: !process.argv.includes("--no-make") });
+	} catch (error) {
+		process.stderr.write(`${error.message}\n`);
+		process.exit(1);
+	}
+}

@@ -1,0 +1,13 @@
+// The hidden object through which the lin host's platform modules reach their
+// native classes (hosts/lin/src). Only hosts/lin/modules/* may read it.
+declare const __xsclaw: {
+	exit(code: number): void;
+	reboot(): void;
+	option(name: string): string | undefined;
+	dataDirectory(): string;
+	now(): number;
+	heap(): import("host/platform").HeapFigures;
+	gc(): void;
+	resetPeak(): void;
+	[name: string]: any;
+};
