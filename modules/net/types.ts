@@ -1,0 +1,168 @@
+// net/types: the public contract of the HTTP transport (modules/net/http.ts) and
+// the shapes of what it needs injected (sockets, resolver, buffers, clock).
+// The LLM backends depend on this file only, so tests can swap in a fake
+// HttpTransport, and the client can run on fake sockets.
+//
+// Contracts in brief:
+// - request() never throws synchronously; it resolves with a 2xx HttpResponse or
+//   rejects with an HttpError (never another error class).
+// - An abort, at any phase, closes the socket at once and rejects with
+//   kind "aborted", message "aborted".
+// - Every buffer taken from the injected allocator is freed when the request
+//   settles, whatever the outcome.
+
+/** A minimal AbortSignal (XS 13.3 has no AbortController). See net/abort. */
+export interface AbortSignalLike {
+	readonly aborted: boolean;
+	readonly reason?: string;
+	/** Calls fn once when aborted (at once, synchronously, if already aborted). Returns a remover. */
+	addListener(fn: (reason: string) => void): () => void;
+}
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
+
+export interface HttpRequest {
+	method: HttpMethod;
+	/** http:// or https://; the host may be a name or an IP literal ([v6] in brackets). */
+	url: string;
+	/** Header names are sent as given; Host, Content-Length and Connection are set by the client. */
+	headers?: Record<string, string>;
+	/** Strings are UTF-8-sanitised (invalid sequences, lone surrogates -> U+FFFD) before sending. */
+	body?: string | ArrayBuffer;
+	signal?: AbortSignalLike;
+	/**
+	 * Streaming: decoded body bytes (after de-chunking) as they arrive, for 2xx
+	 * responses only; the body is then not buffered and HttpResponse.body is ''.
+	 * The view is only valid during the call (copy what you keep). If it throws,
+	 * the request fails with kind "protocol" carrying the thrown message.
+	 * Non-2xx bodies are still buffered (bounded) to build the HttpError message.
+	 */
+	onChunk?: (bytes: Uint8Array) => void;
+	/** TCP (+TLS) connect including DNS. Default budgets.HTTP_CONNECT_TIMEOUT_MS. */
+	connectTimeoutMs?: number;
+	/** Request sent -> first response byte. Default budgets.HTTP_FIRST_BYTE_TIMEOUT_MS. */
+	firstByteTimeoutMs?: number;
+	/** Whole request, start to last byte. Default budgets.HTTP_TOTAL_TIMEOUT_MS. */
+	totalTimeoutMs?: number;
+	/** Buffered body cap. Default budgets.HTTP_BODY_MAX_BYTES. Streaming bodies are not capped. */
+	maxBodyBytes?: number;
+}
+
+export interface HttpResponse {
+	status: number;
+	/** Lower-case names; repeated headers are joined with ", ". */
+	headers: Record<string, string>;
+	/** The body decoded as UTF-8 (invalid sequences -> U+FFFD); '' when streamed. */
+	body: string;
+	/** Request bytes written to the socket (head + body). */
+	bytesSent: number;
+	/** Response bytes read from the socket (head + body, as on the wire). */
+	bytesReceived: number;
+	/** True when the request went over a kept-alive connection of an earlier request. */
+	reusedConnection: boolean;
+}
+
+export type HttpErrorKind = "aborted" | "timeout" | "connect" | "dns" | "tls" | "protocol" | "too_large" | "status";
+
+export interface HttpErrorDetails {
+	status?: number;
+	retryAfterMs?: number;
+	/** For kind "status": the (bounded) response body text, for callers that parse error JSON. */
+	body?: string;
+	/** For kind "timeout": which one fired. */
+	timeout?: "connect" | "first_byte" | "total";
+}
+
+/**
+ * The one error class the transport rejects with.
+ * kind "status": message `HTTP <status>: <error.message | message | first 160 bytes of body>`.
+ * kind "timeout": message names the timeout ("connect timeout after 15000 ms", ...).
+ */
+export class HttpError extends Error {
+	override name = "HttpError";
+	readonly kind: HttpErrorKind;
+	readonly status?: number;
+	readonly retryAfterMs?: number;
+	readonly body?: string;
+	readonly timeout?: "connect" | "first_byte" | "total";
+	constructor(kind: HttpErrorKind, message: string, details: HttpErrorDetails = {}) {
+		super(message);
+		this.kind = kind;
+		if (details.status !== undefined) this.status = details.status;
+		if (details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs;
+		if (details.body !== undefined) this.body = details.body;
+		if (details.timeout !== undefined) this.timeout = details.timeout;
+	}
+}
+
+export interface HttpTransport {
+	request(req: HttpRequest): Promise<HttpResponse>;
+	/** Closes every pooled connection and aborts requests in flight (kind "aborted"). */
+	close(): void;
+}
+
+// ---- injected IO (ECMA-419 shapes; see SPEC §3) ----
+
+export interface TcpSocketLike {
+	/** Bytes available, or undefined when none. With a count, at most that many. */
+	read(count?: number): ArrayBuffer | undefined;
+	/** Throws when more than the writable count given to onWritable. */
+	write(bytes: ArrayBuffer | ArrayBufferView): void;
+	close(): void;
+}
+
+export interface TcpOptions {
+	address: string;
+	port: number;
+	nodelay?: boolean;
+	format?: "buffer";
+	onReadable?: (this: TcpSocketLike, bytes: number) => void;
+	onWritable?: (this: TcpSocketLike, bytes: number) => void;
+	onError?: (this: TcpSocketLike, message?: string) => void;
+}
+
+export interface TlsOptions extends TcpOptions {
+	/** SNI and the name the certificate must match. */
+	host: string;
+	secure?: { serverName?: string; certificate?: ArrayBuffer; verify?: boolean };
+}
+
+export type TcpConstructor = new (options: TcpOptions) => TcpSocketLike;
+export type TlsConstructor = new (options: TlsOptions) => TcpSocketLike;
+
+export interface ResolveRequest {
+	host: string;
+	onResolved(host: string, address: string): void;
+	onError(host: string): void;
+}
+export interface ResolverLike {
+	resolve(request: ResolveRequest): void;
+	close?(): void;
+}
+export type ResolverConstructor = new (options: object) => ResolverLike;
+
+export interface TimerLike {
+	set(callback: () => void, ms: number): unknown;
+	clear(timer: unknown): void;
+}
+
+/** A host buffer (e.g. from the "psram" pool), viewable with Uint8Array. */
+export type BodyBuffer = ArrayBuffer;
+
+export interface HttpClientOptions {
+	TCP: TcpConstructor;
+	/** Needed for https:// only; an https request without it fails with kind "tls". */
+	TLS?: TlsConstructor;
+	/** Needed for host names; IP literals and "localhost" skip it. */
+	Resolver?: ResolverConstructor;
+	/** Response body buffers (default: plain ArrayBuffers). Throwing counts as "too_large". */
+	allocate?: (byteLength: number) => BodyBuffer;
+	free?: (buffer: BodyBuffer) => void;
+	/** DER CA certificate passed to TLS as secure.certificate. */
+	certificate?: ArrayBuffer;
+	/** Monotonic milliseconds (default Date.now). */
+	now?: () => number;
+	Timer: TimerLike;
+	/** Idle pooled connections per origin kept (default budgets.HTTP_POOL_PER_ORIGIN). */
+	maxIdlePerOrigin?: number;
+}
