@@ -117,10 +117,19 @@ function resolveSpecifier(from, specifier) {
 	return parts.join("/").replace(/\.js$/, "");
 }
 
+// Returns one message per import in a module's compiled text that no map entry provides.
+export function checkImports(map, specifier, text) {
+	const problems = [];
+	for (const match of text.matchAll(IMPORT_RE)) {
+		const imported = resolveSpecifier(specifier, match[1] ?? match[2] ?? match[3]);
+		if (!map.has(imported)) problems.push(`${specifier} imports "${imported}", which resolves nowhere in the manifest for ${PLATFORM}`);
+	}
+	return problems;
+}
+
 function writeMap(mapPath, manifestPath) {
 	const { modules, creation } = readManifest(manifestPath);
-	const map = new Map();
-	for (const [specifier, path] of modules) map.set(specifier, path);
+	const map = new Map(modules);
 	const lines = [creationLine(creation)];
 	const problems = [];
 	for (const [specifier, path] of map) {
@@ -128,11 +137,7 @@ function writeMap(mapPath, manifestPath) {
 		const js = compiledFile(path);
 		if (!existsSync(js)) { problems.push(`${specifier}: ${relative(ROOT, js)} was not compiled`); continue; }
 		lines.push(`${specifier}\t${js}`);
-		const text = readFileSync(js, "utf8");
-		for (const match of text.matchAll(IMPORT_RE)) {
-			const imported = resolveSpecifier(specifier, match[1] ?? match[2] ?? match[3]);
-			if (!map.has(imported)) problems.push(`${specifier} imports "${imported}", which resolves nowhere in the manifest for ${PLATFORM}`);
-		}
+		problems.push(...checkImports(map, specifier, readFileSync(js, "utf8")));
 	}
 	if (problems.length) throw new Error("build error:\n  " + problems.join("\n  "));
 	mkdirSync(dirname(mapPath), { recursive: true });
