@@ -794,6 +794,10 @@ int main(int argc, char **argv)
 			fxCheckUnhandledRejections(the, 1);
 			xsEndHost(gMachine);
 		}
+		/* --heap-report 1: peak XS heap of the run, for tools/size.mjs and the bench. */
+		if (hostOption("heap-report") && !gRebootRequested)
+			fprintf(stderr, "xsclaw: heap peak chunk %d slot %d\n", (int)gMachine->peakChunksSize,
+				(int)(gMachine->peakHeapCount * sizeof(txSlot)));
 		xsDeleteMachine(gMachine);
 		gMachine = NULL;
 		sweepDead(1);
