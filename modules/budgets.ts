@@ -36,10 +36,14 @@ export const MESSAGE_MAX_BYTES = 4096;            // one history message
 export const CONSOLE_ASK_TIMEOUT_MS = 130_000;
 export const CONSOLE_LINE_MAX_BYTES = 4096;       // longer input lines are refused
 export const CONSOLE_HISTORY_LINES = 32;
+export const CONSOLE_PENDING_LINES = 16;          // lines typed while a command runs; more are refused
 export const TELEGRAM_MESSAGE_MAX_CHARS = 4096;
 
 // ---- config (key-value) ----
 export const CONFIG_KEY_MAX_CHARS = 15;           // NVS key names are at most 15 characters
+export const CONFIG_NAME_MAX_CHARS = 48;          // dotted config names; stored under a hashed key that fits NVS
+export const CONFIG_KEY_PROBES = 4;               // hashed keys tried per name when two names collide
+export const CONFIG_MAX_ENTRIES = 64;             // keeps the config namespace within a few NVS pages
 export const CONFIG_VALUE_MAX_BYTES = 1024;       // well under NVS's ~4000-byte value limit
 
 // ---- memory pools (lin host emulation of the ESP32-S3) ----
