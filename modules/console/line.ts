@@ -1,0 +1,179 @@
+// console/line: turns console bytes into lines. Owns the line buffer (bounded),
+// backspace and Ctrl-U, CR / LF / CRLF line ends, and the history of recent lines
+// recalled with the up and down arrows (ESC [ A / ESC [ B).
+//
+// With echo (a raw terminal, as on a UART), it draws what the person types;
+// without (a cooked tty or a pipe), the terminal has already shown it.
+// Limits: no cursor movement within the line (left/right arrows are ignored); a
+// character deleted by backspace is assumed to be one column wide.
+
+export type LineEvent =
+	| { type: "line"; text: string }
+	| { type: "too_long" }          // the line passed maxBytes; it was dropped whole
+	| { type: "bad_utf8" };         // the line was not UTF-8; it was dropped
+
+export interface LineEditorOptions {
+	maxBytes: number;
+	historyLines: number;
+	/** Redrawn in front of a recalled line. */
+	prompt: string;
+	/** Draws typed characters back to the terminal; omit when the terminal echoes. */
+	echo?: (text: string) => void;
+}
+
+const ESCAPE_MAX_BYTES = 16;   // an escape sequence longer than this is garbage: dropped
+
+const enum State { Text, AfterCR, Escape, Sequence, Overflow }
+
+export class LineEditor {
+	#options: LineEditorOptions;
+	#buffer: Uint8Array;
+	#length = 0;
+	#state = State.Text;
+	#escapeLength = 0;
+	#history: string[] = [];
+	#recall = 0;          // index into history; history.length is the line being typed
+	#draft = "";          // the line being typed, kept while older lines are recalled
+
+	constructor(options: LineEditorOptions) {
+		this.#options = options;
+		this.#buffer = new Uint8Array(options.maxBytes);
+	}
+
+	/** Takes one byte; returns an event when it ends a line. */
+	feed(byte: number): LineEvent | undefined {
+		switch (this.#state) {
+			case State.Escape:
+				this.#state = byte === 0x5b || byte === 0x4f ? State.Sequence : State.Text;   // "[" or "O"
+				return undefined;
+			case State.Sequence:
+				if (byte >= 0x40 && byte <= 0x7e) {
+					this.#state = State.Text;
+					if (byte === 0x41) this.#move(-1);          // "A": up
+					else if (byte === 0x42) this.#move(1);      // "B": down
+				}
+				else if (++this.#escapeLength > ESCAPE_MAX_BYTES) this.#state = State.Text;
+				return undefined;
+			case State.AfterCR:
+				this.#state = State.Text;
+				if (byte === 0x0a) return undefined;           // CRLF is one line end
+				break;
+			case State.Overflow:
+				if (byte !== 0x0d && byte !== 0x0a) return undefined;
+				this.#state = byte === 0x0d ? State.AfterCR : State.Text;
+				this.#length = 0;
+				this.#recall = this.#history.length;
+				this.#echo("\r\n");
+				return { type: "too_long" };
+		}
+		if (byte === 0x0d || byte === 0x0a) {
+			this.#state = byte === 0x0d ? State.AfterCR : State.Text;
+			this.#echo("\r\n");
+			return this.#take();
+		}
+		if (byte === 0x1b) {
+			this.#state = State.Escape;
+			this.#escapeLength = 0;
+		}
+		else if (byte === 0x08 || byte === 0x7f) this.#erase();
+		else if (byte === 0x15) this.#replace("");      // Ctrl-U
+		else if (byte === 0x09) this.#append(0x20);     // a tab is a space
+		else if (byte >= 0x20) this.#append(byte);
+		return undefined;
+	}
+
+	/** End of input: the unfinished line, if any. */
+	flush(): LineEvent | undefined {
+		const overflowed = this.#state === State.Overflow;
+		this.#state = State.Text;
+		if (overflowed) {
+			this.#length = 0;
+			return { type: "too_long" };
+		}
+		return this.#length ? this.#take() : undefined;
+	}
+
+	/** Adds a line to the history (blank lines and repeats of the last one are not). */
+	remember(line: string): void {
+		if (line.trim() && this.#history.at(-1) !== line) {
+			this.#history.push(line);
+			if (this.#history.length > this.#options.historyLines) this.#history.shift();
+		}
+		this.#recall = this.#history.length;
+	}
+
+	/** Recent lines, oldest first. */
+	history(): readonly string[] {
+		return this.#history;
+	}
+
+	#take(): LineEvent {
+		const bytes = this.#buffer.slice(0, this.#length).buffer;
+		this.#length = 0;
+		this.#recall = this.#history.length;
+		try {
+			return { type: "line", text: String.fromArrayBuffer(bytes) };
+		} catch {
+			return { type: "bad_utf8" };
+		}
+	}
+
+	#append(byte: number): void {
+		if (this.#length === this.#buffer.length) {
+			this.#state = State.Overflow;
+			return;
+		}
+		this.#buffer[this.#length++] = byte;
+		if (byte < 0x80) this.#echo(String.fromCharCode(byte));
+		else this.#echoCompletedCharacter();
+	}
+
+	// Echoes a multi-byte character once its last byte has arrived.
+	#echoCompletedCharacter(): void {
+		if (!this.#options.echo) return;
+		let start = this.#length - 1;
+		while (start > 0 && (this.#buffer[start] & 0xc0) === 0x80) start--;
+		const lead = this.#buffer[start];
+		const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+		if (this.#length - start !== size) return;
+		try {
+			this.#echo(String.fromArrayBuffer(this.#buffer.slice(start, this.#length).buffer));
+		} catch {
+			this.#echo("?");   // a malformed sequence: the line will be refused at its end
+		}
+	}
+
+	#erase(): void {
+		if (!this.#length) return;
+		do this.#length--;
+		while (this.#length > 0 && (this.#buffer[this.#length] & 0xc0) === 0x80);
+		this.#echo("\b \b");
+	}
+
+	#move(step: number): void {
+		const next = this.#recall + step;
+		if (next < 0 || next > this.#history.length) return;
+		if (this.#recall === this.#history.length) this.#draft = this.#text();
+		this.#recall = next;
+		this.#replace(next === this.#history.length ? this.#draft : this.#history[next]);
+	}
+
+	#text(): string {
+		try {
+			return String.fromArrayBuffer(this.#buffer.slice(0, this.#length).buffer);
+		} catch {
+			return "";
+		}
+	}
+
+	#replace(text: string): void {
+		const bytes = new Uint8Array(ArrayBuffer.fromString(text));
+		this.#length = Math.min(bytes.length, this.#buffer.length);
+		this.#buffer.set(bytes.subarray(0, this.#length));
+		this.#echo("\r\x1b[K" + this.#options.prompt + text);
+	}
+
+	#echo(text: string): void {
+		this.#options.echo?.(text);
+	}
+}

@@ -1,0 +1,71 @@
+// console/system: the console commands about the firmware itself — help, status,
+// reboot. Other areas add lines to `status` through statusLines (queue, phase, ...).
+import type { HeapFigures } from "host/platform";
+import type { CommandTable } from "console/table";
+import type { Command } from "console/types";
+
+export interface SystemDeps {
+	table: CommandTable;
+	firmware: { name: string; version: string; platform: string };
+	/** Monotonic milliseconds, and its value when the firmware started. */
+	now(): number;
+	bootMs: number;
+	heap(): HeapFigures;
+	/** Extra `status` lines, one function per line, asked each time. Must not throw. */
+	statusLines: Array<() => string>;
+	/** Stops the console and restarts the firmware (the data is kept). */
+	reboot(): void;
+}
+
+const KIB = 1024;
+
+function kib(bytes: number): string {
+	return `${(bytes / KIB).toFixed(1)} KiB`;
+}
+
+/** "2d 03:04:05" */
+export function formatUptime(ms: number): string {
+	const seconds = Math.floor(ms / 1000);
+	const two = (n: number) => String(n).padStart(2, "0");
+	const days = Math.floor(seconds / 86400);
+	return `${days}d ${two(Math.floor(seconds / 3600) % 24)}:${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}`;
+}
+
+export function systemCommands(deps: SystemDeps): Command[] {
+	return [
+		{
+			name: "help",
+			usage: "",
+			help: "list the commands",
+			concurrent: true,
+			run(_args, out) {
+				const rows = deps.table.list().map((c) => [c.usage ? `${c.name} ${c.usage}` : c.name, c.help]);
+				const width = Math.max(...rows.map(([left]) => left.length));
+				for (const [left, help] of rows) out.line(`  ${left.padEnd(width)}  ${help}`);
+			},
+		},
+		{
+			name: "status",
+			usage: "",
+			help: "firmware version, uptime and heap use",
+			concurrent: true,
+			run(_args, out) {
+				const { name, version, platform } = deps.firmware;
+				const h = deps.heap();
+				out.line(`firmware: ${name} ${version} (${platform})`);
+				out.line(`uptime: ${formatUptime(deps.now() - deps.bootMs)}`);
+				out.line(`heap: chunks ${kib(h.chunkUsed)} of ${kib(h.chunkSize)} (peak ${kib(h.chunkPeak)}), slots ${kib(h.slotUsed)} of ${kib(h.slotSize)} (peak ${kib(h.slotPeak)})`);
+				for (const line of deps.statusLines) out.line(line());
+			},
+		},
+		{
+			name: "reboot",
+			usage: "",
+			help: "restart the firmware (settings and data are kept)",
+			run(_args, out) {
+				out.line("rebooting…");
+				deps.reboot();
+			},
+		},
+	];
+}

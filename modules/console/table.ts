@@ -1,0 +1,45 @@
+// console/table: the console's command table. Modules add their commands with
+// add(...); resolve() finds the command a line names (two-word names first), and
+// turns a line that names none into a one-line hint for the person typing.
+import type { Command } from "console/types";
+
+const NAME_PATTERN = /^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)?$/;
+const SHOWN_UNKNOWN_CHARS = 32;   // an unknown word is echoed at most this long
+
+export type Resolution = { command: Command; args: string } | { hint: string };
+
+export class CommandTable {
+	#commands: Command[] = [];
+
+	/** Adds commands; throws on a malformed or duplicate name, adding none of them. */
+	add(...commands: Command[]): void {
+		const names = new Set(this.#commands.map((c) => c.name));
+		for (const command of commands) {
+			if (!NAME_PATTERN.test(command.name)) throw new Error(`console: command name "${command.name}" must be one or two lowercase words.`);
+			if (names.has(command.name)) throw new Error(`console: command "${command.name}" is already in the table.`);
+			names.add(command.name);
+		}
+		this.#commands.push(...commands);
+	}
+
+	/** Every command, in the order added (the order of `help`). */
+	list(): readonly Command[] {
+		return this.#commands;
+	}
+
+	/** The command a non-empty line names and the rest of the line, or a hint. */
+	resolve(line: string): Resolution {
+		const trimmed = line.trim();
+		const [first = "", second] = trimmed.split(/\s+/, 2);
+		const afterFirst = trimmed.slice(first.length).trimStart();
+		const pick = (name: string) => this.#commands.find((c) => c.name === name);
+		const pair = second === undefined ? undefined : pick(`${first} ${second}`);
+		if (pair) return { command: pair, args: afterFirst.slice(second!.length).trim() };
+		const single = pick(first);
+		if (single) return { command: single, args: afterFirst };
+		const group = this.#commands.filter((c) => c.name.startsWith(first + " ")).map((c) => c.name.slice(first.length + 1));
+		if (group.length) return { hint: `${first} needs one of: ${group.join(", ")} — type help` };
+		const shown = first.length > SHOWN_UNKNOWN_CHARS ? first.slice(0, SHOWN_UNKNOWN_CHARS) + "…" : first;
+		return { hint: `unknown command: ${shown} — type help` };
+	}
+}

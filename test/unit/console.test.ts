@@ -1,0 +1,285 @@
+// The serial console: line assembly, history, the command table, the REPL's
+// dispatch and busy handling, and the help/status/reboot/config commands.
+import { CONSOLE_HISTORY_LINES, CONSOLE_LINE_MAX_BYTES, CONSOLE_PENDING_LINES } from "budgets";
+import { Config, type KeyValueStore } from "config/store";
+import { configCommands } from "config/commands";
+import { LineEditor, type LineEvent } from "console/line";
+import { PROMPT, Repl } from "console/repl";
+import { systemCommands, formatUptime } from "console/system";
+import { CommandTable } from "console/table";
+import { UsageError, type Command } from "console/types";
+import { assert, test } from "testing";
+import Timer from "timer";
+
+// Lets every pending promise job run.
+const settle = () => new Promise((resolve) => Timer.set(resolve, 0));
+
+function bytes(text: string): Uint8Array {
+	return new Uint8Array(ArrayBuffer.fromString(text));
+}
+
+function feedAll(editor: LineEditor, input: Uint8Array | number[]): LineEvent[] {
+	const events: LineEvent[] = [];
+	for (const b of input) {
+		const event = editor.feed(b);
+		if (event) events.push(event);
+	}
+	return events;
+}
+
+function editor(echo?: (text: string) => void): LineEditor {
+	return new LineEditor({ maxBytes: CONSOLE_LINE_MAX_BYTES, historyLines: CONSOLE_HISTORY_LINES, prompt: PROMPT, echo });
+}
+
+const lines = (events: LineEvent[]) => events.map((e) => (e.type === "line" ? e.text : `<${e.type}>`));
+
+class MemoryStore implements KeyValueStore {
+	entries = new Map<string, ArrayBuffer>();
+	read(key: string) { return this.entries.get(key); }
+	write(key: string, value: ArrayBuffer) { this.entries.set(key, value); }
+	delete(key: string) { this.entries.delete(key); }
+	[Symbol.iterator]() { return this.entries.keys(); }
+}
+
+// A console wired as main.ts wires it, with fake IO.
+function harness(extra: Command[] = [], terminal: "raw" | "cooked" = "cooked") {
+	const table = new CommandTable();
+	const state = { out: "", ended: 0, rebooted: 0 };
+	const config = new Config(new MemoryStore());
+	const repl: Repl = new Repl({ table, terminal, write: (t) => (state.out += t), onEnd: () => state.ended++ });
+	table.add(
+		...systemCommands({
+			table,
+			firmware: { name: "xsclaw", version: "9.9.9", platform: "test" },
+			now: () => 3_723_000,
+			bootMs: 0,
+			heap: () => ({ chunkUsed: 2048, chunkPeak: 4096, chunkSize: 8192, slotUsed: 1024, slotPeak: 1536, slotSize: 16384, sockets: 0 }),
+			statusLines: [() => "queue: 0 waiting"],
+			reboot: () => { repl.stop(); state.rebooted++; },
+		}),
+		...configCommands(config),
+		...extra,
+	);
+	const type = (text: string) => repl.receive(bytes(text));
+	return { table, repl, state, config, type };
+}
+
+// ---- line assembly ----
+
+test("CR, LF and CRLF each end one line; blank lines are lines too", () => {
+	assert.deepEqual(lines(feedAll(editor(), bytes("a\rb\nc\r\nd\n\n\r\n"))), ["a", "b", "c", "d", "", ""]);
+});
+
+test("backspace and DEL erase one character, including a multi-byte one", () => {
+	assert.deepEqual(lines(feedAll(editor(), bytes("helpx\b\nnxé\x7f\x7fo\n\b\bok\n"))), ["help", "no", "ok"]);
+});
+
+test("Ctrl-U clears the line; control bytes are ignored; a tab is a space", () => {
+	const input = [...bytes("junk\x15sta"), 0x00, 0x07, ...bytes("tus\tnow\n")];
+	assert.deepEqual(lines(feedAll(editor(), input)), ["status now"]);
+});
+
+test("a line longer than the bound is dropped whole and the next line is intact", () => {
+	const e = editor();
+	const events = feedAll(e, bytes("x".repeat(CONSOLE_LINE_MAX_BYTES + 10) + "\r\nhelp\n"));
+	assert.deepEqual(lines(events), ["<too_long>", "help"]);
+	assert.deepEqual(lines(feedAll(e, bytes("y".repeat(CONSOLE_LINE_MAX_BYTES) + "\n"))), ["y".repeat(CONSOLE_LINE_MAX_BYTES)], "exactly the bound fits");
+});
+
+test("a line that is not UTF-8 is reported, not passed on", () => {
+	assert.deepEqual(lines(feedAll(editor(), [0x61, 0xff, 0x62, 0x0a])), ["<bad_utf8>"]);
+});
+
+test("flush returns the unfinished line at end of input", () => {
+	const e = editor();
+	feedAll(e, bytes("status"));
+	assert.deepEqual(lines([e.flush()!]), ["status"]);
+	assert.equal(e.flush(), undefined);
+});
+
+test("up and down arrows recall history and come back to the draft", () => {
+	const e = editor();
+	e.remember("first");
+	e.remember("second");
+	assert.deepEqual(lines(feedAll(e, bytes("dra\x1b[A\x1b[A\n"))), ["first"]);
+	assert.deepEqual(lines(feedAll(e, bytes("dra\x1b[A\x1b[A\x1b[B\x1b[Bft\n"))), ["draft"]);
+	assert.deepEqual(lines(feedAll(e, bytes("\x1b[A\x1b[A\x1b[A\x1b[C\n"))), ["first"], "stops at the oldest; other sequences ignored");
+});
+
+test("history keeps the most recent lines, no blanks, no immediate repeats", () => {
+	const e = editor();
+	for (let i = 0; i < CONSOLE_HISTORY_LINES + 5; i++) e.remember(`line ${i}`);
+	e.remember(`line ${CONSOLE_HISTORY_LINES + 4}`);
+	e.remember("  ");
+	assert.equal(e.history().length, CONSOLE_HISTORY_LINES);
+	assert.equal(e.history()[0], "line 5");
+	assert.equal(e.history().at(-1), `line ${CONSOLE_HISTORY_LINES + 4}`);
+});
+
+test("with echo, typed characters, erasures and recalled lines are drawn", () => {
+	let shown = "";
+	const e = editor((t) => (shown += t));
+	e.remember("status");
+	feedAll(e, bytes("hé\bx\x1b[A\r"));
+	assert.equal(shown, "hé\b \bx\r\x1b[K" + PROMPT + "status\r\n");
+});
+
+// ---- command table ----
+
+test("the table resolves two-word names first, then one word, with the rest as args", () => {
+	const { table } = harness();
+	const r = table.resolve("  config   set   llm.model   gpt 4o  ");
+	assert.ok("command" in r && r.command.name === "config set" && r.args === "llm.model   gpt 4o", JSON.stringify(r));
+	const s = table.resolve("status extra");
+	assert.ok("command" in s && s.command.name === "status" && s.args === "extra");
+});
+
+test("an unknown command gets a one-line hint, a bare group lists its subcommands", () => {
+	const { table } = harness();
+	assert.deepEqual(table.resolve("foo bar"), { hint: "unknown command: foo — type help" });
+	assert.deepEqual(table.resolve("config"), { hint: "config needs one of: get, set, unset, show — type help" });
+	assert.deepEqual(table.resolve("config frob x"), { hint: "config needs one of: get, set, unset, show — type help" });
+});
+
+test("the table refuses duplicate and malformed names and adds none of a bad batch", () => {
+	const table = new CommandTable();
+	const cmd = (name: string): Command => ({ name, usage: "", help: "h", run() {} });
+	table.add(cmd("llm status"));
+	assert.throws(() => table.add(cmd("llm test"), cmd("llm status")), "already in the table");
+	assert.throws(() => table.add(cmd("Bad")), "one or two lowercase words");
+	assert.throws(() => table.add(cmd("a b c")), "one or two lowercase words");
+	assert.deepEqual(table.list().map((c) => c.name), ["llm status"]);
+});
+
+// ---- the REPL ----
+
+test("help lists every command with its usage and help, from the table", () => {
+	const { repl, state, type, table } = harness();
+	repl.start();
+	type("help\n");
+	assert.ok(state.out.startsWith(PROMPT));
+	for (const c of table.list()) assert.ok(state.out.includes(`${c.name}${c.usage ? " " + c.usage : ""}`) && state.out.includes(c.help), c.name);
+	assert.ok(state.out.endsWith(PROMPT), "prompt after the command");
+});
+
+test("status shows firmware, uptime, heap and the extra status lines", () => {
+	const { state, type } = harness();
+	type("status\n");
+	assert.match(state.out, /firmware: xsclaw 9\.9\.9 \(test\)\n/);
+	assert.match(state.out, /uptime: 0d 01:02:03\n/);
+	assert.match(state.out, /heap: chunks 2\.0 KiB of 8\.0 KiB \(peak 4\.0 KiB\), slots 1\.0 KiB of 16\.0 KiB \(peak 1\.5 KiB\)\n/);
+	assert.match(state.out, /queue: 0 waiting\n/);
+	assert.equal(formatUptime(2 * 86_400_000 + 5_000), "2d 00:00:05");
+});
+
+test("an unknown command prints the hint and the console carries on", () => {
+	const { state, type } = harness();
+	type("frobnicate now\nstatus\n");
+	assert.ok(state.out.includes("unknown command: frobnicate — type help\n"));
+	assert.ok(state.out.includes("firmware: xsclaw"));
+});
+
+test("config set, get, unset and show work through the console; secrets are masked", () => {
+	const { state, type, config } = harness();
+	type("config set llm.model gpt 4o mini\nconfig get llm.model\nconfig set llm.api_key sk-secret-1234\nconfig show\nconfig get llm.api_key\nconfig unset llm.model\nconfig get llm.model\n");
+	assert.equal(config.get("llm.model"), undefined);
+	assert.equal(config.get("llm.api_key"), "sk-secret-1234");
+	assert.ok(state.out.includes("ok: llm.model = gpt 4o mini\n"));
+	assert.ok(state.out.includes(PROMPT + "gpt 4o mini\n"), "get prints the value");
+	assert.ok(state.out.includes("llm.api_key = ****1234\n"), "show masks");
+	assert.ok(state.out.includes(PROMPT + "****1234\n"), "get masks");
+	assert.ok(state.out.includes("ok: llm.model removed\n"));
+	assert.ok(state.out.includes("llm.model is not set"));
+	assert.ok(!state.out.includes("sk-secret"), "the secret never appears");
+});
+
+test("a secret-setting line is kept out of history; others are remembered", () => {
+	const { repl, type } = harness();
+	type("config set llm.api_key sk-secret-1234\nconfig set llm.model x\nstatus\n");
+	assert.deepEqual(repl.history, ["config set llm.model x", "status"]);
+});
+
+test("wrong arguments print the usage; a failing command prints its error and the prompt", () => {
+	const { state, type } = harness();
+	type("config set llm.model\nconfig get\nconfig set LLM x\n");
+	assert.ok(state.out.includes("usage: config set KEY VALUE\n"));
+	assert.ok(state.out.includes("usage: config get KEY\n"));
+	assert.ok(state.out.includes("error: \"LLM\" is not a valid config name"));
+	assert.equal(state.out.split(PROMPT).length - 1, 3, "a prompt after each line");
+});
+
+test("a raw terminal gets echo and CRLF line ends; a cooked one neither", () => {
+	const raw = harness([], "raw");
+	raw.type("status\r");
+	assert.ok(raw.state.out.startsWith("status\r\nfirmware: xsclaw 9.9.9 (test)\r\n"), JSON.stringify(raw.state.out.slice(0, 60)));
+	const cooked = harness();
+	cooked.type("status\n");
+	assert.ok(cooked.state.out.startsWith("firmware: "), "no echo");
+});
+
+test("lines typed while an async command runs wait their turn; concurrent ones run at once", async () => {
+	let release!: () => void;
+	const order: string[] = [];
+	const slow: Command = {
+		name: "slow", usage: "", help: "waits",
+		run: (_a, out) => new Promise<void>((resolve) => { release = () => { out.line("slow done"); resolve(); }; }),
+	};
+	const { state, type, repl } = harness([slow]);
+	repl.start();
+	type("slow\nconfig set a.b c\nstatus\n");
+	order.push(state.out.includes("firmware:") ? "status ran" : "status waited");
+	order.push(state.out.includes("ok: a.b") ? "set ran" : "set waited");
+	release();
+	await settle();
+	assert.deepEqual(order, ["status ran", "set waited"]);
+	assert.ok(state.out.indexOf("slow done") < state.out.indexOf("ok: a.b = c"), state.out);
+	assert.ok(state.out.endsWith(PROMPT));
+});
+
+test("lines beyond the waiting bound are refused with a message", async () => {
+	let release!: () => void;
+	const slow: Command = { name: "slow", usage: "", help: "waits", run: () => new Promise<void>((r) => (release = r)) };
+	const { state, type } = harness([slow]);
+	type("slow\n" + "config show\n".repeat(CONSOLE_PENDING_LINES + 1));
+	assert.ok(state.out.includes("the console is busy"), state.out);
+	release();
+});
+
+test("end of input runs the unfinished line and the waiting ones, then ends once", async () => {
+	let release!: () => void;
+	const slow: Command = { name: "slow", usage: "", help: "waits", run: () => new Promise<void>((r) => (release = r)) };
+	const { state, type, repl } = harness([slow]);
+	type("slow\nconfig set a.b c\nstatus");
+	repl.end();
+	assert.equal(state.ended, 0, "not while a command runs");
+	release();
+	await settle();
+	assert.ok(state.out.includes("ok: a.b = c") && state.out.includes("firmware:"), state.out);
+	assert.equal(state.ended, 1);
+	repl.end();
+	assert.equal(state.ended, 1, "only once");
+});
+
+test("reboot prints a line, stops the console and leaves the rest of the input unread", () => {
+	const { state, type, repl } = harness();
+	const input = "status\nreboot\nconfig show\n";
+	const used = type(input);
+	assert.equal(state.rebooted, 1);
+	assert.equal(used, "status\nreboot\n".length, "bytes after the reboot line are not consumed");
+	assert.ok(state.out.includes("rebooting…\n"));
+	assert.ok(!state.out.includes("no settings yet"), "nothing ran after reboot");
+	assert.equal(repl.accepting, false);
+	repl.end();
+	assert.equal(state.ended, 0, "a stopped console does not end the program");
+});
+
+test("a command that throws, at once or later, shows its error or its usage", async () => {
+	const boom: Command = { name: "boom", usage: "", help: "fails", run() { throw new Error("the widget is unplugged: plug it in."); } };
+	const late: Command = { name: "late", usage: "", help: "fails later", run: async () => { throw new UsageError(); } };
+	const { state, type } = harness([boom, late]);
+	type("boom\n");
+	assert.ok(state.out.includes("error: the widget is unplugged: plug it in.\n"));
+	type("late\n");
+	await settle();
+	assert.ok(state.out.includes("usage: late\n"), state.out);
+});
