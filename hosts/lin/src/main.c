@@ -460,7 +460,7 @@ void hostDefineClass(xsMachine *the, xsSlot *native, const char *name,
 	xsSetHostHooks(*prototype, hooks);
 	for (const HostMember *m = members; m && m->name; m++) {
 		if (m->getter)
-			xsDefine(*prototype, hostID(m->name), xsNewHostFunction(m->callback, m->getter == 1 ? 0 : 1), m->getter == 1 ? xsIsGetter : xsIsSetter);
+			xsDefine(*prototype, hostID(m->name), xsNewHostFunction(m->callback, m->getter == 1 ? 0 : 1), (m->getter == 1 ? xsIsGetter : xsIsSetter) | xsDontEnum);
 		else
 			xsDefine(*prototype, hostID(m->name), xsNewHostFunction(m->callback, m->length), xsDontEnum);
 	}
