@@ -1,9 +1,378 @@
-/* dns.c — placeholder until the native module lands. */
+/*
+ * dns.c — `embedded:network/dns/resolver/udp` on the lin host, in the shape
+ * of the Moddable example resolver: new Resolver(options) then
+ * resolve({host, onResolved(host, address), onError(host, message)}), with
+ * the resolver as `this`. Device options (servers, socket) are accepted and
+ * ignored: the system resolver is used.
+ *
+ * IP literals and "localhost" need no lookup; malformed names fail without
+ * one. Their answers still come on the next loop turn, never from inside
+ * resolve(). Other names go to getaddrinfo on a detached worker thread; the
+ * result comes back through a pipe the poll loop watches, so the loop never
+ * blocks. An IPv4 address is preferred, as the device speaks IPv4.
+ *
+ * close() cancels pending callbacks; a cancelled lookup finishes on its
+ * thread and is discarded. A resolver with pending lookups stays alive
+ * (xsRemember) until they are answered. The pipe lives as long as the process.
+ */
+#define _GNU_SOURCE  /* pipe2 */
 #include "xsAll.h"
 #include "host.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* A DNS name (253 characters) and its terminator. */
+#define DNS_NAME_CHARS 254
+/* Longest DNS label. */
+#define DNS_LABEL_CHARS 63
+/* Lookups in flight per resolver: bounds threads and memory; the agent needs a few. */
+#define DNS_PENDING_MAX 16
+/* An error sentence for onError. */
+#define DNS_MESSAGE_CHARS 320
+
+typedef struct DNSRequest DNSRequest;
+
+/* Shared with one worker thread until it is put on the done list. */
+typedef struct DNSJob {
+	struct DNSJob *next;      /* in gDone, under gLock */
+	DNSRequest *request;      /* loop thread only; NULL once cancelled */
+	int error;                /* getaddrinfo's result */
+	char host[DNS_NAME_CHARS];
+	char address[INET6_ADDRSTRLEN];
+} DNSJob;
+
+typedef struct {
+	xsMachine *the;
+	xsSlot self;              /* remembered while lookups are pending */
+	int pending;
+	DNSRequest *requests;
+} Resolver;
+
+struct DNSRequest {
+	DNSRequest *next;
+	Resolver *resolver;
+	HostTimer *timer;         /* answers known at once: the next loop turn */
+	DNSJob *job;              /* names: the worker's job */
+	xsSlot onResolved, onError;
+	char host[DNS_NAME_CHARS];
+	char address[INET6_ADDRSTRLEN];
+	char message[DNS_MESSAGE_CHARS]; /* empty on success */
+};
+
+static pthread_mutex_t gLock = PTHREAD_MUTEX_INITIALIZER;
+static DNSJob *gDone = NULL;       /* finished jobs, under gLock */
+static int gPipe[2] = { -1, -1 };  /* workers write a byte per finished job */
+static HostWatch *gWatch = NULL;   /* exists exactly while gLiveJobs > 0 */
+static int gLiveJobs = 0;
+
+static void resolverDestructor(void *data);
+static void resolverMarker(xsMachine *the, void *data, xsMarkRoot markRoot);
+static xsHostHooks gResolverHooks = { resolverDestructor, resolverMarker, NULL };
+
+/* ---- worker thread -------------------------------------------------------- */
+
+static void *dnsWork(void *arg)
+{
+	DNSJob *job = arg;
+	struct addrinfo hints = { 0 }, *list = NULL;
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	job->error = getaddrinfo(job->host, NULL, &hints, &list);
+	if (!job->error) {
+		struct addrinfo *chosen = NULL;
+		for (struct addrinfo *a = list; a && !chosen; a = a->ai_next)
+			if (a->ai_family == AF_INET)
+				chosen = a;
+		for (struct addrinfo *a = list; a && !chosen; a = a->ai_next)
+			if (a->ai_family == AF_INET6)
+				chosen = a;
+		if (chosen && chosen->ai_family == AF_INET)
+			inet_ntop(AF_INET, &((struct sockaddr_in *)chosen->ai_addr)->sin_addr, job->address, sizeof(job->address));
+		else if (chosen)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)chosen->ai_addr)->sin6_addr, job->address, sizeof(job->address));
+		else
+			job->error = EAI_NONAME;
+		freeaddrinfo(list);
+	}
+	pthread_mutex_lock(&gLock);
+	job->next = gDone;
+	gDone = job;
+	pthread_mutex_unlock(&gLock);
+	/* Non-blocking: a full pipe already wakes the loop. */
+	char byte = 1;
+	ssize_t written = write(gPipe[1], &byte, 1);
+	(void)written;
+	return NULL;
+}
+
+/* ---- loop side --------------------------------------------------------------- */
+
+static void dnsOnPipe(void *ctx, int fd, short revents);
+
+static void dnsUpdateWatch(void)
+{
+	if (gLiveJobs > 0 && !gWatch)
+		gWatch = hostWatch(gPipe[0], POLLIN, dnsOnPipe, NULL);
+	else if (!gLiveJobs && gWatch) {
+		hostUnwatch(gWatch);
+		gWatch = NULL;
+	}
+}
+
+static void dnsUnlink(Resolver *r, DNSRequest *request)
+{
+	xsMachine *the = r->the;
+	for (DNSRequest **p = &r->requests; *p; p = &(*p)->next) {
+		if (*p == request) {
+			*p = request->next;
+			break;
+		}
+	}
+	if (!--r->pending)
+		xsForget(r->self);
+}
+
+/* Detaches a request from its timer or worker; the caller frees it. */
+static void dnsCancel(DNSRequest *request)
+{
+	hostTimerCancel(request->timer);
+	request->timer = NULL;
+	if (request->job) {
+		request->job->request = NULL;
+		request->job = NULL;
+		gLiveJobs--;
+	}
+}
+
+static void dnsDeliver(DNSRequest *request)
+{
+	Resolver *r = request->resolver;
+	xsMachine *the = r->the;
+	hostCallBegin(the);
+	{
+		xsVars(4);
+		int resolved = !request->message[0];
+		xsVar(0) = resolved ? request->onResolved : request->onError;
+		xsVar(1) = xsString(request->host);
+		xsVar(2) = xsString(resolved ? request->address : request->message);
+		xsVar(3) = r->self;
+		/* Done before calling: the callback may close the resolver or resolve again. */
+		dnsUnlink(r, request);
+		free(request);
+		if (xsTypeOf(xsVar(0)) != xsUndefinedType)
+			xsCallFunction2(xsVar(0), xsVar(3), xsVar(1), xsVar(2));
+	}
+	hostCallEnd(the);
+}
+
+static void dnsTimerFire(void *ctx)
+{
+	DNSRequest *request = ctx;
+	request->timer = NULL;
+	dnsDeliver(request);
+}
+
+static void dnsOnPipe(void *ctx, int fd, short revents)
+{
+	(void)ctx;
+	(void)revents;
+	char drain[64];
+	while (read(fd, drain, sizeof(drain)) > 0)
+		;
+	pthread_mutex_lock(&gLock);
+	DNSJob *done = gDone;
+	gDone = NULL;
+	pthread_mutex_unlock(&gLock);
+	while (done) {
+		DNSJob *job = done;
+		done = job->next;
+		DNSRequest *request = job->request;
+		if (request) {
+			request->job = NULL;
+			gLiveJobs--;
+			if (job->error)
+				snprintf(request->message, sizeof(request->message), "Resolver: cannot resolve \"%s\": %s; check the name and the network",
+					request->host, job->error == EAI_SYSTEM ? strerror(errno) : gai_strerror(job->error));
+			else
+				strcpy(request->address, job->address);
+		}
+		free(job);
+		/* A callback may cancel jobs still in `done`: each is checked above. */
+		if (request)
+			dnsDeliver(request);
+	}
+	dnsUpdateWatch();
+}
+
+/* Returns 0 or an errno. */
+static int dnsStartJob(DNSRequest *request)
+{
+	if (gPipe[0] < 0 && pipe2(gPipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return errno;
+	DNSJob *job = calloc(1, sizeof(DNSJob));
+	if (!job)
+		return ENOMEM;
+	strcpy(job->host, request->host);
+	pthread_attr_t attributes;
+	pthread_t thread;
+	pthread_attr_init(&attributes);
+	pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+	int error = pthread_create(&thread, &attributes, dnsWork, job);
+	pthread_attr_destroy(&attributes);
+	if (error) {
+		free(job);
+		return error;
+	}
+	job->request = request;
+	request->job = job;
+	gLiveJobs++;
+	dnsUpdateWatch();
+	return 0;
+}
+
+/* Letters, digits, '-' and '_' in labels of 1 to 63 characters; one trailing dot allowed. */
+static int dnsValidName(const char *host)
+{
+	size_t label = 0;
+	for (const char *c = host; *c; c++) {
+		if (*c == '.') {
+			if (!label)
+				return 0;
+			label = 0;
+		}
+		else if ((isalnum((unsigned char)*c) || *c == '-' || *c == '_') && label < DNS_LABEL_CHARS)
+			label++;
+		else
+			return 0;
+	}
+	return host[0] != 0;
+}
+
+/* Fills request->address, or request->message, when no lookup is needed. */
+static int dnsAnswerAtOnce(DNSRequest *request)
+{
+	unsigned char bytes[16];
+	const char *host = request->host;
+	if (inet_pton(AF_INET, host, bytes) == 1)
+		inet_ntop(AF_INET, bytes, request->address, sizeof(request->address));
+	else if (inet_pton(AF_INET6, host, bytes) == 1)
+		inet_ntop(AF_INET6, bytes, request->address, sizeof(request->address));
+	else if (!strcasecmp(host, "localhost") || !strcasecmp(host, "localhost."))
+		strcpy(request->address, "127.0.0.1");
+	else if (!dnsValidName(host))
+		snprintf(request->message, sizeof(request->message), "Resolver: \"%s\" is not a valid host name; check the name", host);
+	else
+		return 0;
+	return 1;
+}
+
+/* ---- class ------------------------------------------------------------------- */
+
+static void resolverCancelAll(Resolver *r)
+{
+	while (r->requests) {
+		DNSRequest *request = r->requests;
+		r->requests = request->next;
+		dnsCancel(request);
+		free(request);
+	}
+	dnsUpdateWatch();
+}
+
+static void resolverDestructor(void *data)
+{
+	Resolver *r = data;
+	if (r) {
+		resolverCancelAll(r);
+		free(r);
+	}
+}
+
+static void resolverMarker(xsMachine *the, void *data, xsMarkRoot markRoot)
+{
+	Resolver *r = data;
+	if (r) {
+		for (DNSRequest *request = r->requests; request; request = request->next) {
+			(*markRoot)(the, &request->onResolved);
+			(*markRoot)(the, &request->onError);
+		}
+	}
+}
+
+static void xs_resolver_constructor(xsMachine *the)
+{
+	if (hostArgc > 0 && xsTypeOf(xsArg(0)) != xsUndefinedType && !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
+		xsTypeError("Resolver: options must be an object");
+	Resolver *r = calloc(1, sizeof(Resolver));
+	if (!r)
+		xsUnknownError("Resolver: out of memory");
+	r->the = the;
+	r->self = xsThis;
+	xsSetHostData(xsThis, r);
+}
+
+static void xs_resolver_resolve(xsMachine *the)
+{
+	Resolver *r = hostThis(the, &gResolverHooks, "Resolver");
+	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
+		xsTypeError("Resolver: options object required");
+	char host[DNS_NAME_CHARS];
+	hostStringOption(the, &xsArg(0), "host", host, sizeof(host), 1, "Resolver");
+	if (!host[0])
+		xsTypeError("Resolver: host required");
+	xsSlot onResolved, onError;
+	hostCallbackOption(the, &xsArg(0), "onResolved", &onResolved, "Resolver");
+	hostCallbackOption(the, &xsArg(0), "onError", &onError, "Resolver");
+	if (xsTypeOf(onResolved) == xsUndefinedType && xsTypeOf(onError) == xsUndefinedType)
+		xsTypeError("Resolver: onResolved or onError required");
+	if (r->pending >= DNS_PENDING_MAX)
+		xsUnknownError("Resolver: %d lookups are already pending; wait for their answers", DNS_PENDING_MAX);
+	DNSRequest *request = calloc(1, sizeof(DNSRequest));
+	if (!request)
+		xsUnknownError("Resolver: out of memory");
+	request->resolver = r;
+	request->onResolved = onResolved;
+	request->onError = onError;
+	strcpy(request->host, host);
+	if (!dnsAnswerAtOnce(request)) {
+		int error = dnsStartJob(request);
+		if (error)
+			snprintf(request->message, sizeof(request->message), "Resolver: cannot start a lookup of \"%s\": %s", host, strerror(error));
+	}
+	if (!request->job)
+		request->timer = hostTimerStart(0, dnsTimerFire, request);
+	request->next = r->requests;
+	r->requests = request;
+	if (!r->pending++)
+		xsRemember(r->self);
+}
+
+/* Idempotent; pending callbacks never come. */
+static void xs_resolver_close(xsMachine *the)
+{
+	Resolver *r = hostThisOrNull(the, &gResolverHooks, "Resolver");
+	if (!r)
+		return;
+	if (r->pending)
+		xsForget(r->self);
+	resolverCancelAll(r);
+	xsSetHostData(xsThis, NULL);
+	free(r);
+}
+
+static const HostMember gResolverMembers[] = {
+	{ "resolve", xs_resolver_resolve, 1, 0 },
+	{ "close", xs_resolver_close, 0, 0 },
+	{ NULL }
+};
+
 void hostInstallDNS(xsMachine *the, xsSlot *native)
 {
-	(void)the;
-	(void)native;
+	hostDefineClass(the, native, "Resolver", xs_resolver_constructor, 1, gResolverMembers, &gResolverHooks);
 }
