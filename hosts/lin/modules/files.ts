@@ -1,3 +1,6 @@
-// files on the lin host: the native class of hosts/lin/src/files.c.
-const Files = __xsclaw.Files;
-export default Files;
+// embedded:storage/files on the lin host: the root directory object of
+// hosts/lin/src/files.c (<data>/files), frozen, as the Moddable SDK exports it.
+import type { Directory } from "embedded:storage/files";
+
+const files: Directory = Object.freeze(__xsclaw.files as Directory);
+export default files;

@@ -1,9 +1,785 @@
-/* files.c — placeholder until the native module lands. */
+/*
+ * files.c — `embedded:storage/files` on the lin host, and the storage fault
+ * injection that the power-loss tests are built on.
+ *
+ * Layout. The root directory object is <data>/files, the lin stand-in for the
+ * device's littlefs "storage" partition; it is created (mkdir -p) on first
+ * use. Key-value namespaces live beside it in <data>/nvs (keyvalue.c), out of
+ * reach of file paths, as NVS is on the device.
+ *
+ * Shapes follow the Moddable SDK's modules/io/files (posix and littlefs):
+ *   files.openFile({path, mode}) -> File; mode "r" (default), "r+", "w", "w+"
+ *   File: read(count | buffer, position) -> ArrayBuffer | bytes read,
+ *         write(buffer, position), status() -> {size, mode}, setSize(n),
+ *         flush() (fsync), close()
+ *   Directory: openDirectory({path}), delete(path) -> false when missing,
+ *         move(from, to[, toDirectory]) (rename(2): atomic, replaces the
+ *         target, then syncs the parent directories), status(path),
+ *         createDirectory(path) -> false when it exists, scan(path?) and
+ *         [Symbol.iterator] -> names, close()
+ *   Status: {size, mode} with isFile(), isDirectory(), isSymbolicLink().
+ * Where we differ: scan is a sorted snapshot (littlefs lists in name order);
+ * positions are required, not coerced; the root directory cannot be closed
+ * (it is one object shared by every module).
+ *
+ * Paths are relative and "/"-separated; "dir/" names dir. Absolute paths,
+ * ".." components and NUL are refused ("files: path escapes the storage
+ * root"); empty and "." components are refused as invalid. The check is
+ * lexical: this module creates no symbolic links, and it follows any that are
+ * planted in the data directory by hand.
+ *
+ * Fault injection. With --crash-after N (or XSCLAW_CRASH_AFTER=N) the storage
+ * operations (file write, setSize, flush, move, key-value commit) are counted
+ * and operation N+1 "loses power": a write lands only a random prefix of its
+ * bytes (strictly shorter; random from --crash-seed S / XSCLAW_CRASH_SEED,
+ * deterministic for a seed), other operations do nothing; then the process
+ * prints "xsclaw: power lost after N writes" and _exits 86, running no JS and
+ * no destructors. Everything written before stays, as the page cache keeps
+ * it: the model is "the first N operations happened, the next was torn".
+ * --count-writes 1 prints "xsclaw: storage operations: N" at exit, so a
+ * harness can crash at every point 1..N.
+ */
 #include "xsAll.h"
 #include "host.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FILES_PATH_MAX 512              /* bytes of a path below the root; littlefs names stop at 255 */
+#define FILES_OFFSET_MAX 2147483647.0   /* positions and sizes: the device's littlefs offsets are 32-bit */
+#define FILES_SCAN_MAX_ENTRIES 4096     /* one scan snapshot; a storage partition holds far fewer */
+#define FILES_ROOT_NAME "files"         /* <data>/files is the root directory */
+
+/* ---- fault injection ---------------------------------------------------- */
+
+static long long gCrashAfter = -1;      /* -1: never lose power */
+static unsigned long long gOperations = 0;
+static unsigned long long gRandomState = 0;
+static int gCountWrites = 0;
+static int gFaultsConfigured = 0;
+
+static long long faultNumber(const char *option, const char *variable)
+{
+	const char *text = hostOption(option);
+	const char *source = option;
+	if (!text) {
+		text = getenv(variable);
+		source = variable;
+	}
+	if (!text)
+		return -1;
+	char *end = NULL;
+	errno = 0;
+	long long value = strtoll(text, &end, 10);
+	if (errno || end == text || *end || value < 0) {
+		fprintf(stderr, "xsclaw: %s must be a whole number >= 0, not \"%s\"\n", source, text);
+		exit(64);
+	}
+	return value;
+}
+
+static void printOperationCount(void)
+{
+	fprintf(stderr, "xsclaw: storage operations: %llu\n", gOperations);
+}
+
+/* Once per process: the counter runs across reboots, as power does. */
+static void configureFaults(void)
+{
+	if (gFaultsConfigured)
+		return;
+	gFaultsConfigured = 1;
+	gCrashAfter = faultNumber("crash-after", "XSCLAW_CRASH_AFTER");
+	long long seed = faultNumber("crash-seed", "XSCLAW_CRASH_SEED");
+	gRandomState = seed < 0 ? 0 : (unsigned long long)seed;
+	long long count = faultNumber("count-writes", "XSCLAW_COUNT_WRITES");
+	if (count > 1) {
+		fprintf(stderr, "xsclaw: --count-writes takes 0 or 1\n");
+		exit(64);
+	}
+	gCountWrites = count == 1;
+	if (gCountWrites)
+		atexit(printOperationCount);
+}
+
+int hostStorageOperation(void)
+{
+	gOperations++;
+	return gCrashAfter >= 0 && gOperations > (unsigned long long)gCrashAfter;
+}
+
+/* splitmix64: small, and the same sequence for the same seed everywhere. */
+uint32_t hostCrashRandom(uint32_t bound)
+{
+	if (!bound)
+		return 0;
+	unsigned long long z = (gRandomState += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	z ^= z >> 31;
+	return (uint32_t)(z % bound);
+}
+
+void hostPowerLoss(void)
+{
+	fprintf(stderr, "xsclaw: power lost after %lld writes\n", gCrashAfter);
+	_exit(HOST_POWER_LOSS_EXIT);
+}
+
+/* ---- storage helpers ---------------------------------------------------- */
+
+int hostMakeDirectories(const char *path)
+{
+	char partial[PATH_MAX];
+	size_t length = strlen(path);
+	if (length >= sizeof(partial)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(partial, path, length + 1);
+	for (size_t i = 1; i <= length; i++) {
+		if (partial[i] != '/' && partial[i] != 0)
+			continue;
+		char saved = partial[i];
+		partial[i] = 0;
+		if (mkdir(partial, 0777) < 0 && errno != EEXIST)
+			return -1;
+		partial[i] = saved;
+	}
+	struct stat status;
+	if (stat(path, &status) < 0)
+		return -1;
+	if (!S_ISDIR(status.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return 0;
+}
+
+int hostWriteAll(int fd, const void *data, size_t length, long long position)
+{
+	const uint8_t *bytes = data;
+	while (length) {
+		ssize_t written = pwrite(fd, bytes, length, (off_t)position);
+		if (written < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		bytes += written;
+		length -= (size_t)written;
+		position += written;
+	}
+	return 0;
+}
+
+static ssize_t readAll(int fd, void *data, size_t length, long long position)
+{
+	uint8_t *bytes = data;
+	size_t total = 0;
+	while (total < length) {
+		ssize_t got = pread(fd, bytes + total, length - total, (off_t)(position + (long long)total));
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (!got)
+			break;
+		total += (size_t)got;
+	}
+	return (ssize_t)total;
+}
+
+/* Makes a rename durable: the entry lives in the parent directory. */
+int hostSyncParent(const char *full)
+{
+	char parent[PATH_MAX];
+	snprintf(parent, sizeof(parent), "%s", full);
+	char *slash = strrchr(parent, '/');
+	if (slash)
+		*slash = 0;
+	else
+		strcpy(parent, ".");
+	int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int result = fsync(fd);
+	close(fd);
+	return result;
+}
+
+/* ---- records and errors ------------------------------------------------- */
+
+typedef struct {
+	int isRoot;
+	char path[FILES_PATH_MAX];   /* below the root; "" for the root */
+} DirectoryRecord;
+
+typedef struct {
+	int fd;
+	int readable;
+	int writable;
+	char path[FILES_PATH_MAX];   /* below the root, for messages */
+} FileRecord;
+
+static void directoryDestructor(void *data)
+{
+	free(data);
+}
+
+static void fileDestructor(void *data)
+{
+	FileRecord *file = data;
+	if (file) {
+		close(file->fd);
+		free(file);
+	}
+}
+
+/* Neither record holds JS values, so there is nothing to mark. */
+static xsHostHooks gDirectoryHooks = { directoryDestructor, NULL, NULL };
+static xsHostHooks gFileHooks = { fileDestructor, NULL, NULL };
+
+/* Prototypes for objects made here (openFile, openDirectory, status); set by
+ * the installer and remembered so the garbage collector keeps them. */
+static xsSlot gFilePrototype;
+static xsSlot gDirectoryPrototype;
+static xsSlot gStatusPrototype;
+
+static const char *errorText(int error)
+{
+	switch (error) {
+	case ENOENT: return "not found";
+	case EEXIST: return "already exists";
+	case ENOTDIR: return "not a directory";
+	case EISDIR: return "is a directory";
+	case ENOTEMPTY: return "directory not empty";
+	case EACCES:
+	case EPERM: return "permission denied";
+	case ENOSPC: return "no space left";
+	case ENAMETOOLONG: return "name too long";
+	default: return strerror(error);
+	}
+}
+
+static void throwErrno(xsMachine *the, int error, const char *path)
+{
+	xsUnknownError("files: %s: %s", errorText(error), path);
+}
+
+/* ---- paths -------------------------------------------------------------- */
+
+/* Copies a path argument into out (FILES_PATH_MAX), refusing escapes. */
+static void pathArgument(xsMachine *the, xsSlot *slot, char *out)
+{
+	if (xsTypeOf(*slot) != xsStringType)
+		xsTypeError("files: path must be a string");
+	const char *text = xsToString(*slot);
+	size_t length = strlen(text);
+	if (!length)
+		xsRangeError("files: path must not be empty");
+	if (length >= FILES_PATH_MAX)
+		xsRangeError("files: path too long (at most %d bytes)", FILES_PATH_MAX - 1);
+	memcpy(out, text, length + 1);
+	/* XS stores U+0000 inside strings as the bytes C0 80. */
+	if (out[0] == '/' || strstr(out, "\xC0\x80"))
+		xsRangeError("files: path escapes the storage root: %s", out);
+	if (length > 1 && out[length - 1] == '/')
+		out[--length] = 0;
+	for (const char *part = out;;) {
+		const char *slash = strchr(part, '/');
+		size_t size = slash ? (size_t)(slash - part) : strlen(part);
+		if (size == 2 && part[0] == '.' && part[1] == '.')
+			xsRangeError("files: path escapes the storage root: %s", out);
+		if (!size || (size == 1 && part[0] == '.'))
+			xsRangeError("files: invalid path (empty or \".\" part): %s", out);
+		if (!slash)
+			break;
+		part = slash + 1;
+	}
+}
+
+static void rootPath(xsMachine *the, char *full)
+{
+	if (snprintf(full, PATH_MAX, "%s/" FILES_ROOT_NAME, hostDataDir()) >= PATH_MAX)
+		xsRangeError("files: the data directory path is too long; pass a shorter --data DIR");
+}
+
+/* Resolves a validated path of a directory into its path below the root
+ * (for messages) and its full path, creating the root on first use. */
+static void resolvePath(xsMachine *the, DirectoryRecord *directory, const char *path, char *below, char *full)
+{
+	int length = directory->path[0]
+		? snprintf(below, FILES_PATH_MAX, "%s/%s", directory->path, path)
+		: snprintf(below, FILES_PATH_MAX, "%s", path);
+	if (length >= FILES_PATH_MAX)
+		xsRangeError("files: path too long (at most %d bytes below the root): %s", FILES_PATH_MAX - 1, path);
+	rootPath(the, full);
+	if (hostMakeDirectories(full) < 0)
+		xsUnknownError("files: cannot create the data directory %s: %s; check --data DIR", full, errorText(errno));
+	size_t rootLength = strlen(full);
+	if (rootLength + 1 + (size_t)length >= PATH_MAX)
+		xsRangeError("files: path too long: %s", below);
+	full[rootLength] = '/';
+	memcpy(full + rootLength + 1, below, (size_t)length + 1);
+}
+
+/* A path argument of the receiving directory, resolved. */
+static DirectoryRecord *directoryPath(xsMachine *the, xsSlot *slot, char *below, char *full)
+{
+	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
+	char path[FILES_PATH_MAX];
+	pathArgument(the, slot, path);
+	resolvePath(the, directory, path, below, full);
+	return directory;
+}
+
+static void requireArgument(xsMachine *the, int index, const char *what)
+{
+	if (hostArgc <= index)
+		xsTypeError("files: %s required", what);
+}
+
+static long long byteArgument(xsMachine *the, int index, const char *what)
+{
+	requireArgument(the, index, what);
+	int type = xsTypeOf(xsArg(index));
+	if (type != xsIntegerType && type != xsNumberType)
+		xsTypeError("files: %s must be a number", what);
+	double value = xsToNumber(xsArg(index));
+	if (!(value >= 0 && value <= FILES_OFFSET_MAX) || value != (double)(long long)value)
+		xsRangeError("files: invalid %s", what);
+	return (long long)value;
+}
+
+static void optionsArgument(xsMachine *the, const char *method)
+{
+	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
+		xsTypeError("files: %s needs an options object {path}", method);
+}
+
+static void makeStatus(xsMachine *the, const struct stat *status)
+{
+	xsResult = xsNewHostInstance(gStatusPrototype);
+	xsVars(1);
+	xsVar(0) = xsNumber((double)status->st_size);
+	xsSet(xsResult, hostID("size"), xsVar(0));
+	xsVar(0) = xsInteger((int)status->st_mode);
+	xsSet(xsResult, hostID("mode"), xsVar(0));
+}
+
+/* ---- File ---------------------------------------------------------------- */
+
+static void xs_file_constructor(xsMachine *the)
+{
+	xsTypeError("files: use files.openFile({path, mode})");
+}
+
+static void xs_file_read(xsMachine *the)
+{
+	FileRecord *file = hostThis(the, &gFileHooks, "files");
+	requireArgument(the, 0, "byte count or buffer");
+	long long position = byteArgument(the, 1, "position");
+	if (!file->readable)
+		xsUnknownError("files: not open for reading (mode \"w\"): %s", file->path);
+	int type = xsTypeOf(xsArg(0));
+	if (type == xsIntegerType || type == xsNumberType) {
+		long long count = byteArgument(the, 0, "byte count");
+		struct stat status;
+		if (fstat(file->fd, &status) < 0)
+			throwErrno(the, errno, file->path);
+		long long available = (long long)status.st_size > position ? (long long)status.st_size - position : 0;
+		size_t length = (size_t)(count < available ? count : available);
+		xsResult = xsArrayBuffer(NULL, (txInteger)length);
+		ssize_t got = readAll(file->fd, xsToArrayBuffer(xsResult), length, position);
+		if (got < 0)
+			throwErrno(the, errno, file->path);
+		if ((size_t)got < length) {
+			/* The file shrank under us (another process): return what is there. */
+			xsArg(0) = xsResult;
+			xsResult = xsArrayBuffer(NULL, (txInteger)got);
+			memcpy(xsToArrayBuffer(xsResult), xsToArrayBuffer(xsArg(0)), (size_t)got);
+		}
+		return;
+	}
+	size_t length;
+	void *bytes = hostBytes(the, &xsArg(0), &length, "files");
+	ssize_t got = readAll(file->fd, bytes, length, position);
+	if (got < 0)
+		throwErrno(the, errno, file->path);
+	xsResult = xsInteger((txInteger)got);
+}
+
+static void xs_file_write(xsMachine *the)
+{
+	FileRecord *file = hostThis(the, &gFileHooks, "files");
+	requireArgument(the, 0, "buffer");
+	long long position = byteArgument(the, 1, "position");
+	if (!file->writable)
+		xsUnknownError("files: read-only (opened with mode \"r\"): %s", file->path);
+	size_t length;
+	const void *bytes = hostBytes(the, &xsArg(0), &length, "files");
+	if ((double)position + (double)length > FILES_OFFSET_MAX)
+		xsRangeError("files: write would pass %.0f bytes: %s", FILES_OFFSET_MAX, file->path);
+	if (hostStorageOperation()) {
+		hostWriteAll(file->fd, bytes, hostCrashRandom((uint32_t)length), position);
+		hostPowerLoss();
+	}
+	if (hostWriteAll(file->fd, bytes, length, position) < 0)
+		throwErrno(the, errno, file->path);
+}
+
+static void xs_file_status(xsMachine *the)
+{
+	FileRecord *file = hostThis(the, &gFileHooks, "files");
+	struct stat status;
+	if (fstat(file->fd, &status) < 0)
+		throwErrno(the, errno, file->path);
+	makeStatus(the, &status);
+}
+
+static void xs_file_setSize(xsMachine *the)
+{
+	FileRecord *file = hostThis(the, &gFileHooks, "files");
+	long long size = byteArgument(the, 0, "size");
+	if (!file->writable)
+		xsUnknownError("files: read-only (opened with mode \"r\"): %s", file->path);
+	if (hostStorageOperation())
+		hostPowerLoss();
+	if (ftruncate(file->fd, (off_t)size) < 0)
+		throwErrno(the, errno, file->path);
+}
+
+static void xs_file_flush(xsMachine *the)
+{
+	FileRecord *file = hostThis(the, &gFileHooks, "files");
+	if (hostStorageOperation())
+		hostPowerLoss();
+	if (fsync(file->fd) < 0)
+		throwErrno(the, errno, file->path);
+}
+
+static void xs_file_close(xsMachine *the)
+{
+	FileRecord *file = hostThisOrNull(the, &gFileHooks, "files");
+	if (!file)
+		return;
+	xsSetHostData(xsThis, NULL);
+	fileDestructor(file);
+}
+
+/* ---- Directory ------------------------------------------------------------ */
+
+static void xs_directory_constructor(xsMachine *the)
+{
+	xsTypeError("files: use files.openDirectory({path})");
+}
+
+static void xs_directory_openFile(xsMachine *the)
+{
+	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
+	optionsArgument(the, "openFile");
+	char mode[4] = "r";
+	xsVars(1);
+	if (hostHasOption(the, &xsArg(0), "mode")) {
+		xsVar(0) = xsGet(xsArg(0), hostID("mode"));
+		if (xsTypeOf(xsVar(0)) != xsStringType)
+			xsTypeError("files: mode must be a string");
+		const char *text = xsToString(xsVar(0));
+		if (strcmp(text, "r") && strcmp(text, "r+") && strcmp(text, "w") && strcmp(text, "w+"))
+			xsRangeError("files: invalid mode \"%s\" (use \"r\", \"r+\", \"w\" or \"w+\")", text);
+		strcpy(mode, text);
+	}
+	xsVar(0) = xsGet(xsArg(0), hostID("path"));
+	char path[FILES_PATH_MAX], below[FILES_PATH_MAX], full[PATH_MAX];
+	pathArgument(the, &xsVar(0), path);
+	resolvePath(the, directory, path, below, full);
+
+	int flags = !strcmp(mode, "r") ? O_RDONLY
+		: !strcmp(mode, "r+") ? O_RDWR
+		: !strcmp(mode, "w") ? O_WRONLY | O_CREAT | O_TRUNC
+		: O_RDWR | O_CREAT | O_TRUNC;
+	struct stat status;
+	if (stat(full, &status) == 0 && !S_ISREG(status.st_mode))
+		xsUnknownError("files: not a file: %s", below);
+
+	xsResult = xsNewHostInstance(gFilePrototype);
+	FileRecord *file = calloc(1, sizeof(FileRecord));
+	if (!file)
+		xsUnknownError("files: out of memory");
+	file->fd = open(full, flags | O_CLOEXEC, 0666);
+	if (file->fd < 0) {
+		int error = errno;
+		free(file);
+		throwErrno(the, error, below);
+	}
+	file->readable = mode[0] == 'r' || mode[1] == '+';
+	file->writable = mode[0] == 'w' || mode[1] == '+';
+	strcpy(file->path, below);
+	xsSetHostData(xsResult, file);
+}
+
+static void xs_directory_openDirectory(xsMachine *the)
+{
+	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
+	optionsArgument(the, "openDirectory");
+	xsVars(1);
+	xsVar(0) = xsGet(xsArg(0), hostID("path"));
+	char path[FILES_PATH_MAX], below[FILES_PATH_MAX], full[PATH_MAX];
+	pathArgument(the, &xsVar(0), path);
+	resolvePath(the, directory, path, below, full);
+	struct stat status;
+	if (stat(full, &status) < 0)
+		throwErrno(the, errno, below);
+	if (!S_ISDIR(status.st_mode))
+		throwErrno(the, ENOTDIR, below);
+	xsResult = xsNewHostInstance(gDirectoryPrototype);
+	DirectoryRecord *opened = calloc(1, sizeof(DirectoryRecord));
+	if (!opened)
+		xsUnknownError("files: out of memory");
+	strcpy(opened->path, below);
+	xsSetHostData(xsResult, opened);
+}
+
+static void xs_directory_delete(xsMachine *the)
+{
+	char below[FILES_PATH_MAX], full[PATH_MAX];
+	requireArgument(the, 0, "path");
+	directoryPath(the, &xsArg(0), below, full);
+	struct stat status;
+	if (lstat(full, &status) < 0) {
+		if (errno != ENOENT)
+			throwErrno(the, errno, below);
+		xsResult = xsFalse;
+		return;
+	}
+	if ((S_ISDIR(status.st_mode) ? rmdir(full) : unlink(full)) < 0)
+		throwErrno(the, errno, below);
+	xsResult = xsTrue;
+}
+
+/* move's optional third argument: the directory that `to` is relative to. */
+static DirectoryRecord *directoryArgument(xsMachine *the, xsSlot *slot)
+{
+	txSlot *host = xsIsInstanceOf(*slot, xsObjectPrototype) ? fxToInstance(the, slot)->next : NULL;
+	if (!host || host->kind != XS_HOST_KIND || !(host->flag & XS_HOST_HOOKS_FLAG) || host->value.host.variant.hooks != &gDirectoryHooks)
+		xsTypeError("files: move target must be a directory");
+	if (!host->value.host.data)
+		xsUnknownError("files: move target directory is closed");
+	return host->value.host.data;
+}
+
+static void xs_directory_move(xsMachine *the)
+{
+	char fromBelow[FILES_PATH_MAX], fromFull[PATH_MAX], toPath[FILES_PATH_MAX], toBelow[FILES_PATH_MAX], toFull[PATH_MAX];
+	requireArgument(the, 1, "target path");
+	directoryPath(the, &xsArg(0), fromBelow, fromFull);
+	DirectoryRecord *target = hostArgc > 2 ? directoryArgument(the, &xsArg(2)) : hostThis(the, &gDirectoryHooks, "files");
+	pathArgument(the, &xsArg(1), toPath);
+	resolvePath(the, target, toPath, toBelow, toFull);
+	if (hostStorageOperation())
+		hostPowerLoss();
+	if (rename(fromFull, toFull) < 0)
+		xsUnknownError("files: %s: %s -> %s", errorText(errno), fromBelow, toBelow);
+	if (hostSyncParent(toFull) < 0 || hostSyncParent(fromFull) < 0)
+		throwErrno(the, errno, toBelow);
+}
+
+static void xs_directory_status(xsMachine *the)
+{
+	char below[FILES_PATH_MAX], full[PATH_MAX];
+	requireArgument(the, 0, "path");
+	directoryPath(the, &xsArg(0), below, full);
+	struct stat status;
+	if (stat(full, &status) < 0)
+		throwErrno(the, errno, below);
+	makeStatus(the, &status);
+}
+
+static void xs_directory_createDirectory(xsMachine *the)
+{
+	char below[FILES_PATH_MAX], full[PATH_MAX];
+	requireArgument(the, 0, "path");
+	directoryPath(the, &xsArg(0), below, full);
+	if (mkdir(full, 0777) < 0) {
+		if (errno != EEXIST)
+			throwErrno(the, errno, below);
+		xsResult = xsFalse;
+		return;
+	}
+	xsResult = xsTrue;
+}
+
+static int compareNames(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void freeNames(char **names, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* A sorted snapshot of the names in a directory, as an iterator. */
+static void xs_directory_scan(xsMachine *the)
+{
+	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
+	char below[FILES_PATH_MAX], full[PATH_MAX];
+	if (hostArgc > 0 && xsTypeOf(xsArg(0)) != xsUndefinedType) {
+		char path[FILES_PATH_MAX];
+		pathArgument(the, &xsArg(0), path);
+		resolvePath(the, directory, path, below, full);
+	}
+	else {
+		resolvePath(the, directory, ".", below, full);
+		snprintf(below, sizeof(below), "%s", directory->path[0] ? directory->path : ".");
+	}
+	DIR *listing = opendir(full);
+	if (!listing)
+		throwErrno(the, errno, below);
+	char **names = NULL;
+	size_t count = 0, capacity = 0;
+	int error = 0;
+	struct dirent *entry;
+	while ((entry = readdir(listing))) {
+		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
+			continue;
+		if (count == FILES_SCAN_MAX_ENTRIES) {
+			error = E2BIG;
+			break;
+		}
+		if (count == capacity) {
+			capacity = capacity ? capacity * 2 : 16;
+			char **grown = realloc(names, capacity * sizeof(char *));
+			if (!grown) {
+				error = ENOMEM;
+				break;
+			}
+			names = grown;
+		}
+		if (!(names[count] = strdup(entry->d_name))) {
+			error = ENOMEM;
+			break;
+		}
+		count++;
+	}
+	closedir(listing);
+	if (error) {
+		freeNames(names, count);
+		if (error == E2BIG)
+			xsRangeError("files: more than %d entries in %s; scan a smaller directory", FILES_SCAN_MAX_ENTRIES, below);
+		xsUnknownError("files: out of memory scanning %s", below);
+	}
+	qsort(names, count, sizeof(char *), compareNames);
+	xsVars(2);
+	xsTry {
+		xsVar(0) = xsNewArray(0);
+		for (size_t i = 0; i < count; i++) {
+			xsVar(1) = xsString(names[i]);
+			xsSetIndex(xsVar(0), (txIndex)i, xsVar(1));
+		}
+	}
+	xsCatch {
+		freeNames(names, count);
+		xsThrow(xsException);
+	}
+	freeNames(names, count);
+	xsResult = xsCall0(xsVar(0), mxID(_Symbol_iterator));
+}
+
+static void xs_directory_close(xsMachine *the)
+{
+	DirectoryRecord *directory = hostThisOrNull(the, &gDirectoryHooks, "files");
+	if (!directory)
+		return;
+	if (directory->isRoot)
+		xsTypeError("files: the root directory is shared by every module and cannot be closed");
+	xsSetHostData(xsThis, NULL);
+	directoryDestructor(directory);
+}
+
+/* ---- Status --------------------------------------------------------------- */
+
+static int statusMode(xsMachine *the)
+{
+	if (!xsIsInstanceOf(xsThis, gStatusPrototype))
+		xsTypeError("files: invalid receiver");
+	return xsToInteger(xsGet(xsThis, hostID("mode")));
+}
+
+static void xs_status_isFile(xsMachine *the)
+{
+	xsResult = xsBoolean(S_ISREG(statusMode(the)));
+}
+
+static void xs_status_isDirectory(xsMachine *the)
+{
+	xsResult = xsBoolean(S_ISDIR(statusMode(the)));
+}
+
+static void xs_status_isSymbolicLink(xsMachine *the)
+{
+	xsResult = xsBoolean(S_ISLNK(statusMode(the)));
+}
+
+/* ---- installer ------------------------------------------------------------ */
+
+static const HostMember gFileMembers[] = {
+	{ "read", xs_file_read, 2, 0 },
+	{ "write", xs_file_write, 2, 0 },
+	{ "status", xs_file_status, 0, 0 },
+	{ "setSize", xs_file_setSize, 1, 0 },
+	{ "flush", xs_file_flush, 0, 0 },
+	{ "close", xs_file_close, 0, 0 },
+	{ NULL },
+};
+
+static const HostMember gDirectoryMembers[] = {
+	{ "openFile", xs_directory_openFile, 1, 0 },
+	{ "openDirectory", xs_directory_openDirectory, 1, 0 },
+	{ "delete", xs_directory_delete, 1, 0 },
+	{ "move", xs_directory_move, 2, 0 },
+	{ "status", xs_directory_status, 1, 0 },
+	{ "createDirectory", xs_directory_createDirectory, 1, 0 },
+	{ "scan", xs_directory_scan, 0, 0 },
+	{ "close", xs_directory_close, 0, 0 },
+	{ NULL },
+};
+
+/* native.files is the root directory; native.File and native.Directory are
+ * the classes (their constructors refuse: files are opened, not made). */
 void hostInstallFiles(xsMachine *the, xsSlot *native)
 {
-	(void)the;
-	(void)native;
+	configureFaults();
+	hostDefineClass(the, native, "File", xs_file_constructor, 1, gFileMembers, &gFileHooks);
+	hostDefineClass(the, native, "Directory", xs_directory_constructor, 1, gDirectoryMembers, &gDirectoryHooks);
+	xsVars(2);
+	xsVar(0) = xsGet(*native, hostID("File"));
+	gFilePrototype = xsGet(xsVar(0), hostID("prototype"));
+	xsRemember(gFilePrototype);
+	xsVar(0) = xsGet(*native, hostID("Directory"));
+	gDirectoryPrototype = xsGet(xsVar(0), hostID("prototype"));
+	xsRemember(gDirectoryPrototype);
+	xsVar(0) = xsGet(gDirectoryPrototype, hostID("scan"));
+	xsDefine(gDirectoryPrototype, mxID(_Symbol_iterator), xsVar(0), xsDontEnum);
+
+	gStatusPrototype = xsNewObject();
+	xsRemember(gStatusPrototype);
+	hostDefineFunction(the, &gStatusPrototype, "isFile", xs_status_isFile, 0);
+	hostDefineFunction(the, &gStatusPrototype, "isDirectory", xs_status_isDirectory, 0);
+	hostDefineFunction(the, &gStatusPrototype, "isSymbolicLink", xs_status_isSymbolicLink, 0);
+
+	DirectoryRecord *root = calloc(1, sizeof(DirectoryRecord));
+	if (!root)
+		xsUnknownError("files: out of memory");
+	root->isRoot = 1;
+	xsVar(1) = xsNewHostInstance(gDirectoryPrototype);
+	xsSetHostData(xsVar(1), root);
+	xsDefine(*native, hostID("files"), xsVar(1), xsDontEnum);
 }

@@ -103,6 +103,19 @@ void hostInstallBuffers(xsMachine *the, xsSlot *native);
  * power" (exit 86 after tearing the pending write) past XSCLAW_CRASH_AFTER. */
 #define HOST_POWER_LOSS_EXIT 86
 
+/* Every storage operation (file write, setSize, flush, move, key-value
+ * commit) calls hostStorageOperation() before touching the disk. It returns 0
+ * to go ahead, or 1 when this operation is the one that loses power: the
+ * caller then lands only its torn part (hostCrashRandom picks how much, from
+ * --crash-seed) and calls hostPowerLoss(), which exits at once. */
+int hostStorageOperation(void);
+uint32_t hostCrashRandom(uint32_t bound);   /* in [0, bound), 0 when bound is 0 */
+void hostPowerLoss(void) __attribute__((noreturn));
+/* Storage helpers: 0 on success, -1 with errno. */
+int hostMakeDirectories(const char *path);  /* mkdir -p */
+int hostWriteAll(int fd, const void *data, size_t length, long long position);
+int hostSyncParent(const char *path);       /* fsync the directory holding path */
+
 /* Socket accounting for instrumentation. */
 extern int hostOpenSockets;
 

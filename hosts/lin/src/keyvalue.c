@@ -1,9 +1,559 @@
-/* keyvalue.c — placeholder until the native module lands. */
+/*
+ * keyvalue.c — `embedded:storage/key-value` on the lin host: NVS-like
+ * namespaces, one file each under <data>/nvs, committed crash-safely.
+ *
+ * Shape, as the Moddable SDK's modules/io/storage/esp32 (NVS):
+ *   keyValue.open({path, mode: "r" | "r+" (default), format}) -> store
+ *   store.read(key) -> value in the store's format, undefined when missing;
+ *   store.read(key, buffer) -> length (format "buffer"); store.write(key,
+ *   value); store.delete(key); store[Symbol.iterator]() -> keys (a sorted
+ *   snapshot); store.format = "buffer" (default) | "string"; store.close().
+ * A value is typed by the format it was written in; reading it in the other
+ * format is a TypeError, as NVS's blob/string types are. The SDK's numeric
+ * formats (uint8 ... int64) are not provided here.
+ * Limits, as NVS: namespace and key names 1-15 bytes; values 4000 bytes
+ * (strings 3999 UTF-8 bytes, NVS keeps a NUL); a namespace at most 24 KiB.
+ *
+ * File format of <data>/nvs/<namespace>.kv, little-endian:
+ *   0       "XKV1"   magic
+ *   4       u32      entry count
+ *   8       entries, each: u8 key length (1-15), u8 type (0 buffer, 1 string),
+ *                    u16 value length, key bytes, value bytes (a string as
+ *                    XS holds it: UTF-8 with NUL as C0 80, no terminator)
+ *   end-4   u32      CRC-32 (IEEE) of every byte before it
+ * A file failing any check is reported as corrupt, naming the file; nothing
+ * is guessed or repaired. Keys are unique and kept in sorted order.
+ *
+ * Commit: the whole namespace is written to <namespace>.kv.tmp, fsynced,
+ * renamed over <namespace>.kv, and the directory fsynced: a crash leaves the
+ * old file or the new one, never a torn one; a stale .tmp is overwritten by
+ * the next commit. Every operation reads the file afresh (it is small), so
+ * two stores open on one namespace never disagree.
+ *
+ * For fault injection (files.c) a commit is one storage operation. When it is
+ * the one that loses power, the seeded random choice is between "the rename
+ * reached the disk" (new value) and "the temp file was torn" (old value).
+ */
 #include "xsAll.h"
 #include "host.h"
 
+#include <ctype.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define KV_NAME_MAX_BYTES 15            /* NVS_KEY_NAME_MAX_SIZE is 16 with the NUL */
+#define KV_VALUE_MAX_BYTES 4000         /* NVS's string limit, NUL included; blobs kept to the same */
+#define KV_NAMESPACE_MAX_BYTES 24576    /* the default ESP32 nvs partition (0x6000) */
+#define KV_HEADER_BYTES 8               /* magic + count */
+#define KV_ENTRY_HEADER_BYTES 4         /* key length, type, value length */
+#define KV_CRC_BYTES 4
+#define KV_DIRECTORY_NAME "nvs"         /* <data>/nvs holds the namespaces */
+
+enum { KV_BUFFER = 0, KV_STRING = 1 };
+
+typedef struct {
+	char name[KV_NAME_MAX_BYTES + 1];
+	int readOnly;
+	int format;
+} StoreRecord;
+
+typedef struct {
+	const uint8_t *key;
+	const uint8_t *value;
+	uint8_t keyLength;
+	uint8_t type;
+	uint16_t valueLength;
+} Entry;
+
+/* A namespace as loaded: entries point into bytes. */
+typedef struct {
+	uint8_t *bytes;
+	Entry *entries;
+	uint32_t count;
+} Namespace;
+
+static void storeDestructor(void *data)
+{
+	free(data);
+}
+
+/* The record holds no JS values, so there is nothing to mark. */
+static xsHostHooks gStoreHooks = { storeDestructor, NULL, NULL };
+static xsSlot gStorePrototype;   /* set by the installer, remembered */
+
+static const char *const gFormatNames[] = { "buffer", "string" };
+
+/* ---- bytes -------------------------------------------------------------- */
+
+static uint32_t crc32(const uint8_t *bytes, size_t length)
+{
+	uint32_t crc = 0xFFFFFFFFu;
+	while (length--) {
+		crc ^= *bytes++;
+		for (int bit = 0; bit < 8; bit++)
+			crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+	}
+	return ~crc;
+}
+
+static uint32_t get32(const uint8_t *p) { return p[0] | (p[1] << 8) | (p[2] << 16) | ((uint32_t)p[3] << 24); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static void put32(uint8_t *p, uint32_t v) { p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24; }
+static void put16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
+
+static int compareKeys(const uint8_t *a, size_t aLength, const uint8_t *b, size_t bLength)
+{
+	int order = memcmp(a, b, aLength < bLength ? aLength : bLength);
+	return order ? order : (int)aLength - (int)bLength;
+}
+
+/* ---- paths and files ---------------------------------------------------- */
+
+static void namespacePath(xsMachine *the, const char *name, const char *suffix, char *path)
+{
+	if (snprintf(path, PATH_MAX, "%s/" KV_DIRECTORY_NAME "/%s%s", hostDataDir(), name, suffix) >= PATH_MAX)
+		xsRangeError("key-value: the data directory path is too long; pass a shorter --data DIR");
+}
+
+static void freeNamespace(Namespace *space)
+{
+	free(space->bytes);
+	free(space->entries);
+	space->bytes = NULL;
+	space->entries = NULL;
+	space->count = 0;
+}
+
+static void corrupt(xsMachine *the, Namespace *space, const char *path, const char *reason)
+{
+	freeNamespace(space);
+	xsUnknownError("key-value: %s is corrupt (%s); delete that file to start the namespace afresh", path, reason);
+}
+
+/* Loads and checks a namespace; a missing file is an empty namespace
+ * (returns 0), an existing one returns 1. Throws on corruption. */
+static int loadNamespace(xsMachine *the, const char *name, Namespace *space)
+{
+	char path[PATH_MAX];
+	namespacePath(the, name, ".kv", path);
+	space->bytes = NULL;
+	space->entries = NULL;
+	space->count = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		xsUnknownError("key-value: cannot read %s: %s", path, strerror(errno));
+	}
+	struct stat status;
+	if (fstat(fd, &status) < 0) {
+		int error = errno;
+		close(fd);
+		xsUnknownError("key-value: cannot read %s: %s", path, strerror(error));
+	}
+	size_t size = (size_t)status.st_size;
+	if (size < KV_HEADER_BYTES + KV_CRC_BYTES || size > KV_NAMESPACE_MAX_BYTES) {
+		close(fd);
+		corrupt(the, space, path, "impossible size");
+	}
+	space->bytes = malloc(size);
+	ssize_t got = space->bytes ? pread(fd, space->bytes, size, 0) : -1;
+	int error = errno;
+	close(fd);
+	if (!space->bytes)
+		xsUnknownError("key-value: out of memory");
+	if (got < 0) {
+		freeNamespace(space);
+		xsUnknownError("key-value: cannot read %s: %s", path, strerror(error));
+	}
+	if ((size_t)got != size)
+		corrupt(the, space, path, "short read");
+	const uint8_t *bytes = space->bytes;
+	if (memcmp(bytes, "XKV1", 4))
+		corrupt(the, space, path, "bad magic");
+	if (crc32(bytes, size - KV_CRC_BYTES) != get32(bytes + size - KV_CRC_BYTES))
+		corrupt(the, space, path, "bad checksum");
+	uint32_t count = get32(bytes + 4);
+	if (count > (size - KV_HEADER_BYTES - KV_CRC_BYTES) / (KV_ENTRY_HEADER_BYTES + 1))
+		corrupt(the, space, path, "impossible entry count");
+	space->entries = calloc(count ? count : 1, sizeof(Entry));
+	if (!space->entries) {
+		freeNamespace(space);
+		xsUnknownError("key-value: out of memory");
+	}
+	size_t offset = KV_HEADER_BYTES, end = size - KV_CRC_BYTES;
+	for (uint32_t i = 0; i < count; i++) {
+		if (end - offset < KV_ENTRY_HEADER_BYTES)
+			corrupt(the, space, path, "entry past the end");
+		Entry *entry = &space->entries[i];
+		entry->keyLength = bytes[offset];
+		entry->type = bytes[offset + 1];
+		entry->valueLength = get16(bytes + offset + 2);
+		offset += KV_ENTRY_HEADER_BYTES;
+		if (!entry->keyLength || entry->keyLength > KV_NAME_MAX_BYTES || entry->type > KV_STRING || entry->valueLength > KV_VALUE_MAX_BYTES)
+			corrupt(the, space, path, "bad entry header");
+		if (end - offset < (size_t)entry->keyLength + entry->valueLength)
+			corrupt(the, space, path, "entry past the end");
+		entry->key = bytes + offset;
+		entry->value = entry->key + entry->keyLength;
+		offset += (size_t)entry->keyLength + entry->valueLength;
+		if (i && compareKeys(entry[-1].key, entry[-1].keyLength, entry->key, entry->keyLength) >= 0)
+			corrupt(the, space, path, "keys out of order");
+		space->count++;
+	}
+	if (offset != end)
+		corrupt(the, space, path, "bytes after the last entry");
+	return 1;
+}
+
+static int writeFileSynced(const char *path, const uint8_t *bytes, size_t length)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -1;
+	if (hostWriteAll(fd, bytes, length, 0) < 0 || fsync(fd) < 0) {
+		int error = errno;
+		close(fd);
+		errno = error;
+		return -1;
+	}
+	return close(fd);
+}
+
+/* Replaces the namespace file with bytes; see the note at the top. */
+static int commitNamespace(xsMachine *the, const char *name, const uint8_t *bytes, size_t length)
+{
+	char path[PATH_MAX], temporary[PATH_MAX];
+	namespacePath(the, name, ".kv", path);
+	namespacePath(the, name, ".kv.tmp", temporary);
+	char *slash = strrchr(path, '/');
+	*slash = 0;
+	int made = hostMakeDirectories(path);
+	*slash = '/';
+	if (made < 0)
+		return -1;
+	if (hostStorageOperation()) {
+		int renamed = (int)hostCrashRandom(2);
+		writeFileSynced(temporary, bytes, renamed ? length : hostCrashRandom((uint32_t)length));
+		if (renamed)
+			rename(temporary, path);
+		hostPowerLoss();
+	}
+	if (writeFileSynced(temporary, bytes, length) < 0 || rename(temporary, path) < 0)
+		return -1;
+	return hostSyncParent(path);
+}
+
+/* Writes space with the entry for key replaced by (type, value), or removed
+ * when value is NULL; commits it. Frees space. */
+static void rewriteNamespace(xsMachine *the, const char *name, Namespace *space,
+	const uint8_t *key, size_t keyLength, int type, const uint8_t *value, size_t valueLength)
+{
+	size_t size = KV_HEADER_BYTES + KV_CRC_BYTES;
+	for (uint32_t i = 0; i < space->count; i++)
+		if (compareKeys(space->entries[i].key, space->entries[i].keyLength, key, keyLength))
+			size += KV_ENTRY_HEADER_BYTES + space->entries[i].keyLength + space->entries[i].valueLength;
+	if (value)
+		size += KV_ENTRY_HEADER_BYTES + keyLength + valueLength;
+	if (size > KV_NAMESPACE_MAX_BYTES) {
+		freeNamespace(space);
+		xsRangeError("key-value: namespace \"%s\" is full (%d bytes at most); delete keys it no longer needs", name, KV_NAMESPACE_MAX_BYTES);
+	}
+	uint8_t *bytes = malloc(size);
+	if (!bytes) {
+		freeNamespace(space);
+		xsUnknownError("key-value: out of memory");
+	}
+	uint32_t count = 0;
+	size_t offset = KV_HEADER_BYTES;
+	int placed = !value;
+	for (uint32_t i = 0; i <= space->count; i++) {
+		const Entry *entry = i < space->count ? &space->entries[i] : NULL;
+		int order = entry ? compareKeys(entry->key, entry->keyLength, key, keyLength) : 1;
+		if (order > 0 && !placed) {
+			bytes[offset] = (uint8_t)keyLength;
+			bytes[offset + 1] = (uint8_t)type;
+			put16(bytes + offset + 2, (uint16_t)valueLength);
+			memcpy(bytes + offset + KV_ENTRY_HEADER_BYTES, key, keyLength);
+			memcpy(bytes + offset + KV_ENTRY_HEADER_BYTES + keyLength, value, valueLength);
+			offset += KV_ENTRY_HEADER_BYTES + keyLength + valueLength;
+			count++;
+			placed = 1;
+		}
+		if (entry && order) {
+			size_t entrySize = KV_ENTRY_HEADER_BYTES + entry->keyLength + entry->valueLength;
+			memcpy(bytes + offset, entry->key - KV_ENTRY_HEADER_BYTES, entrySize);
+			offset += entrySize;
+			count++;
+		}
+	}
+	memcpy(bytes, "XKV1", 4);
+	put32(bytes + 4, count);
+	put32(bytes + offset, crc32(bytes, offset));
+	freeNamespace(space);
+	int result = commitNamespace(the, name, bytes, size);
+	int error = errno;
+	free(bytes);
+	if (result < 0)
+		xsUnknownError("key-value: cannot save namespace \"%s\": %s", name, strerror(error));
+}
+
+static const Entry *findEntry(const Namespace *space, const uint8_t *key, size_t keyLength)
+{
+	for (uint32_t i = 0; i < space->count; i++)
+		if (!compareKeys(space->entries[i].key, space->entries[i].keyLength, key, keyLength))
+			return &space->entries[i];
+	return NULL;
+}
+
+/* ---- arguments ---------------------------------------------------------- */
+
+/* Copies a key argument into key (KV_NAME_MAX_BYTES + 1); returns its length. */
+static size_t keyArgument(xsMachine *the, char *key)
+{
+	if (hostArgc < 1 || xsTypeOf(xsArg(0)) != xsStringType)
+		xsTypeError("key-value: key must be a string");
+	const char *text = xsToString(xsArg(0));
+	size_t length = strlen(text);
+	if (!length)
+		xsRangeError("key-value: key must not be empty");
+	if (length > KV_NAME_MAX_BYTES)
+		xsRangeError("key-value: key \"%s\" is too long (at most %d bytes, as NVS)", text, KV_NAME_MAX_BYTES);
+	if (strstr(text, "\xC0\x80"))
+		xsRangeError("key-value: key must not contain NUL");
+	memcpy(key, text, length + 1);
+	return length;
+}
+
+static int formatArgument(xsMachine *the, xsSlot *value)
+{
+	if (xsTypeOf(*value) == xsStringType) {
+		const char *text = xsToString(*value);
+		for (int format = KV_BUFFER; format <= KV_STRING; format++)
+			if (!strcmp(text, gFormatNames[format]))
+				return format;
+		xsRangeError("key-value: unsupported format \"%s\" (use \"buffer\" or \"string\")", text);
+	}
+	xsTypeError("key-value: format must be a string");
+	return KV_BUFFER;
+}
+
+static StoreRecord *writableStore(xsMachine *the)
+{
+	StoreRecord *store = hostThis(the, &gStoreHooks, "key-value");
+	if (store->readOnly)
+		xsUnknownError("key-value: namespace \"%s\" is open read-only (mode \"r\"); open it with mode \"r+\" to change it", store->name);
+	return store;
+}
+
+/* ---- store ---------------------------------------------------------------- */
+
+static void xs_store_constructor(xsMachine *the)
+{
+	xsTypeError("key-value: use keyValue.open({path})");
+}
+
+static void xs_store_read(xsMachine *the)
+{
+	StoreRecord *store = hostThis(the, &gStoreHooks, "key-value");
+	char key[KV_NAME_MAX_BYTES + 1];
+	size_t keyLength = keyArgument(the, key);
+	int into = hostArgc > 1 && xsTypeOf(xsArg(1)) != xsUndefinedType;
+	if (into && store->format != KV_BUFFER)
+		xsTypeError("key-value: reading into a buffer needs format \"buffer\"");
+	size_t capacity = 0;
+	if (into)
+		hostBytes(the, &xsArg(1), &capacity, "key-value");
+	Namespace space;
+	loadNamespace(the, store->name, &space);
+	const Entry *entry = findEntry(&space, (const uint8_t *)key, keyLength);
+	if (!entry) {
+		freeNamespace(&space);
+		return;
+	}
+	if (entry->type != store->format) {
+		int type = entry->type;
+		freeNamespace(&space);
+		xsTypeError("key-value: \"%s\" holds a %s; set format to \"%s\" to read it", key, gFormatNames[type], gFormatNames[type]);
+	}
+	if (into && capacity < entry->valueLength) {
+		freeNamespace(&space);
+		xsRangeError("key-value: buffer too small for \"%s\"", key);
+	}
+	/* Copy out of the C buffer; on an XS allocation failure the host aborts. */
+	if (into) {
+		memcpy(hostBytes(the, &xsArg(1), &capacity, "key-value"), entry->value, entry->valueLength);
+		xsResult = xsInteger(entry->valueLength);
+	}
+	else if (entry->type == KV_STRING)
+		xsResult = xsStringBuffer((char *)entry->value, entry->valueLength);
+	else
+		xsResult = xsArrayBuffer((void *)entry->value, entry->valueLength);
+	freeNamespace(&space);
+}
+
+static void xs_store_write(xsMachine *the)
+{
+	StoreRecord *store = writableStore(the);
+	char key[KV_NAME_MAX_BYTES + 1];
+	size_t keyLength = keyArgument(the, key);
+	if (hostArgc < 2)
+		xsTypeError("key-value: value required");
+	const uint8_t *value;
+	size_t valueLength;
+	if (store->format == KV_STRING) {
+		if (xsTypeOf(xsArg(1)) != xsStringType)
+			xsTypeError("key-value: value must be a string (format is \"string\")");
+		value = (const uint8_t *)xsToString(xsArg(1));
+		valueLength = strlen((const char *)value);
+		if (valueLength >= KV_VALUE_MAX_BYTES)
+			xsRangeError("key-value: value of \"%s\" is too large (%u bytes; strings at most %d)", key, (unsigned)valueLength, KV_VALUE_MAX_BYTES - 1);
+	}
+	else {
+		if (xsTypeOf(xsArg(1)) == xsStringType)
+			xsTypeError("key-value: value must be a buffer (format is \"buffer\"; set it to \"string\" for strings)");
+		value = hostBytes(the, &xsArg(1), &valueLength, "key-value");
+		if (valueLength > KV_VALUE_MAX_BYTES)
+			xsRangeError("key-value: value of \"%s\" is too large (%u bytes; at most %d)", key, (unsigned)valueLength, KV_VALUE_MAX_BYTES);
+	}
+	/* No XS allocation from here on, so value stays valid. */
+	Namespace space;
+	loadNamespace(the, store->name, &space);
+	rewriteNamespace(the, store->name, &space, (const uint8_t *)key, keyLength, store->format, value, valueLength);
+}
+
+static void xs_store_delete(xsMachine *the)
+{
+	StoreRecord *store = writableStore(the);
+	char key[KV_NAME_MAX_BYTES + 1];
+	size_t keyLength = keyArgument(the, key);
+	Namespace space;
+	loadNamespace(the, store->name, &space);
+	if (!findEntry(&space, (const uint8_t *)key, keyLength)) {
+		freeNamespace(&space);
+		return;
+	}
+	rewriteNamespace(the, store->name, &space, (const uint8_t *)key, keyLength, KV_BUFFER, NULL, 0);
+}
+
+/* The keys, sorted, as an array iterator: a snapshot, like a scan. */
+static void xs_store_iterator(xsMachine *the)
+{
+	StoreRecord *store = hostThis(the, &gStoreHooks, "key-value");
+	Namespace space;
+	loadNamespace(the, store->name, &space);
+	xsVars(2);
+	xsTry {
+		xsVar(0) = xsNewArray(0);
+		for (uint32_t i = 0; i < space.count; i++) {
+			xsVar(1) = xsStringBuffer((char *)space.entries[i].key, space.entries[i].keyLength);
+			xsSetIndex(xsVar(0), i, xsVar(1));
+		}
+	}
+	xsCatch {
+		freeNamespace(&space);
+		xsThrow(xsException);
+	}
+	freeNamespace(&space);
+	xsResult = xsCall0(xsVar(0), mxID(_Symbol_iterator));
+}
+
+static void xs_store_get_format(xsMachine *the)
+{
+	StoreRecord *store = hostThis(the, &gStoreHooks, "key-value");
+	xsResult = xsString(gFormatNames[store->format]);
+}
+
+static void xs_store_set_format(xsMachine *the)
+{
+	StoreRecord *store = hostThis(the, &gStoreHooks, "key-value");
+	store->format = formatArgument(the, &xsArg(0));
+}
+
+static void xs_store_close(xsMachine *the)
+{
+	StoreRecord *store = hostThisOrNull(the, &gStoreHooks, "key-value");
+	if (!store)
+		return;
+	xsSetHostData(xsThis, NULL);
+	storeDestructor(store);
+}
+
+/* keyValue.open({path, mode, format}) */
+static void xs_keyvalue_open(xsMachine *the)
+{
+	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
+		xsTypeError("key-value: open needs an options object {path}");
+	StoreRecord record = { .format = KV_BUFFER };
+	char name[KV_NAME_MAX_BYTES + 2];
+	if (!hostHasOption(the, &xsArg(0), "path"))
+		xsTypeError("key-value: path required (the namespace)");
+	xsVars(1);
+	xsVar(0) = xsGet(xsArg(0), hostID("path"));
+	if (xsTypeOf(xsVar(0)) != xsStringType)
+		xsTypeError("key-value: path must be a string");
+	const char *text = xsToString(xsVar(0));
+	size_t length = strlen(text);
+	if (length > 1 && text[length - 1] == '/')
+		length--;   /* the SDK accepts "config/" for "config" */
+	int valid = length >= 1 && length <= KV_NAME_MAX_BYTES && text[0] != '.';
+	for (size_t i = 0; valid && i < length; i++)
+		valid = isalnum((unsigned char)text[i]) || strchr("_-.", text[i]);
+	if (!valid)
+		xsRangeError("key-value: invalid namespace \"%s\" (1-%d letters, digits, \"_\", \"-\" or \".\", not starting with \".\")", text, KV_NAME_MAX_BYTES);
+	memcpy(name, text, length);
+	name[length] = 0;
+	if (hostHasOption(the, &xsArg(0), "mode")) {
+		xsVar(0) = xsGet(xsArg(0), hostID("mode"));
+		if (xsTypeOf(xsVar(0)) != xsStringType)
+			xsTypeError("key-value: mode must be a string");
+		text = xsToString(xsVar(0));
+		if (strcmp(text, "r") && strcmp(text, "r+"))
+			xsRangeError("key-value: invalid mode \"%s\" (use \"r\" or \"r+\")", text);
+		record.readOnly = !strcmp(text, "r");
+	}
+	if (hostHasOption(the, &xsArg(0), "format")) {
+		xsVar(0) = xsGet(xsArg(0), hostID("format"));
+		record.format = formatArgument(the, &xsVar(0));
+	}
+	strcpy(record.name, name);
+	/* Check the file now, so a corrupt namespace is reported at open. */
+	Namespace space;
+	int exists = loadNamespace(the, name, &space);
+	freeNamespace(&space);
+	if (!exists && record.readOnly)
+		xsUnknownError("key-value: namespace \"%s\" not found (nothing was written to it yet)", name);
+	xsResult = xsNewHostInstance(gStorePrototype);
+	StoreRecord *store = malloc(sizeof(StoreRecord));
+	if (!store)
+		xsUnknownError("key-value: out of memory");
+	*store = record;
+	xsSetHostData(xsResult, store);
+}
+
+static const HostMember gStoreMembers[] = {
+	{ "read", xs_store_read, 1, 0 },
+	{ "write", xs_store_write, 2, 0 },
+	{ "delete", xs_store_delete, 1, 0 },
+	{ "close", xs_store_close, 0, 0 },
+	{ "format", xs_store_get_format, 0, 1 },
+	{ "format", xs_store_set_format, 1, 2 },
+	{ NULL },
+};
+
+/* native.keyValue is {open}; native.KeyValueStore the class of its stores. */
 void hostInstallKeyValue(xsMachine *the, xsSlot *native)
 {
-	(void)the;
-	(void)native;
+	hostDefineClass(the, native, "KeyValueStore", xs_store_constructor, 0, gStoreMembers, &gStoreHooks);
+	xsVars(2);
+	xsVar(0) = xsGet(*native, hostID("KeyValueStore"));
+	gStorePrototype = xsGet(xsVar(0), hostID("prototype"));
+	xsRemember(gStorePrototype);
+	xsVar(1) = xsNewHostFunction(xs_store_iterator, 0);
+	xsDefine(gStorePrototype, mxID(_Symbol_iterator), xsVar(1), xsDontEnum);
+	xsVar(0) = xsNewObject();
+	hostDefineFunction(the, &xsVar(0), "open", xs_keyvalue_open, 1);
+	xsDefine(*native, hostID("keyValue"), xsVar(0), xsDontEnum);
 }
