@@ -20,6 +20,10 @@ export const IMAGE_MAX_BYTES = 512 * 1024;     // local image before base64
 export const LLM_RETRY_COUNT = 3;              // connect errors, 429, 5xx
 export const LLM_RETRY_BACKOFF_MS = [2000, 4000, 8000] as const;
 export const LLM_RETRY_BUDGET_MS = 45_000;     // wall clock for all retries of one call
+export const LLM_TOKENS_PER_DAY = 2_000_000;    // prompt + output tokens a day (config llm.tokens_per_day; 0 = no limit)
+export const LLM_REPLY_MAX_BYTES = 256 * 1024; // one reply, streamed or not: far above 8192 tokens, well below the JS heap
+export const LLM_CACHE_BREAKPOINTS = 4;        // Anthropic allows at most 4 cache_control blocks per request
+export const LLM_TEST_MAX_TOKENS = 64;         // `llm test`: a short reply is enough to prove the setup
 
 // ---- HTTP (SPEC §5) ----
 export const HTTP_BODY_START_BYTES = 4 * 1024; // response buffer starts here, doubling

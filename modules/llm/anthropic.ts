@@ -1,0 +1,447 @@
+// llm/anthropic: the anthropic_compatible backend, POST {base_url}/messages with
+// x-api-key and anthropic-version: 2023-06-01, and the two-way conversion between
+// canonical (OpenAI-shaped) messages and Anthropic Messages.
+//
+// Request direction (toAnthropicRequest):
+//  - system messages, wherever they are, become the top-level `system` (a string,
+//    or text blocks when one carries a cache breakpoint);
+//  - consecutive `tool` messages (and any user text right after them) merge into ONE
+//    user message of tool_result blocks: Anthropic wants every tool_use answered in
+//    the very next user message;
+//  - an assistant message whose raw form came from this protocol is sent with its
+//    content blocks verbatim (thinking signatures, redacted thinking, citations);
+//    otherwise reasoning_content + signature -> a thinking block first, text -> a
+//    text block, tool_calls -> tool_use blocks with `input` parsed from arguments.
+//    Arguments that are not a JSON object are sent as {} and reported in `notes`
+//    (the conversation stays sendable; the model sees the tool's error result).
+//    Reasoning without a signature (e.g. from DeepSeek) is dropped, also noted.
+//  - tools: function.parameters -> input_schema;
+//  - images: data URLs -> base64 source blocks, http(s) URLs -> url source blocks;
+//  - empty text blocks and messages left empty are dropped (the API rejects them).
+//
+// Reply direction (fromAnthropicMessage): text blocks -> content, thinking ->
+// reasoning_content (+ signature), tool_use -> tool_calls (input serialised back to
+// a string); the reply itself is kept as raw. Streamed replies are assembled into the
+// message the API would have sent unstreamed, then converted the same way.
+import { LLM_CACHE_BREAKPOINTS } from "budgets";
+import { arrayAt, emptyUsage, isObject, numberAt, objectAt, parseJson, stringAt } from "llm/json";
+import {
+	LlmError,
+	type AssistantDelta, type AssistantMessage, type BackendEnv, type BackendRegistration, type ChatOptions, type ChatRequest,
+	type ChatResponse, type ContentPart, type FinishReason, type JsonObject, type JsonValue, type LlmBackend, type ModelProfile,
+	type PreparedMediaRequest, type ToolCall, type Usage,
+} from "llm/types";
+import { authHeaders, exchange, imageMarker, joinUrl, type ParsedReply, type StreamAssembler } from "llm/wire";
+
+export interface ConvertedRequest {
+	body: JsonObject;
+	/** Sentences about what the conversion had to change (logged, never fatal). */
+	notes: string[];
+}
+
+const DATA_URL = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+);base64,/i;
+
+function imageBlock(url: string): JsonObject {
+	const match = DATA_URL.exec(url);
+	if (match) return { type: "image", source: { type: "base64", media_type: match[1].toLowerCase(), data: url.slice(match[0].length) } };
+	if (/^https?:\/\//i.test(url)) return { type: "image", source: { type: "url", url } };
+	throw new LlmError("invalid", "an image must be a base64 data URL or an http(s) URL");
+}
+
+function userBlocks(content: string | ContentPart[]): JsonObject[] {
+	if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
+	const blocks: JsonObject[] = [];
+	for (const part of content) {
+		if (part.type === "text") {
+			if (part.text) blocks.push({ type: "text", text: part.text });
+		} else if (part.type === "image_url") {
+			blocks.push(imageBlock(part.image_url.url));
+		}
+	}
+	return blocks;
+}
+
+function toolInput(call: ToolCall, notes: string[]): JsonObject {
+	const text = call.function.arguments.trim();
+	if (!text) return {};
+	const parsed = parseJson(text);
+	if (isObject(parsed)) return parsed;
+	notes.push(`tool call ${call.id} (${call.function.name}) has arguments that are not a JSON object; they were sent as {}`);
+	return {};
+}
+
+function assistantBlocks(message: AssistantMessage, notes: string[]): JsonValue[] {
+	if (message.raw?.protocol === "anthropic") {
+		const content = message.raw.message.content;
+		if (Array.isArray(content)) return content;
+	}
+	const blocks: JsonObject[] = [];
+	if (message.reasoning_content) {
+		if (message.reasoning_signature) blocks.push({ type: "thinking", thinking: message.reasoning_content, signature: message.reasoning_signature });
+		else notes.push("reasoning without an Anthropic signature was left out of the request");
+	}
+	if (message.content) blocks.push({ type: "text", text: message.content });
+	for (const call of message.tool_calls ?? []) blocks.push({ type: "tool_use", id: call.id, name: call.function.name, input: toolInput(call, notes) });
+	return blocks;
+}
+
+interface Turn { role: "user" | "assistant"; content: JsonValue[]; cache: boolean }
+
+/** The JSON body of a Messages request for profile. */
+export function toAnthropicRequest(request: ChatRequest, profile: ModelProfile, stream: boolean): ConvertedRequest {
+	const notes: string[] = [];
+	const system: { text: string; cache: boolean }[] = [];
+	const turns: Turn[] = [];
+	const add = (role: "user" | "assistant", content: JsonValue[], cache: boolean) => {
+		if (!content.length) return; // the API rejects empty messages; a dropped one merges its neighbours
+		const last = turns[turns.length - 1];
+		if (last && last.role === role) {
+			// Copy before appending: content may be a raw message's own array.
+			last.content = [...last.content, ...content];
+			last.cache = cache;
+		} else {
+			turns.push({ role, content, cache });
+		}
+	};
+	for (const message of request.messages) {
+		const cache = message.cache_breakpoint === true;
+		switch (message.role) {
+			case "system":
+				if (message.content) system.push({ text: message.content, cache });
+				break;
+			case "user":
+				add("user", userBlocks(message.content), cache);
+				break;
+			case "assistant":
+				add("assistant", assistantBlocks(message, notes), cache);
+				break;
+			case "tool": {
+				const block: JsonObject = { type: "tool_result", tool_use_id: message.tool_call_id, content: message.content };
+				if (message.is_error) block.is_error = true;
+				add("user", [block], cache);
+				break;
+			}
+		}
+	}
+
+	let breakpoints = 0;
+	const allowBreakpoint = () => {
+		if (breakpoints < LLM_CACHE_BREAKPOINTS) return ++breakpoints;
+		notes.push(`more than ${LLM_CACHE_BREAKPOINTS} cache breakpoints; the later ones were left out`);
+		return 0;
+	};
+	const body: JsonObject = { model: profile.model, max_tokens: request.max_tokens ?? profile.max_tokens };
+	if (system.length) {
+		if (system.some((s) => s.cache)) {
+			body.system = system.map((s) => {
+				const block: JsonObject = { type: "text", text: s.text };
+				if (s.cache && allowBreakpoint()) block.cache_control = { type: "ephemeral" };
+				return block;
+			});
+		} else {
+			body.system = system.map((s) => s.text).join("\n\n");
+		}
+	}
+	body.messages = turns.map((turn) => {
+		let content = turn.content;
+		if (turn.cache && allowBreakpoint()) {
+			// Marks a copy of the last block, so a raw message stays as it was.
+			const last = content[content.length - 1];
+			if (isObject(last)) content = [...content.slice(0, -1), { ...last, cache_control: { type: "ephemeral" } }];
+		}
+		return { role: turn.role, content };
+	});
+	if (request.tools?.length) {
+		body.tools = request.tools.map((t) => {
+			const tool: JsonObject = { name: t.function.name, input_schema: t.function.parameters };
+			if (t.function.description) tool.description = t.function.description;
+			return tool;
+		});
+	}
+	if (stream) body.stream = true;
+	return { body, notes };
+}
+
+// ---- reply ----
+
+function finishReason(reason: string | undefined, hasCalls: boolean): FinishReason {
+	if (hasCalls) return "tool_calls";
+	switch (reason) {
+		case "end_turn": case "stop_sequence": return "stop";
+		case "tool_use": return "tool_calls";
+		case "max_tokens": return "length";
+		case "refusal": return "content_filter";
+		default: return "other";
+	}
+}
+
+/** Canonical input_tokens count every prompt token, cached or not (as OpenAI's do). */
+function usageOf(u: JsonObject | undefined): Usage {
+	const usage = emptyUsage();
+	if (!u) return usage;
+	usage.cache_read_tokens = numberAt(u, "cache_read_input_tokens");
+	usage.cache_write_tokens = numberAt(u, "cache_creation_input_tokens");
+	usage.input_tokens = numberAt(u, "input_tokens") + usage.cache_read_tokens + usage.cache_write_tokens;
+	usage.output_tokens = numberAt(u, "output_tokens");
+	return usage;
+}
+
+/** The canonical assistant message for an Anthropic `message` object (kept as raw). */
+export function fromAnthropicMessage(raw: JsonObject): AssistantMessage {
+	if (raw.role !== "assistant" || !Array.isArray(raw.content))
+		throw new LlmError("protocol", "the LLM reply is not an Anthropic assistant message with content blocks");
+	let text = "", sawText = false, reasoning = "", signature: string | undefined = undefined;
+	const calls: ToolCall[] = [];
+	for (const block of raw.content) {
+		switch (stringAt(block, "type")) {
+			case "text":
+				sawText = true;
+				text += stringAt(block, "text") ?? "";
+				break;
+			case "thinking":
+				reasoning += stringAt(block, "thinking") ?? "";
+				signature = stringAt(block, "signature") ?? signature;
+				break;
+			case "tool_use": {
+				const id = stringAt(block, "id"), name = stringAt(block, "name");
+				if (!id || !name) throw new LlmError("protocol", "a tool_use block in the LLM reply has no id or name");
+				const input = isObject(block) ? block.input : undefined;
+				calls.push({ id, type: "function", function: { name, arguments: JSON.stringify(isObject(input) ? input : {}) } });
+				break;
+			}
+			default:
+				break; // redacted_thinking, server tools, ...: kept in raw only
+		}
+	}
+	const message: AssistantMessage = { role: "assistant", content: sawText || !calls.length ? text : null };
+	if (reasoning) message.reasoning_content = reasoning;
+	if (signature) message.reasoning_signature = signature;
+	if (calls.length) message.tool_calls = calls;
+	message.raw = { protocol: "anthropic", message: raw };
+	return message;
+}
+
+export function parseAnthropicResponse(json: JsonValue): ParsedReply {
+	if (!isObject(json) || json.type === "error") {
+		const error = stringAt(objectAt(json, "error"), "message");
+		throw new LlmError("protocol", error ? `the LLM reply is an error: ${error}` : "the LLM reply is not a message object");
+	}
+	const message = fromAnthropicMessage(json);
+	return {
+		message,
+		finish_reason: finishReason(stringAt(json, "stop_reason"), !!message.tool_calls?.length),
+		usage: usageOf(objectAt(json, "usage")),
+		model: stringAt(json, "model") ?? "",
+	};
+}
+
+// Text, thinking and tool input grow as lists of pieces, joined once at the end.
+interface BlockState { block: JsonObject; pieces: string[]; signature: string[]; callIndex: number }
+
+/** Assembles the Messages event stream into the message the API would have sent. */
+export class AnthropicStreamAssembler implements StreamAssembler {
+	#emit: (delta: AssistantDelta) => void;
+	#message: JsonObject | undefined = undefined;
+	#blocks = new Map<number, BlockState>();
+	#calls = 0;
+	#usage: JsonObject = {};
+	#done = false;
+
+	constructor(emit: (delta: AssistantDelta) => void) {
+		this.#emit = emit;
+	}
+
+	get complete(): boolean {
+		return this.#done;
+	}
+
+	push(_event: string, data: string): void {
+		const event = parseJson(data);
+		if (!isObject(event)) throw new LlmError("protocol", "the LLM stream sent an event that is not JSON");
+		switch (event.type) {
+			case "message_start": {
+				const message = objectAt(event, "message");
+				if (!message) throw new LlmError("protocol", "message_start without a message");
+				this.#message = { ...message, content: [] };
+				this.#usage = { ...(objectAt(message, "usage") ?? {}) };
+				break;
+			}
+			case "content_block_start": {
+				const index = numberAt(event, "index");
+				const block = objectAt(event, "content_block");
+				if (!block) throw new LlmError("protocol", "content_block_start without a content block");
+				const state: BlockState = { block: { ...block }, pieces: [], signature: [], callIndex: -1 };
+				if (block.type === "tool_use") {
+					state.callIndex = this.#calls++;
+					const delta: AssistantDelta = { type: "tool_call", index: state.callIndex, arguments: "" };
+					const id = stringAt(block, "id"), name = stringAt(block, "name");
+					if (id) delta.id = id;
+					if (name) delta.name = name;
+					this.#emit(delta);
+				}
+				this.#blocks.set(index, state);
+				break;
+			}
+			case "content_block_delta":
+				this.#delta(numberAt(event, "index"), objectAt(event, "delta"));
+				break;
+			case "content_block_stop": {
+				const state = this.#blocks.get(numberAt(event, "index"));
+				if (state) this.#close(state);
+				break;
+			}
+			case "message_delta": {
+				const delta = objectAt(event, "delta");
+				if (this.#message && delta) {
+					if ("stop_reason" in delta) this.#message.stop_reason = delta.stop_reason;
+					if ("stop_sequence" in delta) this.#message.stop_sequence = delta.stop_sequence;
+				}
+				// Counts here are cumulative: they replace those of message_start.
+				const usage = objectAt(event, "usage");
+				if (usage) for (const [key, value] of Object.entries(usage)) if (value !== null) this.#usage[key] = value;
+				break;
+			}
+			case "message_stop":
+				this.#done = true;
+				break;
+			case "error": {
+				const error = objectAt(event, "error");
+				const type = stringAt(error, "type") ?? "error";
+				const status = type === "overloaded_error" ? 529 : type === "api_error" ? 500 : type === "rate_limit_error" ? 429 : 0;
+				throw new LlmError("http", `the LLM stream failed: ${type}: ${stringAt(error, "message") ?? "no message"}`, { retryable: status > 0, status: status || undefined });
+			}
+			default:
+				break; // ping and future event types
+		}
+	}
+
+	#delta(index: number, delta: JsonObject | undefined): void {
+		const state = this.#blocks.get(index);
+		if (!state || !delta) throw new LlmError("protocol", `content_block_delta for unknown block ${index}`);
+		const block = state.block;
+		switch (delta.type) {
+			case "text_delta": {
+				const text = stringAt(delta, "text") ?? "";
+				state.pieces.push(text);
+				if (text) this.#emit({ type: "text", text });
+				break;
+			}
+			case "thinking_delta": {
+				const text = stringAt(delta, "thinking") ?? "";
+				state.pieces.push(text);
+				if (text) this.#emit({ type: "reasoning", text });
+				break;
+			}
+			case "signature_delta":
+				state.signature.push(stringAt(delta, "signature") ?? "");
+				break;
+			case "input_json_delta": {
+				const part = stringAt(delta, "partial_json") ?? "";
+				state.pieces.push(part);
+				if (part) this.#emit({ type: "tool_call", index: state.callIndex, arguments: part });
+				break;
+			}
+			case "citations_delta": {
+				const citations = arrayAt(block, "citations") ?? [];
+				const citation = objectAt(delta, "citation");
+				if (citation) block.citations = [...citations, citation];
+				break;
+			}
+			default:
+				break;
+		}
+	}
+
+	/** Writes the pieces of a block into it (once; content_block_stop may be missing). */
+	#close(state: BlockState): void {
+		const block = state.block;
+		if (block.type === "tool_use") {
+			const json = state.pieces.join("");
+			const input = json.trim() ? parseJson(json) : isObject(block.input) ? block.input : {};
+			if (!isObject(input)) throw new LlmError("protocol", `the LLM streamed tool input for ${stringAt(block, "name")} that is not a JSON object`);
+			block.input = input;
+		} else if (block.type === "text" && state.pieces.length) {
+			block.text = (stringAt(block, "text") ?? "") + state.pieces.join("");
+		} else if (block.type === "thinking" && state.pieces.length) {
+			block.thinking = (stringAt(block, "thinking") ?? "") + state.pieces.join("");
+		}
+		if (state.signature.length) block.signature = (stringAt(block, "signature") ?? "") + state.signature.join("");
+		state.pieces = [];
+		state.signature = [];
+	}
+
+	finish(): ParsedReply {
+		if (!this.#done || !this.#message) throw new LlmError("network", "the LLM reply stream ended before the reply was complete");
+		for (const state of this.#blocks.values()) this.#close(state);
+		const indexes = [...this.#blocks.keys()].sort((a, b) => a - b);
+		const raw: JsonObject = { ...this.#message, content: indexes.map((i) => this.#blocks.get(i)!.block), usage: this.#usage };
+		return parseAnthropicResponse(raw);
+	}
+}
+
+// ---- backend ----
+
+const ANTHROPIC_VERSION = "2023-06-01"; // the Messages API version this code speaks
+
+class AnthropicCompatible implements LlmBackend {
+	#profile: ModelProfile | undefined = undefined;
+	#env: BackendEnv | undefined = undefined;
+
+	init(profile: ModelProfile, env: BackendEnv): void {
+		this.#profile = profile;
+		this.#env = env;
+	}
+
+	#send(converted: ConvertedRequest, options: ChatOptions, attachment?: { marker: string; bytes: ArrayBuffer }): Promise<ChatResponse> {
+		const profile = this.#profile!, env = this.#env!;
+		for (const note of converted.notes) trace(`llm: ${note}\n`);
+		return exchange(env, profile, {
+			url: joinUrl(profile.base_url, "messages"),
+			headers: { ...authHeaders(profile), "anthropic-version": ANTHROPIC_VERSION },
+			body: converted.body,
+			attachment,
+			stream: profile.stream,
+			parse: parseAnthropicResponse,
+			assembler: (emit) => new AnthropicStreamAssembler(emit),
+		}, options);
+	}
+
+	chat(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
+		if (!this.#profile) return Promise.reject(new LlmError("invalid", "the anthropic_compatible backend was used before init()"));
+		try {
+			return this.#send(toAnthropicRequest(request, this.#profile, this.#profile.stream), options);
+		} catch (error) {
+			return Promise.reject(error);
+		}
+	}
+
+	infer_media(request: PreparedMediaRequest, options: ChatOptions): Promise<ChatResponse> {
+		if (!this.#profile) return Promise.reject(new LlmError("invalid", "the anthropic_compatible backend was used before init()"));
+		try {
+			const image = request.image;
+			const marker = imageMarker();
+			const source: JsonObject = "url" in image
+				? { type: "url", url: image.url }
+				: { type: "base64", media_type: image.mime, data: marker };
+			const converted = toAnthropicRequest({
+				messages: request.system ? [{ role: "system", content: request.system }] : [],
+				max_tokens: request.max_tokens,
+			}, this.#profile, this.#profile.stream);
+			(converted.body.messages as JsonValue[]).push({ role: "user", content: [{ type: "image", source }, { type: "text", text: request.prompt }] });
+			return this.#send(converted, options, "bytes" in image ? { marker, bytes: image.bytes } : undefined);
+		} catch (error) {
+			return Promise.reject(error);
+		}
+	}
+
+	deinit(): void {
+		this.#profile = undefined;
+		this.#env = undefined;
+	}
+}
+
+export const anthropicCompatible: BackendRegistration = Object.freeze({
+	id: "anthropic_compatible",
+	defaults: Object.freeze({ auth: "api-key", max_tokens_field: "max_tokens" }),
+	create: (): LlmBackend => new AnthropicCompatible(),
+});

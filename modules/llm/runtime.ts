@@ -1,0 +1,292 @@
+// llm/runtime: what the rest of the firmware calls. It owns the lazily built
+// "runtime" (profile + backend instance), rebuilt on the next request after any
+// llm.* setting changes, so `config set llm.model ...` needs no restart; it checks
+// a request against the profile and the call/token limits before anything is sent;
+// it retries (llm/retry) and counts usage (llm/limits).
+//
+// Without a key or model, chat() does not fail: it answers with the guidance text
+// ("the LLM is not configured: use `config set llm.api_key ...`"), finish_reason
+// "not_configured", and sends nothing — so a fresh board still talks back.
+//
+// One LLM call runs at a time (chat and infer_media alike): later callers wait in
+// order, and a cancelled waiter leaves the queue at once. This bounds peak memory
+// on the device the way esp-claw's llm_lock does.
+import { LLM_CALLS_PER_DAY, LLM_CALLS_PER_HOUR, LLM_TOKENS_PER_DAY } from "budgets";
+import { mask } from "config/store";
+import type { AbortSignalLike, HttpTransport } from "net/types";
+import { backends as sharedRegistry } from "llm/backends";
+import { UsageLimiter, type Limits, type UsageSnapshot, type UsageStore } from "llm/limits";
+import { prepareImage, type ImageFiles } from "llm/media";
+import { parseCount, resolveProfile, PRESETS } from "llm/profiles";
+import type { BackendRegistry } from "llm/registry";
+import { DEFAULT_RETRY_POLICY, systemClock, withRetries, type Clock, type RetryInfo, type RetryPolicy } from "llm/retry";
+import { emptyUsage } from "llm/json";
+import { safeEmitter } from "llm/wire";
+import {
+	LlmError,
+	type ChatOptions, type ChatRequest, type ChatResponse, type LlmBackend, type LlmEvent, type MediaRequest, type ModelProfile,
+} from "llm/types";
+
+/** The part of config/store's Config the runtime reads. */
+export interface ConfigSource {
+	get(name: string): string | undefined;
+	onChange(listener: (name: string, value: string | undefined) => void): () => void;
+}
+
+export interface LlmOptions {
+	config: ConfigSource;
+	transport: HttpTransport;
+	/** Default: the shared registry of llm/backends. */
+	registry?: BackendRegistry;
+	/** Where call and token counts persist (NVS namespace "llm"); none: in memory only. */
+	usageStore?: UsageStore;
+	clock?: Clock;
+	retry?: RetryPolicy;
+	/** Reads local images for infer_media. */
+	files?: ImageFiles;
+	/** Big buffers (images, request bodies with images); default new ArrayBuffer. */
+	allocate?: (byteLength: number) => ArrayBuffer;
+	/** Called before each retry (for logs and tests). */
+	onRetry?: (info: RetryInfo) => void;
+}
+
+export interface LlmStatus {
+	configured: boolean;
+	provider: string;
+	backend: string;
+	model: string;
+	base_url: string;
+	/** Masked ("****abcd"), or "(not set)". */
+	api_key: string;
+	stream: boolean;
+	usage: UsageSnapshot;
+	limits: Limits;
+	/** Guidance (not configured) or a config error, as a sentence. */
+	problem?: string;
+}
+
+interface Runtime {
+	profile: ModelProfile;
+	backend: LlmBackend;
+	active: number;
+	retired: boolean;
+}
+
+const plainAllocate = (n: number) => new ArrayBuffer(n);
+
+export class Llm {
+	#options: LlmOptions;
+	#registry: BackendRegistry;
+	#clock: Clock;
+	#limiter: UsageLimiter;
+	#runtime: Runtime | undefined = undefined;
+	#stopListening: () => void;
+	#queue: Array<() => void> = [];
+	#busy = false;
+	#closed = false;
+
+	constructor(options: LlmOptions) {
+		this.#options = options;
+		this.#registry = options.registry ?? sharedRegistry;
+		this.#clock = options.clock ?? systemClock;
+		this.#limiter = new UsageLimiter(options.usageStore, () => this.#clock.wallNow());
+		this.#stopListening = options.config.onChange((name) => {
+			if (name.startsWith("llm.")) this.#retire();
+		});
+	}
+
+	/** Drops the current runtime; the next request builds one from the new config. */
+	#retire(): void {
+		const runtime = this.#runtime;
+		this.#runtime = undefined;
+		if (!runtime) return;
+		runtime.retired = true;
+		if (!runtime.active) runtime.backend.deinit();
+	}
+
+	/** The runtime for the current config, or the guidance text when not configured. */
+	#current(): Runtime | string {
+		if (this.#closed) throw new LlmError("invalid", "the LLM service is closed");
+		if (this.#runtime) return this.#runtime;
+		const result = resolveProfile((name) => this.#options.config.get(name), this.#registry);
+		if (!result.ok) return result.guidance;
+		const backend = this.#registry.get(result.profile.backend)!.create();
+		backend.init(result.profile, { transport: this.#options.transport, now: () => this.#clock.now(), allocate: this.#options.allocate });
+		this.#runtime = { profile: result.profile, backend, active: 0, retired: false };
+		return this.#runtime;
+	}
+
+	#limits(): Limits {
+		const get = (name: string) => this.#options.config.get(name);
+		return {
+			callsPerHour: parseCount("llm.calls_per_hour", get("llm.calls_per_hour"), LLM_CALLS_PER_HOUR),
+			callsPerDay: parseCount("llm.calls_per_day", get("llm.calls_per_day"), LLM_CALLS_PER_DAY),
+			tokensPerDay: parseCount("llm.tokens_per_day", get("llm.tokens_per_day"), LLM_TOKENS_PER_DAY),
+		};
+	}
+
+	/** Waits for the one LLM slot; rejects at once when signal aborts while waiting. */
+	#acquire(signal: AbortSignalLike | undefined): Promise<() => void> {
+		const release = () => {
+			const next = this.#queue.shift();
+			if (next) next();
+			else this.#busy = false;
+		};
+		if (signal?.aborted) return Promise.reject(new LlmError("aborted", "the LLM request was cancelled"));
+		if (!this.#busy) {
+			this.#busy = true;
+			return Promise.resolve(release);
+		}
+		return new Promise((resolve, reject) => {
+			let remove = () => {};
+			const grant = () => {
+				remove();
+				resolve(release);
+			};
+			this.#queue.push(grant);
+			if (signal) {
+				remove = signal.addListener(() => {
+					const at = this.#queue.indexOf(grant);
+					if (at >= 0) this.#queue.splice(at, 1);
+					reject(new LlmError("aborted", "the LLM request was cancelled"));
+				});
+			}
+		});
+	}
+
+	/**
+	 * One call: checks, waits for the LLM slot, sends with retries. Resolves with the
+	 * guidance answer when not configured; otherwise rejects with LlmError.
+	 */
+	async #call(
+		check: (profile: ModelProfile) => void,
+		send: (backend: LlmBackend, options: ChatOptions) => Promise<ChatResponse>,
+		options: ChatOptions,
+	): Promise<ChatResponse> {
+		const startedAt = this.#clock.now();
+		const emit = safeEmitter(options.onEvent);
+		const current = this.#current();
+		if (typeof current === "string") return this.#guidance(current, emit, startedAt);
+		check(current.profile);
+		const release = await this.#acquire(options.signal);
+		// The runtime may have been retired while we waited: take the current one.
+		const runtime = this.#current();
+		try {
+			if (typeof runtime === "string") return this.#guidance(runtime, emit, startedAt);
+			check(runtime.profile);
+			const refusal = this.#limiter.check(this.#limits());
+			if (refusal) throw new LlmError("limit", refusal);
+			this.#limiter.recordCall();
+			runtime.active++;
+			let attempts = 0;
+			try {
+				const response = await withRetries((n) => {
+					attempts = n;
+					return send(runtime.backend, {
+						signal: options.signal,
+						onEvent: (event: LlmEvent) => emit(event.type === "message_start" ? { ...event, attempt: n } : event),
+					});
+				}, { policy: this.#options.retry ?? DEFAULT_RETRY_POLICY, clock: this.#clock, signal: options.signal, onRetry: this.#options.onRetry });
+				this.#limiter.recordTokens(response.usage.input_tokens + response.usage.output_tokens);
+				return { ...response, attempts, elapsed_ms: this.#clock.now() - startedAt };
+			} finally {
+				runtime.active--;
+				if (runtime.retired && !runtime.active) runtime.backend.deinit();
+			}
+		} finally {
+			release();
+		}
+	}
+
+	#guidance(text: string, emit: (event: LlmEvent) => void, startedAt: number): ChatResponse {
+		const message = { role: "assistant" as const, content: text };
+		emit({ type: "message_start", attempt: 0 });
+		emit({ type: "message_update", delta: { type: "text", text } });
+		emit({ type: "message_end", message, usage: emptyUsage() });
+		return {
+			message, finish_reason: "not_configured", usage: emptyUsage(), model: "", attempts: 0,
+			bytes_sent: 0, bytes_received: 0, elapsed_ms: this.#clock.now() - startedAt,
+		};
+	}
+
+	/** A chat completion. See the file comment for what happens before sending. */
+	chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+		return this.#call((profile) => checkChat(request, profile), (backend, o) => backend.chat(request, o), options);
+	}
+
+	/** One-shot image inference (the inspect_image tool). */
+	inferMedia(request: MediaRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+		if (typeof request?.prompt !== "string" || !request.image) return Promise.reject(new LlmError("invalid", "infer_media needs a prompt and an image"));
+		const allocate = this.#options.allocate ?? plainAllocate;
+		let prepared: ReturnType<typeof prepareImage> | undefined = undefined;
+		return this.#call(
+			(profile) => { prepared = prepareImage(request.image, profile, this.#options.files, allocate); },
+			(backend, o) => backend.infer_media({ prompt: request.prompt, image: prepared!, system: request.system, max_tokens: request.max_tokens }, o),
+			options,
+		);
+	}
+
+	status(): LlmStatus {
+		const get = (name: string) => this.#options.config.get(name);
+		const key = (get("llm.api_key") ?? "").trim();
+		const provider = (get("llm.provider") ?? "openai").trim().toLowerCase() || "openai";
+		const status: LlmStatus = {
+			configured: false,
+			provider,
+			backend: (get("llm.backend") ?? "").trim() || PRESETS[provider]?.backend || "",
+			model: (get("llm.model") ?? "").trim(),
+			base_url: (get("llm.base_url") ?? "").trim() || PRESETS[provider]?.base_url || "",
+			api_key: key ? mask(key) : "(not set)",
+			stream: true,
+			usage: this.#limiter.snapshot(),
+			limits: { callsPerHour: LLM_CALLS_PER_HOUR, callsPerDay: LLM_CALLS_PER_DAY, tokensPerDay: LLM_TOKENS_PER_DAY },
+		};
+		try {
+			status.limits = this.#limits();
+			const current = this.#current();
+			if (typeof current === "string") {
+				status.problem = current;
+			} else {
+				const p = current.profile;
+				Object.assign(status, { configured: true, provider: p.provider, backend: p.backend, model: p.model, base_url: p.base_url, stream: p.stream });
+			}
+		} catch (error) {
+			status.problem = error instanceof Error ? error.message : String(error);
+		}
+		return status;
+	}
+
+	/** Stops listening to config and releases the backend. */
+	close(): void {
+		if (this.#closed) return;
+		this.#stopListening();
+		this.#retire();
+		this.#closed = true;
+	}
+}
+
+function hasImages(request: ChatRequest): { any: boolean; local: boolean } {
+	let any = false, local = false;
+	for (const message of request.messages) {
+		if (message.role !== "user" || typeof message.content === "string") continue;
+		for (const part of message.content) {
+			if (part.type !== "image_url") continue;
+			any = true;
+			if (!/^https?:/i.test(part.image_url.url)) local = true;
+		}
+	}
+	return { any, local };
+}
+
+/** Refuses, before anything is sent, what the profile cannot do. */
+export function checkChat(request: ChatRequest, profile: ModelProfile): void {
+	if (!request || !Array.isArray(request.messages) || !request.messages.length)
+		throw new LlmError("invalid", "a chat request needs at least one message");
+	if (request.tools?.length && !profile.supports_tools)
+		throw new LlmError("unsupported", `the model ${profile.model} does not take tools (llm.supports_tools is false); nothing was sent`);
+	const images = hasImages(request);
+	if (images.any && !profile.supports_vision)
+		throw new LlmError("unsupported", `the model ${profile.model} cannot see images (llm.supports_vision is false); nothing was sent`);
+	if (images.local && profile.image_remote_url_only)
+		throw new LlmError("unsupported", `the model ${profile.model} takes images by http(s) URL only (llm.image_remote_url_only); nothing was sent`);
+}

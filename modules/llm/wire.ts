@@ -1,0 +1,228 @@
+// llm/wire: one HTTP attempt of a backend: serialise the body, POST it through the
+// injected transport, read a whole JSON reply or an SSE stream, emit events, and
+// turn every failure into an LlmError. Protocol specifics come in as parse() and
+// assembler(); everything else (headers, errors, events, byte counts) lives here once.
+//
+// Events: message_start when the reply starts (first streamed byte, or the whole
+// body), message_update per delta, then exactly one message_end — with `error` when
+// the attempt fails after message_start. Unstreamed replies emit their text,
+// reasoning and tool calls as single deltas, so consumers need one code path.
+import { LLM_REPLY_MAX_BYTES } from "budgets";
+import { encodeUtf8 } from "net/utf8";
+import { HttpError, type HttpResponse } from "net/types";
+import { base64Length, encodeInto } from "util/base64";
+import { emptyUsage, parseJson } from "llm/json";
+import { SseParser } from "net/sse";
+import {
+	LlmError,
+	type AssistantDelta, type AssistantMessage, type BackendEnv, type ChatOptions, type ChatResponse, type FinishReason,
+	type JsonObject, type JsonValue, type LlmEvent, type ModelProfile, type Usage,
+} from "llm/types";
+
+export interface ParsedReply {
+	message: AssistantMessage;
+	finish_reason: FinishReason;
+	usage: Usage;
+	model: string;
+}
+
+export interface StreamAssembler {
+	/** One SSE event ("" when unnamed). Throws LlmError for error events and bad data. */
+	push(event: string, data: string): void;
+	/** True once the protocol's end-of-reply marker was seen. */
+	readonly complete: boolean;
+	/** The whole reply; throws LlmError when the stream ended early. */
+	finish(): ParsedReply;
+}
+
+/** Local image bytes whose base64 replaces `marker` (a JSON string value) in the body. */
+export interface Attachment { marker: string; bytes: ArrayBuffer }
+
+export interface ExchangeSpec {
+	url: string;
+	headers: Record<string, string>;
+	body: JsonObject;
+	attachment?: Attachment;
+	stream: boolean;
+	parse(json: JsonValue): ParsedReply;
+	assembler(emit: (delta: AssistantDelta) => void): StreamAssembler;
+}
+
+/** base_url + "/" + path, with exactly one slash between them. */
+export function joinUrl(base: string, path: string): string {
+	return base.replace(/\/+$/, "") + "/" + path.replace(/^\/+/, "");
+}
+
+/** The auth header of a profile (none for auth "none" or an empty key). */
+export function authHeaders(profile: ModelProfile): Record<string, string> {
+	if (!profile.api_key || profile.auth === "none") return {};
+	return profile.auth === "bearer" ? { authorization: `Bearer ${profile.api_key}` } : { "x-api-key": profile.api_key };
+}
+
+let markerCount = 0;
+/** A string that appears nowhere else in a request body. */
+export function imageMarker(): string {
+	return `@@xsclaw-image-${++markerCount}-${Math.floor(Math.random() * 1e9)}@@`;
+}
+
+/** Replaces every occurrence of the key in text (errors may echo what was sent). */
+export function scrubSecret(text: string, secret: string): string {
+	return secret.length >= 4 ? text.split(secret).join("****") : text;
+}
+
+/**
+ * The request body: a string, or with an attachment a buffer holding the JSON with
+ * the marker replaced by the base64 of the bytes, encoded straight into the buffer.
+ */
+export function serializeBody(body: JsonObject, attachment: Attachment | undefined, allocate?: (n: number) => ArrayBuffer): string | ArrayBuffer {
+	const text = JSON.stringify(body);
+	if (!attachment) return text;
+	const at = text.indexOf(attachment.marker);
+	if (at < 0 || text.indexOf(attachment.marker, at + 1) >= 0) throw new LlmError("invalid", "the image marker must appear exactly once in the request body");
+	const head = encodeUtf8(text.slice(0, at));
+	const tail = encodeUtf8(text.slice(at + attachment.marker.length));
+	const size = head.length + base64Length(attachment.bytes.byteLength) + tail.length;
+	const buffer = allocate ? allocate(size) : new ArrayBuffer(size);
+	const out = new Uint8Array(buffer, 0, size);
+	out.set(head, 0);
+	const end = encodeInto(attachment.bytes, out, head.length);
+	out.set(tail, end);
+	return buffer.byteLength === size ? buffer : buffer.slice(0, size);
+}
+
+const RETRYABLE_KINDS = new Set(["connect", "dns"]);
+
+/** The LlmError for what the transport (or our own code) threw. */
+export function toLlmError(error: unknown, profile: ModelProfile): LlmError {
+	if (error instanceof LlmError) return error;
+	const scrub = (text: string) => scrubSecret(text, profile.api_key);
+	if (error instanceof HttpError) {
+		switch (error.kind) {
+			case "aborted":
+				return new LlmError("aborted", "the LLM request was cancelled");
+			case "status": {
+				const status = error.status ?? 0;
+				return new LlmError("http", scrub(error.message), {
+					status,
+					retryable: status === 429 || status >= 500,
+					retryAfterMs: error.retryAfterMs,
+				});
+			}
+			case "timeout":
+				return new LlmError("network", `the LLM did not answer in time (${scrub(error.message)})`, { retryable: error.timeout === "connect" });
+			case "too_large":
+				return new LlmError("network", `the LLM reply is too large (${scrub(error.message)})`);
+			default:
+				return new LlmError("network", `cannot reach the LLM at ${originOf(profile.base_url)}: ${scrub(error.message)}`, { retryable: RETRYABLE_KINDS.has(error.kind) });
+		}
+	}
+	const message = error instanceof Error ? error.message : String(error);
+	return new LlmError("protocol", scrub(`the LLM request failed: ${message}`));
+}
+
+function originOf(url: string): string {
+	const match = /^[a-z]+:\/\/[^/]+/i.exec(url);
+	return match ? match[0] : url;
+}
+
+/** Calls onEvent, tracing (never propagating) what it throws. */
+export function safeEmitter(onEvent: ((event: LlmEvent) => void) | undefined): (event: LlmEvent) => void {
+	if (!onEvent) return () => {};
+	return (event) => {
+		try {
+			onEvent(event);
+		} catch (error) {
+			trace(`llm: an onEvent listener threw on ${event.type}: ${error instanceof Error ? error.message : String(error)}\n`);
+		}
+	};
+}
+
+function emitWhole(message: AssistantMessage, emit: (event: LlmEvent) => void): void {
+	if (message.reasoning_content) emit({ type: "message_update", delta: { type: "reasoning", text: message.reasoning_content } });
+	if (message.content) emit({ type: "message_update", delta: { type: "text", text: message.content } });
+	message.tool_calls?.forEach((call, index) => {
+		emit({ type: "message_update", delta: { type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments } });
+	});
+}
+
+/** One POST and its reply. Rejects with LlmError only. */
+export async function exchange(env: BackendEnv, profile: ModelProfile, spec: ExchangeSpec, options: ChatOptions): Promise<ChatResponse> {
+	const emit = safeEmitter(options.onEvent);
+	const startedAt = env.now();
+	let started = false;
+	const start = () => {
+		if (started) return;
+		started = true;
+		emit({ type: "message_start", attempt: 1 });
+	};
+	let streamError: LlmError | undefined = undefined;
+	let assembler: StreamAssembler | undefined = undefined;
+	let reader: SseParser | undefined = undefined;
+	try {
+		const body = serializeBody(spec.body, spec.attachment, env.allocate);
+		const headers: Record<string, string> = { "content-type": "application/json", ...spec.headers };
+		if (spec.stream) {
+			headers.accept = "text/event-stream";
+			assembler = spec.assembler((delta) => emit({ type: "message_update", delta }));
+			const sink = assembler;
+			reader = new SseParser((event, data) => sink.push(event, data));
+		}
+		const stream = reader;
+		let streamed = 0;
+		let response: HttpResponse;
+		try {
+			response = await env.transport.request({
+				method: "POST",
+				url: spec.url,
+				headers,
+				body,
+				signal: options.signal,
+				totalTimeoutMs: profile.timeout_ms,
+				maxBodyBytes: LLM_REPLY_MAX_BYTES,
+				onChunk: stream
+					? (bytes) => {
+						start();
+						try {
+							streamed += bytes.length;
+							if (streamed > LLM_REPLY_MAX_BYTES) throw new LlmError("network", `the LLM reply is larger than ${LLM_REPLY_MAX_BYTES} bytes; it was cut off`);
+							stream.push(bytes);
+						} catch (error) {
+							// Kept, so the transport's "protocol" wrapper does not hide kind and status.
+							streamError = toLlmError(error, profile);
+							throw error;
+						}
+					}
+					: undefined,
+			});
+		} catch (error) {
+			throw streamError ?? error;
+		}
+		let reply: ParsedReply;
+		if (stream && assembler) {
+			start();
+			stream.end();
+			reply = assembler.finish();
+		} else {
+			start();
+			const json = parseJson(response.body);
+			if (json === undefined) throw new LlmError("protocol", `the LLM reply is not JSON (${response.body.length} bytes starting ${JSON.stringify(response.body.slice(0, 40))})`);
+			reply = spec.parse(json);
+			emitWhole(reply.message, emit);
+		}
+		emit({ type: "message_end", message: reply.message, usage: reply.usage });
+		return {
+			message: reply.message,
+			finish_reason: reply.finish_reason,
+			usage: reply.usage ?? emptyUsage(),
+			model: reply.model || profile.model,
+			attempts: 1,
+			bytes_sent: response.bytesSent,
+			bytes_received: response.bytesReceived,
+			elapsed_ms: env.now() - startedAt,
+		};
+	} catch (error) {
+		const failure = toLlmError(error, profile);
+		if (started) emit({ type: "message_end", error: failure.message });
+		throw failure;
+	}
+}
