@@ -31,6 +31,16 @@ export const HTTP_BODY_MAX_BYTES = 1024 * 1024;// cap: an LLM reply larger than 
 export const HTTP_HEADER_MAX_BYTES = 8 * 1024; // status line + headers
 export const HTTP_CONNECT_TIMEOUT_MS = 15_000;
 export const HTTP_FIRST_BYTE_TIMEOUT_MS = 60_000;
+export const HTTP_TOTAL_TIMEOUT_MS = 120_000;    // whole request when the caller gives none (= the LLM timeout)
+export const HTTP_ERROR_BODY_MAX_BYTES = 16 * 1024; // non-2xx body kept for the error message; the rest is dropped with the connection
+export const HTTP_ERROR_MESSAGE_MAX_BYTES = 160;    // body prefix quoted in "HTTP 429: ..." when it has no JSON message
+export const HTTP_CHUNK_LINE_MAX_BYTES = 256;       // chunk-size line with extensions; longer is a protocol error
+export const HTTP_CHUNK_SIZE_MAX_DIGITS = 8;        // hex digits of one chunk size (< 4 GiB), so the count stays exact
+export const HTTP_INTERIM_RESPONSES_MAX = 4;        // 1xx responses skipped before the real one
+export const HTTP_POOL_IDLE_PER_ORIGIN = 2;         // idle keep-alive connections kept per origin (a TLS session costs ~40 KB on the device)
+export const HTTP_POOL_IDLE_MS = 30_000;            // an idle pooled connection is closed after this
+export const HTTP_STALE_RETRIES = 1;                // a reused connection that dies before any response byte is replaced this many times
+export const SSE_EVENT_MAX_BYTES = 64 * 1024;       // one server-sent event (all its lines); bigger is an error, not unbounded growth
 
 // ---- sessions (SPEC §6) ----
 export const SESSION_FILE_MAX_BYTES = 150 * 1024; // compaction threshold

@@ -60,6 +60,10 @@ export interface HttpResponse {
 	bytesReceived: number;
 	/** True when the request went over a kept-alive connection of an earlier request. */
 	reusedConnection: boolean;
+	/** request() -> first response byte, in the client's clock (ms). */
+	firstByteMs: number;
+	/** request() -> settled (ms). */
+	durationMs: number;
 }
 
 export type HttpErrorKind = "aborted" | "timeout" | "connect" | "dns" | "tls" | "protocol" | "too_large" | "status";

@@ -1,0 +1,711 @@
+// net/http: the HTTP/1.1 client every LLM call goes through (SPEC §5).
+//
+// What it owns:
+// - Keep-alive pools per origin (scheme+host+port). A connection goes back to
+//   the pool only after a complete response that allows reuse, with nothing
+//   left unsent or unread. An idle pooled connection that the server closes
+//   (or writes to) is dropped at once; one that dies under a new request
+//   before any response byte arrived is replaced (HTTP_STALE_RETRIES times).
+//   Note: that replay can send a POST twice if the server did process it and
+//   then closed without answering; servers do not do this for idle closes.
+// - Timeouts: connect (DNS + TCP + TLS handshake), first byte (request fully
+//   written -> first response byte), total (request() -> settled).
+// - Abort at any phase: the socket is closed synchronously inside abort(), and
+//   the promise rejects with HttpError("aborted", "aborted").
+// - Bodies: buffered bodies grow in a buffer from the injected allocator (the
+//   "psram" pool), from HTTP_BODY_START_BYTES doubling up to the cap; with a
+//   Content-Length the buffer is sized once. Streamed (onChunk) 2xx bodies are
+//   not buffered at all. Every buffer is freed when the request settles.
+//
+// Structure: one Exchange object per request holds all of its state; every
+// exit goes through Exchange.#finish, the single clean-up path (timers, abort
+// listener, socket or pool, buffers, promise). Socket and timer callbacks
+// enter through Exchange.#guard, so nothing thrown escapes into native code.
+import {
+	HTTP_BODY_MAX_BYTES, HTTP_BODY_START_BYTES, HTTP_CONNECT_TIMEOUT_MS, HTTP_ERROR_BODY_MAX_BYTES,
+	HTTP_ERROR_MESSAGE_MAX_BYTES, HTTP_FIRST_BYTE_TIMEOUT_MS, HTTP_POOL_IDLE_MS, HTTP_POOL_IDLE_PER_ORIGIN,
+	HTTP_STALE_RETRIES, HTTP_TOTAL_TIMEOUT_MS,
+} from "budgets";
+import { ResponseParser, type ResponseHead } from "net/response";
+import {
+	HttpError, type AbortSignalLike, type BodyBuffer, type HttpClientOptions, type HttpRequest, type HttpResponse,
+	type HttpTransport, type ResolverLike, type TcpSocketLike, type TimerLike,
+} from "net/types";
+import { literalAddress, parseUrl, type ParsedUrl } from "net/url";
+import { decodeUtf8, encodeUtf8, utf8Boundary } from "net/utf8";
+
+const USER_AGENT = "xsclaw";
+const METHODS = new Set(["GET", "POST", "PUT", "DELETE", "PATCH"]);
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_VALUE_FORBIDDEN = /[\x00\r\n]/;
+// Set by the client itself; a caller's value is ignored (Connection: close is honoured below).
+const MANAGED_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection"]);
+const TLS_FAILURE = /tls|ssl|certificat|handshake|verif|x509|alert|cipher/i;
+
+/** Converts anything thrown inside the client into the one error class it rejects with. */
+export function toHttpError(error: unknown): HttpError {
+	if (error instanceof HttpError) return error;
+	const message = error instanceof Error ? error.message : String(error);
+	return new HttpError("protocol", message || "unknown failure");
+}
+
+const IMF_DATE = /^[A-Za-z]{3}, (\d{2}) ([A-Za-z]{3}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+
+/** Retry-After (delay-seconds or IMF-fixdate) as milliseconds from nowMs (wall clock), or undefined. */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+	if (value === undefined) return undefined;
+	const text = value.trim();
+	if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
+	const date = IMF_DATE.exec(text);
+	if (!date) return undefined;
+	const month = MONTHS.indexOf(date[2].toLowerCase());
+	if (month < 0) return undefined;
+	const at = Date.UTC(Number(date[3]), month, Number(date[1]), Number(date[4]), Number(date[5]), Number(date[6]));
+	return Number.isFinite(at) ? Math.max(0, at - nowMs) : undefined;
+}
+
+/** The readable part of an error body: error.message, message, error (a string), else its first bytes. */
+export function errorText(body: Uint8Array): string {
+	if (!body.length) return "";
+	const text = decodeUtf8(body);
+	if (/^\s*\{/.test(text)) {
+		try {
+			const json = JSON.parse(text) as { error?: unknown; message?: unknown };
+			const error = json.error as { message?: unknown } | string | undefined;
+			if (error && typeof error === "object" && typeof error.message === "string" && error.message) return error.message;
+			if (typeof json.message === "string" && json.message) return json.message;
+			if (typeof error === "string" && error) return error;
+		} catch {
+			// not JSON after all: quote the body's start below
+		}
+	}
+	return decodeUtf8(body, 0, utf8Boundary(body, HTTP_ERROR_MESSAGE_MAX_BYTES)).trim();
+}
+
+/**
+ * A response body in one allocator buffer: grows by doubling from
+ * HTTP_BODY_START_BYTES (or is sized once from Content-Length) up to max.
+ * append() returns false when the data does not fit under max.
+ */
+class BodySink {
+	#buffer: BodyBuffer | undefined;
+	#bytes: Uint8Array | undefined;
+	#length = 0;
+	readonly #max: number;
+	readonly #allocate: (byteLength: number) => BodyBuffer;
+	readonly #free: (buffer: BodyBuffer) => void;
+
+	constructor(max: number, allocate: (byteLength: number) => BodyBuffer, free: (buffer: BodyBuffer) => void) {
+		this.#max = max;
+		this.#allocate = allocate;
+		this.#free = free;
+	}
+
+	get length(): number { return this.#length; }
+	get max(): number { return this.#max; }
+	view(): Uint8Array { return this.#bytes ? this.#bytes.subarray(0, this.#length) : new Uint8Array(0); }
+
+	/** Makes room for a total of byteLength bytes (false when over max). */
+	reserve(byteLength: number): boolean {
+		if (byteLength > this.#max) return false;
+		const capacity = this.#bytes?.length ?? 0;
+		if (byteLength <= capacity) return true;
+		let size = Math.max(capacity * 2, HTTP_BODY_START_BYTES);
+		while (size < byteLength) size *= 2;
+		this.#resize(Math.min(size, this.#max));
+		return true;
+	}
+
+	/** Sizes the buffer exactly (when Content-Length announces the body). */
+	reserveExactly(byteLength: number): boolean {
+		if (byteLength > this.#max) return false;
+		if (byteLength > (this.#bytes?.length ?? 0)) this.#resize(byteLength);
+		return true;
+	}
+
+	append(data: Uint8Array): boolean {
+		if (!this.reserve(this.#length + data.length)) return false;
+		(this.#bytes as Uint8Array).set(data, this.#length);
+		this.#length += data.length;
+		return true;
+	}
+
+	/** Keeps what fits under max; returns false when something was cut. */
+	appendTruncating(data: Uint8Array): boolean {
+		const room = this.#max - this.#length;
+		if (data.length <= room) return this.append(data);
+		this.append(data.subarray(0, room));
+		return false;
+	}
+
+	release(): void {
+		const buffer = this.#buffer;
+		this.#buffer = undefined;
+		this.#bytes = undefined;
+		this.#length = 0;
+		if (buffer) this.#free(buffer);
+	}
+
+	#resize(size: number): void {
+		let buffer: BodyBuffer;
+		try {
+			buffer = this.#allocate(size);
+		} catch (error) {
+			throw new HttpError("too_large", `no memory for a ${size}-byte response buffer (${toHttpError(error).message})`);
+		}
+		const bytes = new Uint8Array(buffer, 0, size);
+		if (this.#bytes) bytes.set(this.#bytes.subarray(0, this.#length));
+		const old = this.#buffer;
+		this.#buffer = buffer;
+		this.#bytes = bytes;
+		if (old) this.#free(old);
+	}
+}
+
+/** What a connection reports to the request that currently owns it. */
+interface ConnectionOwner {
+	connected(): void;
+	writable(): void;
+	readable(): void;
+	failed(message?: string): void;
+}
+
+/**
+ * One TCP or TLS socket. Callbacks go to the owning Exchange; an idle
+ * (pooled) connection that hears anything from the server is dropped.
+ */
+class Connection {
+	readonly origin: string;
+	socket: TcpSocketLike | undefined;
+	owner: ConnectionOwner | undefined;
+	writable = 0;
+	connected = false;
+	closed = false;
+	idleTimer: unknown = undefined;
+	onIdleEvent: ((connection: Connection) => void) | undefined;
+
+	constructor(origin: string) { this.origin = origin; }
+
+	open(socket: TcpSocketLike): void { this.socket = socket; }
+
+	handleWritable(count: number): void {
+		if (this.closed) return;
+		this.writable = count;
+		const owner = this.owner;
+		if (!this.connected) {
+			this.connected = true;
+			owner?.connected();
+		} else owner?.writable();
+	}
+
+	handleReadable(): void {
+		if (this.closed) return;
+		if (this.owner) this.owner.readable();
+		else this.onIdleEvent?.(this); // unsolicited bytes: the connection is out of step
+	}
+
+	handleError(message?: string): void {
+		if (this.closed) return;
+		const owner = this.owner;
+		this.close();
+		if (owner) owner.failed(message);
+		else this.onIdleEvent?.(this);
+	}
+
+	write(bytes: Uint8Array): void {
+		(this.socket as TcpSocketLike).write(bytes);
+		this.writable -= bytes.length;
+	}
+
+	close(): void {
+		if (this.closed) return;
+		this.closed = true;
+		const socket = this.socket;
+		this.socket = undefined;
+		try {
+			socket?.close();
+		} catch {
+			// closing a socket the peer already dropped may throw; it is closed either way
+		}
+	}
+}
+
+const enum Phase { Start, Resolve, Connect, Send, Wait, Receive, Done }
+
+interface Settle { resolve(response: HttpResponse): void; reject(error: HttpError): void }
+
+/** One request, from request() to settlement. */
+class Exchange {
+	readonly #client: HttpClient;
+	readonly #request: HttpRequest;
+	readonly #settle: Settle;
+	#phase = Phase.Start;
+	#url: ParsedUrl | undefined;
+	#message: Uint8Array[] = [];          // head and body bytes, kept for a replay
+	#sendIndex = 0;
+	#sendOffset = 0;
+	#connection: Connection | undefined;
+	#reused = false;
+	#staleRetries = 0;
+	#attempt = 0;                         // guards late DNS answers
+	#parser: ResponseParser | undefined;
+	#head: ResponseHead | undefined;
+	#sink: BodySink | undefined;
+	#streaming = false;
+	#errorBodyCut = false;
+	#reuseAllowed = true;
+	#bytesSent = 0;
+	#bytesReceived = 0;
+	#startedAt: number;
+	#firstByteAt = -1;
+	#timers: { connect?: unknown; firstByte?: unknown; total?: unknown } = {};
+	#removeAbortListener: (() => void) | undefined;
+
+	constructor(client: HttpClient, request: HttpRequest, settle: Settle) {
+		this.#client = client;
+		this.#request = request;
+		this.#settle = settle;
+		this.#startedAt = client.now();
+	}
+
+	get done(): boolean { return this.#phase === Phase.Done; }
+
+	start(): void {
+		this.#guard(() => {
+			const request = this.#request;
+			const signal: AbortSignalLike | undefined = request.signal;
+			if (signal?.aborted) throw new HttpError("aborted", "aborted");
+			this.#url = parseUrl(request.url);
+			this.#message = buildMessage(request, this.#url);
+			if (signal) this.#removeAbortListener = signal.addListener(() => this.abort());
+			if (this.#phase === Phase.Done) return; // the listener fired at once
+			const total = request.totalTimeoutMs ?? HTTP_TOTAL_TIMEOUT_MS;
+			this.#timers.total = this.#client.timer.set(() => this.#timeout("total", total), total);
+			this.#acquire();
+		});
+	}
+
+	abort(): void {
+		this.#finish(new HttpError("aborted", "aborted"));
+	}
+
+	// ---- connection ----
+
+	#acquire(): void {
+		const url = this.#url as ParsedUrl;
+		const pooled = this.#client.takeIdle(url.origin);
+		if (pooled) {
+			this.#reused = true;
+			this.#attach(pooled);
+			this.#phase = Phase.Send;
+			this.#pump();
+			return;
+		}
+		this.#reused = false;
+		if (url.secure && !this.#client.options.TLS) throw new HttpError("tls", "https needs a TLS socket class, and none was given to the HTTP client");
+		const connectMs = this.#request.connectTimeoutMs ?? HTTP_CONNECT_TIMEOUT_MS;
+		this.#clearTimer("connect");
+		this.#timers.connect = this.#client.timer.set(() => this.#timeout("connect", connectMs), connectMs);
+		const address = literalAddress(url.host);
+		if (address) return this.#connect(address);
+		this.#phase = Phase.Resolve;
+		const attempt = ++this.#attempt;
+		const resolver = this.#client.resolver();
+		resolver.resolve({
+			host: url.host,
+			onResolved: (_host: string, resolved: string) => this.#guard(() => {
+				if (attempt === this.#attempt && this.#phase === Phase.Resolve) this.#connect(resolved);
+			}),
+			onError: () => this.#guard(() => {
+				if (attempt === this.#attempt && this.#phase === Phase.Resolve) throw new HttpError("dns", `cannot resolve ${url.host}: check the host name and the network`);
+			}),
+		});
+	}
+
+	#connect(address: string): void {
+		const url = this.#url as ParsedUrl;
+		const { TCP, TLS, certificate } = this.#client.options;
+		this.#phase = Phase.Connect;
+		const connection = new Connection(url.origin);
+		this.#attach(connection);
+		const callbacks = {
+			address, port: url.port, nodelay: true, format: "buffer" as const,
+			onWritable: (count: number) => this.#client.guardSocket(connection, () => connection.handleWritable(count)),
+			onReadable: () => this.#client.guardSocket(connection, () => connection.handleReadable()),
+			onError: (message?: string) => this.#client.guardSocket(connection, () => connection.handleError(message)),
+		};
+		try {
+			connection.open(url.secure
+				? new (TLS as NonNullable<HttpClientOptions["TLS"]>)({
+					...callbacks, host: url.host,
+					secure: { serverName: url.host, ...(certificate ? { certificate } : {}) },
+				})
+				: new TCP(callbacks));
+		} catch (error) {
+			throw new HttpError(url.secure ? "tls" : "connect", `cannot connect to ${url.host}:${url.port}: ${toHttpError(error).message}`);
+		}
+	}
+
+	#attach(connection: Connection): void {
+		this.#connection = connection;
+		connection.owner = this.#owner;
+	}
+
+	// The face this exchange shows its connection; each entry is guarded.
+	readonly #owner: ConnectionOwner = {
+		connected: () => this.#guard(() => {
+			this.#clearTimer("connect");
+			this.#phase = Phase.Send;
+			this.#pump();
+		}),
+		writable: () => this.#guard(() => this.#pump()),
+		readable: () => this.#guard(() => this.#read()),
+		failed: (message?: string) => this.#guard(() => this.#failed(message)),
+	};
+
+	// ---- sending ----
+
+	#pump(): void {
+		const connection = this.#connection as Connection;
+		while (this.#phase === Phase.Send && this.#sendIndex < this.#message.length && connection.writable > 0) {
+			const piece = this.#message[this.#sendIndex];
+			const count = Math.min(piece.length - this.#sendOffset, connection.writable);
+			connection.write(piece.subarray(this.#sendOffset, this.#sendOffset + count));
+			this.#bytesSent += count;
+			this.#sendOffset += count;
+			if (this.#sendOffset === piece.length) {
+				this.#sendIndex++;
+				this.#sendOffset = 0;
+			}
+		}
+		if (this.#phase === Phase.Send && this.#sendIndex === this.#message.length) {
+			this.#phase = Phase.Wait;
+			const firstByteMs = this.#request.firstByteTimeoutMs ?? HTTP_FIRST_BYTE_TIMEOUT_MS;
+			this.#timers.firstByte = this.#client.timer.set(() => this.#timeout("first_byte", firstByteMs), firstByteMs);
+		}
+	}
+
+	get #sendComplete(): boolean { return this.#sendIndex === this.#message.length; }
+
+	// ---- receiving ----
+
+	#read(): void {
+		const connection = this.#connection as Connection;
+		for (;;) {
+			if (this.#phase === Phase.Done || connection.closed) return;
+			const buffer = (connection.socket as TcpSocketLike).read();
+			if (!buffer || !buffer.byteLength) return;
+			const bytes = new Uint8Array(buffer);
+			this.#bytesReceived += bytes.length;
+			if (this.#phase !== Phase.Receive) {
+				this.#clearTimer("firstByte");
+				this.#firstByteAt = this.#client.now();
+				this.#phase = Phase.Receive; // also when the server answers before the request is fully sent
+			}
+			const parser = this.#parser ??= new ResponseParser({
+				onHead: (head) => this.#onHead(head),
+				onBody: (data) => this.#onBody(data),
+			});
+			const consumed = parser.feed(bytes);
+			if (this.done) return; // aborted or failed inside a callback
+			if (parser.complete) {
+				if (consumed < bytes.length) this.#reuseAllowed = false; // junk after the message
+				return this.#complete();
+			}
+			if (this.#errorBodyCut) return this.#complete();
+		}
+	}
+
+	#onHead(head: ResponseHead): void {
+		this.#head = head;
+		const parser = this.#parser as ResponseParser;
+		const options = this.#client.options;
+		const ok = head.status >= 200 && head.status < 300;
+		if (ok && this.#request.onChunk) {
+			this.#streaming = true;
+			return;
+		}
+		const max = ok ? this.#request.maxBodyBytes ?? HTTP_BODY_MAX_BYTES : Math.min(this.#request.maxBodyBytes ?? HTTP_BODY_MAX_BYTES, HTTP_ERROR_BODY_MAX_BYTES);
+		const sink = this.#sink = new BodySink(max, options.allocate ?? ((n) => new ArrayBuffer(n)), options.free ?? (() => {}));
+		const length = parser.contentLength;
+		if (ok && length > max) throw new HttpError("too_large", `the response body of ${length} bytes exceeds the ${max}-byte cap`);
+		if (length > 0) sink.reserveExactly(Math.min(length, max));
+	}
+
+	#onBody(data: Uint8Array): void {
+		if (this.#streaming) {
+			(this.#request.onChunk as (bytes: Uint8Array) => void)(data);
+			return;
+		}
+		const sink = this.#sink as BodySink;
+		if (this.#isOk()) {
+			if (!sink.append(data)) throw new HttpError("too_large", `the response body exceeds the ${sink.max}-byte cap`);
+		} else if (!sink.appendTruncating(data)) {
+			// Enough of an error body to quote: stop reading, drop the connection.
+			this.#errorBodyCut = true;
+			this.#reuseAllowed = false;
+			(this.#parser as ResponseParser).stop();
+		}
+	}
+
+	#isOk(): boolean {
+		const status = this.#head?.status ?? 0;
+		return status >= 200 && status < 300;
+	}
+
+	#failed(message?: string): void {
+		// The socket is already closed (by the peer or an error).
+		const phase = this.#phase;
+		const url = this.#url as ParsedUrl;
+		const detail = message ? `: ${message}` : "";
+		if (phase === Phase.Connect) {
+			const kind = url.secure && message && TLS_FAILURE.test(message) ? "tls" : "connect";
+			throw new HttpError(kind, `cannot connect to ${url.host}:${url.port}${detail}`);
+		}
+		const parser = this.#parser;
+		if (parser) {
+			parser.end(message); // completes a close-framed body, or throws
+			return this.#complete();
+		}
+		// Closed before any response byte: a stale pooled connection, or a server that hung up.
+		if (this.#reused && this.#staleRetries < HTTP_STALE_RETRIES) {
+			this.#staleRetries++;
+			this.#restart();
+			return;
+		}
+		throw new HttpError("connect", `the server closed the connection before responding${detail}`);
+	}
+
+	#restart(): void {
+		this.#clearTimer("firstByte");
+		this.#connection = undefined;
+		this.#sendIndex = 0;
+		this.#sendOffset = 0;
+		this.#phase = Phase.Start;
+		this.#acquire();
+	}
+
+	#complete(): void {
+		const head = this.#head as ResponseHead;
+		const sink = this.#sink;
+		if (!this.#sendComplete) this.#reuseAllowed = false; // the server answered early; the rest of the request is unsent
+		if (!(this.#parser as ResponseParser).complete) this.#reuseAllowed = false;
+		if (!(this.#parser as ResponseParser).keepAlive || this.#request.headers && wantsClose(this.#request.headers)) this.#reuseAllowed = false;
+		if (this.#isOk()) {
+			const now = this.#client.now();
+			this.#finish({
+				status: head.status,
+				headers: head.headers,
+				body: sink ? decodeUtf8(sink.view()) : "",
+				bytesSent: this.#bytesSent,
+				bytesReceived: this.#bytesReceived,
+				reusedConnection: this.#reused,
+				firstByteMs: this.#firstByteAt - this.#startedAt,
+				durationMs: now - this.#startedAt,
+			});
+			return;
+		}
+		const body = sink ? sink.view() : new Uint8Array(0);
+		const text = errorText(body) || head.reason || "no details from the server";
+		const headers = head.headers;
+		const retryAfterMs = headers["retry-after-ms"] !== undefined && /^\d{1,9}(\.\d+)?$/.test(headers["retry-after-ms"].trim())
+			? Math.ceil(Number(headers["retry-after-ms"]))
+			: parseRetryAfter(headers["retry-after"], Date.now());
+		this.#finish(new HttpError("status", `HTTP ${head.status}: ${text}`, {
+			status: head.status, body: decodeUtf8(body), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+		}));
+	}
+
+	// ---- endings ----
+
+	#timeout(which: "connect" | "first_byte" | "total", ms: number): void {
+		this.#guard(() => {
+			const name = which === "first_byte" ? "first-byte" : which;
+			throw new HttpError("timeout", `${name} timeout after ${ms} ms (${(this.#url?.origin ?? this.#request.url)})`, { timeout: which });
+		});
+	}
+
+	#clearTimer(which: "connect" | "firstByte" | "total"): void {
+		const timer = this.#timers[which];
+		if (timer !== undefined) this.#client.timer.clear(timer);
+		this.#timers[which] = undefined;
+	}
+
+	/** Runs a callback; whatever it throws ends the request with that error. */
+	#guard(fn: () => void): void {
+		if (this.#phase === Phase.Done) return;
+		try {
+			fn();
+		} catch (error) {
+			this.#finish(toHttpError(error));
+		}
+	}
+
+	/** The one clean-up path: every request ends here exactly once. */
+	#finish(outcome: HttpResponse | HttpError): void {
+		if (this.#phase === Phase.Done) return;
+		const failed = outcome instanceof HttpError;
+		this.#phase = Phase.Done;
+		this.#attempt++;
+		this.#clearTimer("connect");
+		this.#clearTimer("firstByte");
+		this.#clearTimer("total");
+		this.#removeAbortListener?.();
+		this.#removeAbortListener = undefined;
+		this.#parser?.stop();
+		const connection = this.#connection;
+		this.#connection = undefined;
+		if (connection) {
+			connection.owner = undefined;
+			const reusable = !connection.closed && this.#reuseAllowed && this.#parser?.complete === true
+				&& this.#sendComplete && (!failed || (outcome as HttpError).kind === "status");
+			if (reusable) this.#client.putIdle(connection);
+			else connection.close();
+		}
+		this.#sink?.release();
+		this.#sink = undefined;
+		this.#client.forget(this);
+		if (failed) this.#settle.reject(outcome as HttpError);
+		else this.#settle.resolve(outcome as HttpResponse);
+	}
+}
+
+function wantsClose(headers: Record<string, string>): boolean {
+	for (const name in headers) {
+		if (name.toLowerCase() === "connection" && /(^|,)\s*close\s*(,|$)/i.test(headers[name])) return true;
+	}
+	return false;
+}
+
+/** The request head and body as bytes. Throws HttpError("protocol") on a bad method or header. */
+function buildMessage(request: HttpRequest, url: ParsedUrl): Uint8Array[] {
+	if (!METHODS.has(request.method)) throw new HttpError("protocol", `unsupported HTTP method ${String(request.method)}`);
+	let body: Uint8Array | undefined;
+	if (typeof request.body === "string") body = encodeUtf8(request.body);
+	else if (request.body instanceof ArrayBuffer) body = new Uint8Array(request.body);
+	else if (request.body !== undefined) throw new HttpError("protocol", "the request body must be a string or an ArrayBuffer");
+	let head = `${request.method} ${url.target} HTTP/1.1\r\nHost: ${url.hostHeader}\r\n`;
+	let userAgent = false;
+	const headers = request.headers ?? {};
+	for (const name in headers) {
+		const value = String(headers[name]);
+		if (!HEADER_NAME.test(name)) throw new HttpError("protocol", `invalid request header name ${JSON.stringify(name.slice(0, 40))}`);
+		if (HEADER_VALUE_FORBIDDEN.test(value)) throw new HttpError("protocol", `invalid value for request header ${name}: line breaks are not allowed`);
+		const lower = name.toLowerCase();
+		if (MANAGED_HEADERS.has(lower)) continue;
+		if (lower === "user-agent") userAgent = true;
+		head += `${name}: ${value}\r\n`;
+	}
+	if (!userAgent) head += `User-Agent: ${USER_AGENT}\r\n`;
+	if (wantsClose(headers)) head += "Connection: close\r\n";
+	if (body || request.method === "POST" || request.method === "PUT" || request.method === "PATCH") head += `Content-Length: ${body?.length ?? 0}\r\n`;
+	head += "\r\n";
+	const message = [encodeUtf8(head)];
+	if (body?.length) message.push(body);
+	return message;
+}
+
+export class HttpClient implements HttpTransport {
+	readonly options: HttpClientOptions;
+	readonly timer: TimerLike;
+	readonly #idle = new Map<string, Connection[]>();
+	readonly #active = new Set<Exchange>();
+	#resolver: ResolverLike | undefined;
+	readonly #now: () => number;
+
+	constructor(options: HttpClientOptions) {
+		if (typeof options?.TCP !== "function") throw new TypeError("HttpClient needs a TCP socket class (options.TCP)");
+		if (!options.Timer) throw new TypeError("HttpClient needs a Timer (options.Timer)");
+		this.options = options;
+		this.timer = options.Timer;
+		this.#now = options.now ?? (() => Date.now());
+	}
+
+	now(): number { return this.#now(); }
+
+	request(request: HttpRequest): Promise<HttpResponse> {
+		return new Promise<HttpResponse>((resolve, reject) => {
+			const exchange = new Exchange(this, request, { resolve, reject });
+			this.#active.add(exchange);
+			exchange.start();
+		});
+	}
+
+	/** Aborts every request in flight and closes every pooled connection. */
+	close(): void {
+		for (const exchange of [...this.#active]) exchange.abort();
+		for (const list of this.#idle.values()) for (const connection of list) this.#dropIdle(connection);
+		this.#idle.clear();
+		try {
+			this.#resolver?.close?.();
+		} finally {
+			this.#resolver = undefined;
+		}
+	}
+
+	/** Idle connections per origin (for tests and status). */
+	idleCount(origin?: string): number {
+		let count = 0;
+		for (const [key, list] of this.#idle) if (origin === undefined || key === origin) count += list.length;
+		return count;
+	}
+
+	// ---- for Exchange ----
+
+	resolver(): ResolverLike {
+		const Resolver = this.options.Resolver;
+		if (!Resolver) throw new HttpError("dns", "no DNS resolver was given to the HTTP client: use an IP address or configure a resolver");
+		return this.#resolver ??= new Resolver({});
+	}
+
+	forget(exchange: Exchange): void { this.#active.delete(exchange); }
+
+	takeIdle(origin: string): Connection | undefined {
+		const list = this.#idle.get(origin);
+		while (list?.length) {
+			const connection = list.pop() as Connection;
+			this.#stopIdle(connection);
+			if (!connection.closed) return connection;
+		}
+		return undefined;
+	}
+
+	putIdle(connection: Connection): void {
+		let list = this.#idle.get(connection.origin);
+		if (!list) this.#idle.set(connection.origin, list = []);
+		const limit = this.options.maxIdlePerOrigin ?? HTTP_POOL_IDLE_PER_ORIGIN;
+		if (limit <= 0) return connection.close();
+		while (list.length >= limit) this.#dropIdle(list[0]);
+		if (!this.#idle.has(connection.origin)) this.#idle.set(connection.origin, list);
+		list.push(connection);
+		connection.onIdleEvent = (c) => this.#dropIdle(c);
+		connection.idleTimer = this.timer.set(() => this.#dropIdle(connection), HTTP_POOL_IDLE_MS);
+	}
+
+	/** Runs a socket callback for a connection; nothing escapes into native code. */
+	guardSocket(connection: Connection, fn: () => void): void {
+		try {
+			fn();
+		} catch (error) {
+			// Exchange callbacks are guarded; this catches only pool bookkeeping failures.
+			connection.close();
+			trace(`net/http: socket callback failed: ${toHttpError(error).message}\n`);
+		}
+	}
+
+	#stopIdle(connection: Connection): void {
+		connection.onIdleEvent = undefined;
+		if (connection.idleTimer !== undefined) this.timer.clear(connection.idleTimer);
+		connection.idleTimer = undefined;
+	}
+
+	#dropIdle(connection: Connection): void {
+		this.#stopIdle(connection);
+		connection.close();
+		const list = this.#idle.get(connection.origin);
+		const at = list ? list.indexOf(connection) : -1;
+		if (list && at >= 0) list.splice(at, 1);
+		if (list && !list.length) this.#idle.delete(connection.origin);
+	}
+}

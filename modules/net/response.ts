@@ -1,0 +1,222 @@
+// net/response: an incremental HTTP/1.1 response parser (RFC 9112), fed any
+// split of the wire bytes. It finds the head (bounded by HTTP_HEADER_MAX_BYTES),
+// skips 1xx interim responses, then frames the body by Content-Length, chunked
+// transfer coding or the connection's close, and hands body bytes on as views.
+//
+// It knows nothing of sockets: the caller feeds bytes, signals the end of the
+// stream with end(), and reads `complete` / `keepAlive`. Errors throw HttpError
+// (kind "protocol", or "too_large" for an oversized head); the parser is dead
+// afterwards. Bytes after the end of the message are not consumed: feed()
+// returns how many it took, and a caller that gets fewer back knows the
+// connection carries junk and must not be reused.
+import { HTTP_HEADER_MAX_BYTES, HTTP_INTERIM_RESPONSES_MAX } from "budgets";
+import { ByteBuffer } from "net/bytes";
+import { ChunkedDecoder } from "net/chunked";
+import { HttpError } from "net/types";
+import { decodeUtf8 } from "net/utf8";
+
+export interface ResponseHead {
+	status: number;
+	reason: string;
+	/** Minor version: 0 for HTTP/1.0, 1 for HTTP/1.1. */
+	minor: number;
+	/** Lower-case names; repeated headers joined with ", ". */
+	headers: Record<string, string>;
+}
+
+export type BodyFraming = "none" | "length" | "chunked" | "close";
+
+export interface ResponseEvents {
+	/** The final (non-1xx) head. May throw to refuse the response (e.g. over a cap). */
+	onHead(head: ResponseHead): void;
+	/** Body bytes, a view valid only during the call. Never empty. */
+	onBody(bytes: Uint8Array): void;
+}
+
+const LF = 10, CR = 13;
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const STATUS_LINE = /^HTTP\/1\.([01]) ([1-5]\d\d)(?: (.*))?$/;
+
+const enum State { Head, Body, Done, Failed }
+
+function protocolError(why: string): HttpError {
+	return new HttpError("protocol", `invalid HTTP response: ${why}`);
+}
+
+/** Parses a finished head (status line and header lines, without the empty line). */
+export function parseHead(text: string): ResponseHead {
+	const lines = text.split(/\r?\n/);
+	while (lines.length && lines[0] === "") lines.shift();
+	const statusLine = lines.shift() ?? "";
+	const match = STATUS_LINE.exec(statusLine);
+	if (!match) throw protocolError(`bad status line ${JSON.stringify(statusLine.slice(0, 40))}`);
+	const headers: Record<string, string> = {};
+	let last: string | undefined;
+	for (const line of lines) {
+		if (line === "") continue;
+		if (line[0] === " " || line[0] === "\t") { // obsolete line folding: join with a space
+			if (last === undefined) throw protocolError("folded line before any header");
+			headers[last] = `${headers[last]} ${line.trim()}`.trim();
+			continue;
+		}
+		const colon = line.indexOf(":");
+		const name = colon > 0 ? line.slice(0, colon) : "";
+		if (!TOKEN.test(name)) throw protocolError(`bad header line ${JSON.stringify(line.slice(0, 40))}`);
+		const key = name.toLowerCase();
+		const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, "");
+		headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
+		last = key;
+	}
+	return { status: Number(match[2]), reason: match[3] ?? "", minor: Number(match[1]), headers };
+}
+
+export class ResponseParser {
+	readonly #events: ResponseEvents;
+	#state = State.Head;
+	#head: ResponseHead | undefined;
+	readonly #headBytes: ByteBuffer;
+	#lineLength = 0;      // non-CR bytes of the current head line
+	#lines = 0;           // non-empty head lines so far
+	#interim = 0;
+	#framing: BodyFraming = "none";
+	#remaining = 0;       // "length": body bytes still to come
+	#chunked: ChunkedDecoder | undefined;
+	#bodyBytes = 0;
+	#keepAlive = false;
+	#stopped = false;
+
+	constructor(events: ResponseEvents, headerMaxBytes = HTTP_HEADER_MAX_BYTES) {
+		this.#events = events;
+		this.#headBytes = new ByteBuffer(512, headerMaxBytes, () => {
+			throw new HttpError("too_large", `response headers larger than ${headerMaxBytes} bytes`);
+		});
+	}
+
+	get head(): ResponseHead | undefined { return this.#head; }
+	get framing(): BodyFraming { return this.#framing; }
+	/** Body length announced by Content-Length, or -1. */
+	get contentLength(): number { return this.#framing === "length" ? this.#bodyBytes + this.#remaining : -1; }
+	get bodyBytes(): number { return this.#bodyBytes; }
+	get complete(): boolean { return this.#state === State.Done; }
+	/** Whether the connection may carry another request once the message is complete. */
+	get keepAlive(): boolean { return this.#keepAlive; }
+	/** True once any byte of a response has been fed. */
+	get started(): boolean { return this.#headBytes.length > 0 || this.#state !== State.Head || this.#interim > 0; }
+
+	/** Makes feed() return at once from now on (the caller gave up on the response). */
+	stop(): void { this.#stopped = true; }
+
+	/** Consumes bytes[start, end); returns the index after the last byte consumed. */
+	feed(bytes: Uint8Array, start = 0, end = bytes.length): number {
+		let i = start;
+		try {
+			while (i < end && !this.#stopped) {
+				if (this.#state === State.Head) i = this.#feedHead(bytes, i, end);
+				else if (this.#state === State.Body) i = this.#feedBody(bytes, i, end);
+				else if (this.#state === State.Done) break;
+				else throw protocolError("parser used after an error");
+			}
+		} catch (error) {
+			this.#state = State.Failed;
+			throw error;
+		}
+		return i;
+	}
+
+	/** The stream ended (the server closed the connection). Completes a close-framed body or throws. */
+	end(detail?: string): void {
+		const why = detail ? ` (${detail})` : "";
+		if (this.#state === State.Done) return;
+		if (this.#state === State.Body && this.#framing === "close") {
+			this.#state = State.Done;
+			return;
+		}
+		this.#state = State.Failed;
+		if (!this.started) throw new HttpError("connect", `the server closed the connection before responding${why}`);
+		if (!this.#head) throw protocolError(`connection closed inside the response headers${why}`);
+		const expected = this.#framing === "length" ? ` of ${this.contentLength}` : "";
+		throw new HttpError("protocol", `the server closed the connection mid-body after ${this.#bodyBytes}${expected} bytes${why}`);
+	}
+
+	#feedHead(bytes: Uint8Array, start: number, end: number): number {
+		for (let i = start; i < end; i++) {
+			const b = bytes[i];
+			if (b === LF) {
+				if (this.#lineLength === 0 && this.#lines > 0) {
+					this.#headBytes.append(bytes, start, i + 1);
+					this.#endHead();
+					return i + 1;
+				}
+				if (this.#lineLength) this.#lines++;
+				this.#lineLength = 0;
+			} else if (b !== CR) this.#lineLength++;
+		}
+		this.#headBytes.append(bytes, start, end);
+		return end;
+	}
+
+	#endHead(): void {
+		const head = parseHead(decodeUtf8(this.#headBytes.view()));
+		this.#headBytes.clear();
+		this.#lines = 0;
+		this.#lineLength = 0;
+		if (head.status < 200) {
+			if (head.status === 101) throw protocolError("unexpected 101 Switching Protocols");
+			if (++this.#interim > HTTP_INTERIM_RESPONSES_MAX) throw protocolError("too many 1xx responses");
+			return; // stay in State.Head for the final response
+		}
+		const headers = head.headers;
+		const connection = (headers["connection"] ?? "").toLowerCase();
+		this.#keepAlive = head.minor === 1 ? !/(^|,)\s*close\s*(,|$)/.test(connection) : /(^|,)\s*keep-alive\s*(,|$)/.test(connection);
+		const encoding = headers["transfer-encoding"];
+		const length = headers["content-length"];
+		if (head.status === 204 || head.status === 304) this.#framing = "none";
+		else if (encoding !== undefined) {
+			const codings = encoding.toLowerCase().split(",").map((c) => c.trim());
+			if (codings[codings.length - 1] === "chunked") {
+				this.#framing = "chunked";
+				this.#chunked = new ChunkedDecoder();
+			} else this.#framing = "close";
+			if (length !== undefined) this.#keepAlive = false; // smuggling guard: never reuse such a connection
+		} else if (length !== undefined) {
+			const values = length.split(",").map((v) => v.trim());
+			if (!values.every((v) => /^\d{1,15}$/.test(v) && v === values[0])) throw protocolError(`bad content-length ${JSON.stringify(length.slice(0, 40))}`);
+			this.#remaining = Number(values[0]);
+			this.#framing = this.#remaining ? "length" : "none";
+		} else this.#framing = "close";
+		if (this.#framing === "close") this.#keepAlive = false;
+		this.#head = head;
+		this.#state = this.#framing === "none" ? State.Done : State.Body;
+		this.#events.onHead(head);
+	}
+
+	#feedBody(bytes: Uint8Array, start: number, end: number): number {
+		switch (this.#framing) {
+		case "length": {
+			const n = Math.min(this.#remaining, end - start);
+			this.#remaining -= n;
+			if (!this.#remaining) this.#state = State.Done;
+			this.#body(bytes.subarray(start, start + n));
+			return start + n;
+		}
+		case "chunked": {
+			const decoder = this.#chunked as ChunkedDecoder;
+			const next = decoder.feed(bytes, start, end, (data) => {
+				this.#body(data);
+				return !this.#stopped;
+			});
+			if (decoder.done) this.#state = State.Done;
+			return next;
+		}
+		default: // "close"
+			this.#body(bytes.subarray(start, end));
+			return end;
+		}
+	}
+
+	#body(data: Uint8Array): void {
+		if (!data.length) return;
+		this.#bodyBytes += data.length;
+		this.#events.onBody(data);
+	}
+}
