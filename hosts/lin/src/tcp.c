@@ -347,7 +347,7 @@ void netParseOptions(xsMachine *the, const NetClass *cls, NetOptions *o)
 	else if (inet_pton(AF_INET6, text, o->address) == 1)
 		o->family = AF_INET6;
 	else
-		xsTypeError("%s: address \"%s\" is not an IP address: resolve host names with embedded:network/dns/resolver/udp first", name, text);
+		xsTypeError("%s: address must be an IP address (resolve names first): \"%s\"", name, text);
 	inet_ntop(o->family, o->address, o->text, sizeof(o->text));
 	o->port = hostIntegerOption(the, options, "port", 1, 65535, -1, name);
 	if (o->port < 0)
@@ -438,6 +438,16 @@ NetSocket *netOpen(xsMachine *the, const NetClass *cls, const NetOptions *o, voi
 
 /* ---- JS methods ---------------------------------------------------------- */
 
+/* The error message without its "TCP: " prefix. XS caps thrown messages at
+ * 127 bytes, so what is thrown puts the advice first and the detail last. */
+static const char *netDetail(NetSocket *s)
+{
+	size_t length = strlen(s->cls->name);
+	if (!strncmp(s->message, s->cls->name, length) && s->message[length] == ':')
+		return s->message + length + 2;
+	return s->message;
+}
+
 static void netAfterRead(NetSocket *s)
 {
 	if (s->state == STATE_READY) {
@@ -522,7 +532,7 @@ void netWrite(xsMachine *the, const NetClass *cls)
 		bytes = hostBytes(the, &xsArg(0), &length, cls->name);
 	}
 	if (s->state == STATE_FAILED)
-		xsUnknownError("%s; the socket cannot be written: close it and open a new one", s->message);
+		xsUnknownError("%s: cannot write after an error: %s", cls->name, netDetail(s));
 	if (s->state != STATE_READY)
 		xsUnknownError("%s: not connected yet: write after onWritable", cls->name);
 	size_t writable = NET_OUTPUT_BYTES - s->outLength;

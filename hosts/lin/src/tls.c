@@ -105,8 +105,8 @@ static mbedtls_x509_crt *tlsDefaultCA(xsMachine *the)
 			tlsErrorText(result, detail, sizeof(detail));
 		mbedtls_x509_crt_free(&gShared.ca);
 		if (option)
-			xsUnknownError("TLS: cannot load the CA file %s given by --ca: %s; give a PEM or DER certificate", path, detail);
-		xsUnknownError("TLS: cannot load the system CA bundle %s: %s; install ca-certificates or pass --ca FILE", path, detail);
+			xsUnknownError("TLS: --ca needs a PEM or DER certificate: %s: %s", path, detail);
+		xsUnknownError("TLS: install ca-certificates or pass --ca FILE: %s: %s", path, detail);
 	}
 	gShared.caLoaded = 1;
 	return &gShared.ca;

@@ -1,0 +1,177 @@
+// The lin host's TLS socket (hosts/lin/src/tls.c) against Node TLS servers on
+// 127.0.0.1 with the test CA of tools/testca.mjs, started by
+// test/e2e/net-native.test.mjs:
+//   --trusted-port  echo server, certificate for localhost from the test CA
+//   --closer-port   same certificate, sends "goodbye" and closes
+//   --wrong-port    echo server, certificate for wrong.example from the test CA
+//   --other-port    echo server, certificate for localhost from an untrusted CA
+//   --ca-der-hex    the test CA, DER, in hex
+//   --mode          which run: "default" (system CA bundle), "ca" (--ca is the
+//                   test CA), "bad-ca" (--ca names a missing file)
+import TLS from "embedded:io/socket/tcp/tls";
+import TCP from "embedded:io/socket/tcp";
+import Timer from "timer";
+import { heap, option } from "host/platform";
+import { assert, test } from "testing";
+import { connect, connectError, pumpPattern, roundTrip, type StreamClass } from "./stream";
+
+const port = (name: string) => Number(option(name));
+const TRUSTED = port("trusted-port"), CLOSER = port("closer-port"), WRONG = port("wrong-port"), OTHER = port("other-port");
+const MODE = option("mode");
+const Socket = TLS as unknown as StreamClass;
+const delay = (ms: number) => new Promise((resolve) => Timer.set(resolve, ms));
+
+function fromHex(hex: string): ArrayBuffer {
+	const bytes = new Uint8Array(hex.length / 2);
+	for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+	return bytes.buffer;
+}
+const CA_DER = fromHex(option("ca-der-hex") ?? "");
+
+const at = (p: number, more: object = {}) => ({ address: "127.0.0.1", port: p, host: "localhost", ...more });
+const withCA = (p: number, more: object = {}) => at(p, { secure: { certificate: CA_DER }, ...more });
+const NOT_TRUSTED = /^TLS: certificate not trusted: 127\.0\.0\.1 port \d+ .*; pass the server's CA as secure\.certificate or with --ca FILE$/;
+
+if (MODE === "default") {
+	test("the system bundle does not trust the test CA: certificate not trusted", async () => {
+		assert.match(await connectError(Socket, at(TRUSTED)), NOT_TRUSTED);
+	});
+
+	test("a CA given as secure.certificate (DER) is trusted: echo round trip after the handshake", async () => {
+		const link = await connect(Socket, withCA(TRUSTED));
+		assert.equal(link.firstWritable, 16384, "onWritable after the handshake");
+		assert.equal(await roundTrip(link, "hello over TLS"), "hello over TLS");
+		const socket = link.socket as TLS;
+		// The shapes typings/lin-net.d.ts declares.
+		assert.equal(typeof socket.write(new Uint8Array(0)), "number");
+		assert.equal(socket.read(), undefined);
+		assert.equal(socket.remoteAddress, "127.0.0.1");
+		assert.equal(socket.remotePort, TRUSTED);
+		assert.equal(socket.format, "buffer");
+		socket.close();
+	});
+
+	test("a server certified by an unconfigured CA is refused", async () => {
+		assert.match(await connectError(Socket, withCA(OTHER)), NOT_TRUSTED);
+	});
+
+	test("a certificate for another host name is refused with a clear error", async () => {
+		assert.match(await connectError(Socket, withCA(WRONG)),
+			/^TLS: host name mismatch: the certificate of 127\.0\.0\.1 port \d+ is not for "localhost"; connect with a host name the certificate lists$/);
+		assert.match(await connectError(Socket, withCA(TRUSTED, { host: "other.example" })), /^TLS: host name mismatch: .* is not for "other\.example"/);
+	});
+
+	test("secure.serverName overrides host as the name sent and verified", async () => {
+		const link = await connect(Socket, at(TRUSTED, { host: "wrong.example", secure: { certificate: CA_DER, serverName: "localhost" } }));
+		assert.equal(await roundTrip(link, "named"), "named");
+		link.socket.close();
+	});
+
+	test("verify: false is an explicit opt-out, with or without a host", async () => {
+		const link = await connect(Socket, { address: "127.0.0.1", port: OTHER, secure: { verify: false } });
+		assert.equal(await roundTrip(link, "unverified"), "unverified");
+		link.socket.close();
+	});
+
+	test("a 1 MiB write over TLS paced by onWritable comes back byte for byte", async () => {
+		const link = await connect(Socket, withCA(TRUSTED));
+		const result = await pumpPattern(link, 1024 * 1024);
+		assert.ok(result.writableCallbacks >= 63, `paced by onWritable (${result.writableCallbacks} callbacks)`);
+		link.socket.close();
+	}, 60_000);
+
+	test("data sent before the peer closes is read before onError", async () => {
+		const events: string[] = [];
+		const socket = await new Promise<TLS>((resolve) => {
+			const tls: TLS = new TLS(withCA(CLOSER, {
+				onReadable(bytes: number) {
+					events.push(`readable ${bytes}`);
+					events.push(String.fromArrayBuffer(tls.read() as ArrayBuffer));
+				},
+				onError(message: string) {
+					events.push(message);
+					resolve(tls);
+				},
+			}));
+		});
+		assert.deepEqual(events, ["readable 7", "goodbye", "TLS: connection closed by peer"]);
+		assert.throws(() => socket.write(new ArrayBuffer(1)), "TLS: cannot write after an error: connection closed by peer");
+		socket.close();
+	});
+
+	test("write() before the handshake completes throws", () => {
+		const socket = new TLS(withCA(TRUSTED));
+		assert.throws(() => socket.write(new ArrayBuffer(1)), "TLS: not connected yet: write after onWritable");
+		socket.close();
+	});
+
+	test("open TLS sockets are counted until closed, and close() is idempotent", async () => {
+		const before = heap().sockets;
+		const link = await connect(Socket, withCA(TRUSTED));
+		assert.equal(heap().sockets, before + 1);
+		link.socket.close();
+		link.socket.close();
+		assert.equal(heap().sockets, before);
+		assert.throws(() => link.socket.read(), "TLS: closed");
+		await delay(50);
+	});
+
+	test("the constructor checks the TLS options and the TCP ones", () => {
+		const T = TLS as any;
+		assert.throws(() => new T({ address: "127.0.0.1", port: TRUSTED }), "TLS: host required to verify the server's certificate", TypeError);
+		assert.throws(() => new T(at(TRUSTED, { host: 42 })), "TLS: host must be a string", TypeError);
+		assert.throws(() => new T(at(TRUSTED, { secure: 5 })), "TLS: secure must be an object", TypeError);
+		assert.throws(() => new T(at(TRUSTED, { secure: { certificate: "PEM text" } })), "TLS: secure.certificate: expected a buffer", TypeError);
+		assert.throws(() => new T(at(TRUSTED, { secure: { certificate: new Uint8Array([48, 3, 1, 2, 3]) } })), "TLS: secure.certificate is not a DER certificate", TypeError);
+		assert.throws(() => new T(at(TRUSTED, { secure: { serverName: 7 } })), "TLS: serverName must be a string", TypeError);
+		assert.throws(() => new T(), "TLS: options object required", TypeError);
+		assert.throws(() => new T({ ...at(TRUSTED), address: "localhost" }), "TLS: address must be an IP address", TypeError);
+		assert.throws(() => new T(at(0)), "TLS: invalid port", RangeError);
+		assert.throws(() => new T(withCA(TRUSTED, { onError: 1 })), "TLS: onError must be a function", TypeError);
+		assert.throws(() => new T(withCA(TRUSTED, { format: "words" })), "TLS: invalid format", RangeError);
+	});
+
+	test("every method checks its receiver: TCP and TLS sockets are not interchangeable", () => {
+		const tls = new TLS(withCA(TRUSTED));
+		const tcp = new TCP({ address: "127.0.0.1", port: TRUSTED });
+		const proto = TLS.prototype as any;
+		const accessor = (name: string) => Object.getOwnPropertyDescriptor(proto, name)!;
+		for (const receiver of [{}, undefined, tcp]) {
+			assert.throws(() => proto.read.call(receiver), "TLS: invalid receiver", TypeError);
+			assert.throws(() => proto.write.call(receiver, new ArrayBuffer(1)), "TLS: invalid receiver", TypeError);
+			assert.throws(() => proto.close.call(receiver), "TLS: invalid receiver", TypeError);
+			assert.throws(() => accessor("remoteAddress").get!.call(receiver), "TLS: invalid receiver", TypeError);
+			assert.throws(() => accessor("remotePort").get!.call(receiver), "TLS: invalid receiver", TypeError);
+			assert.throws(() => accessor("format").get!.call(receiver), "TLS: invalid receiver", TypeError);
+			assert.throws(() => accessor("format").set!.call(receiver, "buffer"), "TLS: invalid receiver", TypeError);
+		}
+		assert.throws(() => (TCP.prototype as any).read.call(tls), "TCP: invalid receiver", TypeError);
+		assert.throws(() => (tls as any).read(0), "TLS: invalid read size", RangeError);
+		assert.throws(() => (tls as any).write("text"), "TLS: expected a buffer", TypeError);
+		tls.close();
+		tcp.close();
+	});
+}
+
+if (MODE === "ca") {
+	test("--ca FILE makes the test CA trusted without secure.certificate", async () => {
+		const link = await connect(Socket, at(TRUSTED));
+		assert.equal(await roundTrip(link, "trusted by --ca"), "trusted by --ca");
+		link.socket.close();
+	});
+
+	test("--ca FILE still refuses a server from another CA and a wrong host name", async () => {
+		assert.match(await connectError(Socket, at(OTHER)), NOT_TRUSTED);
+		assert.match(await connectError(Socket, at(WRONG)), /^TLS: host name mismatch: /);
+	});
+}
+
+if (MODE === "bad-ca") {
+	test("an unreadable --ca file is a constructor error saying what to fix", async () => {
+		for (let attempt = 0; attempt < 2; attempt++)
+			assert.throws(() => new TLS(at(TRUSTED)), /^TLS: --ca needs a PEM or DER certificate: .*missing\.pem: /);
+		const link = await connect(Socket, withCA(TRUSTED));
+		assert.equal(await roundTrip(link, "own CA"), "own CA", "secure.certificate does not need --ca");
+		link.socket.close();
+	});
+}
