@@ -1,9 +1,295 @@
-/* digital.c — placeholder until the native module lands. */
+/*
+ * digital.c — embedded:io/digital on the lin host: a simulated bank of GPIO
+ * pins 0..48 (the ESP32-S3 range), plus the "host/pins" functions that let
+ * tests and the console drive inputs and observe every pin.
+ *
+ * Model of a pin's level (see pinLevel): an Output drives its written value;
+ * an OutputOpenDrain pulls low on 0 and otherwise lets an external level (or
+ * an assumed external pull-up, 1) through; an input reads what drive() put on
+ * it, or its pull resistor when nothing drives it (pull-up 1, otherwise 0).
+ *
+ * The bank is static: external levels set by drive() stay across a reboot, as
+ * a signal wired to a board would; ownership does not (the machine's
+ * destructors release every pin). A pin has one owner at a time.
+ *
+ * An input with onReadable and an edge (Digital.Rising 1, Digital.Falling 2)
+ * is called on the loop turn after drive() changes its level that way;
+ * changes in between are coalesced into one call, as interrupts are.
+ */
 #include "xsAll.h"
 #include "host.h"
 
+#define DIGITAL_PIN_COUNT 49   /* ESP32-S3 GPIO 0..48 */
+
+/* The SDK's DigitalBank mode values and Digital edge bits. */
+enum {
+	kModeInput = 0,
+	kModeInputPullUp = 1,
+	kModeInputPullDown = 2,
+	kModeInputPullUpDown = 3,
+	kModeOutput = 8,
+	kModeOutputOpenDrain = 9,
+};
+enum { kEdgeRising = 1, kEdgeFalling = 2 };
+
+typedef struct {
+	xsMachine *the;
+	xsSlot self;          /* remembered while open with onReadable */
+	xsSlot onReadable;
+	HostTimer *notify;    /* pending onReadable turn */
+	int pin;
+	int mode;
+	int edge;
+	int output;           /* last value written (output modes) */
+	int remembered;       /* has onReadable: remembered until closed */
+} DigitalRecord;
+
+static struct {
+	int driven;           /* something outside drives the pin (drive() until release()) */
+	int external;         /* the level it drives, 0 or 1 */
+	DigitalRecord *owner;
+} gPins[DIGITAL_PIN_COUNT];
+
+static void digitalDestructor(void *data);
+static void digitalMarker(xsMachine *the, void *data, xsMarkRoot markRoot);
+static xsHostHooks gDigitalHooks = { digitalDestructor, digitalMarker, NULL };
+
+static int isOutputMode(int mode)
+{
+	return mode == kModeOutput || mode == kModeOutputOpenDrain;
+}
+
+static int pinLevel(int pin)
+{
+	DigitalRecord *owner = gPins[pin].owner;
+	if (owner && owner->mode == kModeOutput)
+		return owner->output;
+	if (owner && owner->mode == kModeOutputOpenDrain)
+		return owner->output ? (gPins[pin].driven ? gPins[pin].external : 1) : 0;
+	if (gPins[pin].driven)
+		return gPins[pin].external;
+	return owner && owner->mode == kModeInputPullUp;
+}
+
+static void digitalFree(DigitalRecord *digital)
+{
+	hostTimerCancel(digital->notify);
+	if (gPins[digital->pin].owner == digital)
+		gPins[digital->pin].owner = NULL;
+	free(digital);
+}
+
+static void digitalDestructor(void *data)
+{
+	if (data)
+		digitalFree(data);
+}
+
+static void digitalMarker(xsMachine *the, void *data, xsMarkRoot markRoot)
+{
+	DigitalRecord *digital = data;
+	if (digital)
+		(*markRoot)(the, &digital->onReadable);
+}
+
+/* Timer context is the pin number: the owner may have closed (and another
+ * opened the pin) before the turn comes, and close cancels its timer. */
+static void onNotify(void *ctx)
+{
+	DigitalRecord *digital = gPins[(intptr_t)ctx].owner;
+	if (!digital)
+		return;
+	digital->notify = NULL;
+	xsMachine *the = digital->the;
+	hostCallBegin(the);
+	xsCallFunction0(digital->onReadable, digital->self);
+	hostCallEnd(the);
+}
+
+/* After a level change from outside: notify the owner on a matching edge. */
+static void pinChanged(int pin, int before)
+{
+	DigitalRecord *owner = gPins[pin].owner;
+	int after = pinLevel(pin);
+	if (!owner || !owner->remembered || before == after || owner->notify)
+		return;
+	if ((after && (owner->edge & kEdgeRising)) || (!after && (owner->edge & kEdgeFalling)))
+		owner->notify = hostTimerStart(0, onNotify, (void *)(intptr_t)pin);
+}
+
+/* ---- Digital ------------------------------------------------------------ */
+
+static void xs_digital_constructor(xsMachine *the)
+{
+	xsVars(2);
+	xsSlot *options = &xsArg(0);
+	if (hostArgc < 1 || !xsIsInstanceOf(*options, xsObjectPrototype))
+		xsTypeError("Digital: options object required");
+	if (!hostHasOption(the, options, "pin"))
+		xsTypeError("Digital: pin required");
+	int pin = hostIntegerOption(the, options, "pin", 0, DIGITAL_PIN_COUNT - 1, 0, "Digital");
+	if (!hostHasOption(the, options, "mode"))
+		xsTypeError("Digital: mode required");
+	int mode = hostIntegerOption(the, options, "mode", 0, kModeOutputOpenDrain, 0, "Digital");
+	if (mode > kModeInputPullUpDown && !isOutputMode(mode))
+		xsRangeError("Digital: invalid mode");
+	int edge = hostIntegerOption(the, options, "edge", 0, kEdgeRising | kEdgeFalling, 0, "Digital");
+	hostCallbackOption(the, options, "onReadable", &xsVar(0), "Digital");
+	int readable = xsTypeOf(xsVar(0)) != xsUndefinedType;
+	if (readable && (isOutputMode(mode) || !edge))
+		xsRangeError("Digital: onReadable needs an input mode and an edge (Digital.Rising, Digital.Falling)");
+	if (hostHasOption(the, options, "format")) {
+		xsVar(1) = xsGet(*options, xsID("format"));
+		if (xsTypeOf(xsVar(1)) != xsStringType || strcmp(xsToString(xsVar(1)), "number"))
+			xsRangeError("Digital: invalid format (only \"number\")");
+	}
+	if (gPins[pin].owner)
+		xsUnknownError("Digital: pin %d is in use; close its other Digital first", pin);
+	if (hostHasOption(the, options, "target")) {
+		xsVar(1) = xsGet(*options, xsID("target"));
+		xsSet(xsThis, xsID("target"), xsVar(1));
+	}
+	DigitalRecord *digital = calloc(1, sizeof(DigitalRecord));
+	if (!digital)
+		xsUnknownError("Digital: out of memory");
+	digital->the = the;
+	digital->self = xsThis;
+	digital->onReadable = xsVar(0);
+	digital->pin = pin;
+	digital->mode = mode;
+	digital->edge = edge;
+	xsSetHostData(xsThis, digital);
+	gPins[pin].owner = digital;
+	/* Like the device, an input waiting for edges lives until closed. */
+	if (readable) {
+		xsRemember(digital->self);
+		digital->remembered = 1;
+	}
+}
+
+static void xs_digital_read(xsMachine *the)
+{
+	DigitalRecord *digital = hostThis(the, &gDigitalHooks, "Digital");
+	xsResult = xsInteger(pinLevel(digital->pin));
+}
+
+static int levelArgument(xsMachine *the, int index, const char *cls)
+{
+	if (hostArgc <= index || xsTypeOf(xsArg(index)) == xsUndefinedType)
+		xsTypeError("%s: value required (0 or 1)", cls);
+	int type = xsTypeOf(xsArg(index));
+	if (type != xsIntegerType && type != xsNumberType)
+		xsTypeError("%s: value must be 0 or 1", cls);
+	double value = xsToNumber(xsArg(index));
+	if (value != 0 && value != 1)
+		xsRangeError("%s: value must be 0 or 1", cls);
+	return value == 1;
+}
+
+static void xs_digital_write(xsMachine *the)
+{
+	DigitalRecord *digital = hostThis(the, &gDigitalHooks, "Digital");
+	int value = levelArgument(the, 0, "Digital");
+	if (!isOutputMode(digital->mode))
+		xsTypeError("Digital: pin %d is an input; write needs mode Output or OutputOpenDrain", digital->pin);
+	digital->output = value;
+}
+
+static void xs_digital_close(xsMachine *the)
+{
+	DigitalRecord *digital = hostThisOrNull(the, &gDigitalHooks, "Digital");
+	if (!digital)
+		return;
+	if (digital->remembered)
+		xsForget(digital->self);
+	xsSetHostData(xsThis, NULL);
+	digitalFree(digital);
+}
+
+static void xs_digital_get_format(xsMachine *the)
+{
+	hostThis(the, &gDigitalHooks, "Digital");
+	xsResult = xsString("number");
+}
+
+static void xs_digital_set_format(xsMachine *the)
+{
+	hostThis(the, &gDigitalHooks, "Digital");
+	if (xsTypeOf(xsArg(0)) != xsStringType || strcmp(xsToString(xsArg(0)), "number"))
+		xsRangeError("Digital: invalid format (only \"number\")");
+}
+
+static const HostMember gDigitalMembers[] = {
+	{ "read", xs_digital_read, 0, 0 },
+	{ "write", xs_digital_write, 1, 0 },
+	{ "close", xs_digital_close, 0, 0 },
+	{ "format", xs_digital_get_format, 0, 1 },
+	{ "format", xs_digital_set_format, 1, 2 },
+	{ NULL }
+};
+
+/* ---- host/pins ---------------------------------------------------------- */
+
+static int pinArgument(xsMachine *the)
+{
+	if (hostArgc < 1 || xsTypeOf(xsArg(0)) == xsUndefinedType)
+		xsTypeError("pins: pin required");
+	int type = xsTypeOf(xsArg(0));
+	if (type != xsIntegerType && type != xsNumberType)
+		xsTypeError("pins: pin must be a number");
+	double pin = xsToNumber(xsArg(0));
+	if (pin != pin || pin < 0 || pin >= DIGITAL_PIN_COUNT || pin != (double)(int)pin)
+		xsRangeError("pins: invalid pin (0 to %d)", DIGITAL_PIN_COUNT - 1);
+	return (int)pin;
+}
+
+static void xs_pins_drive(xsMachine *the)
+{
+	int pin = pinArgument(the);
+	int value = levelArgument(the, 1, "pins");
+	int before = pinLevel(pin);
+	gPins[pin].driven = 1;
+	gPins[pin].external = value;
+	pinChanged(pin, before);
+}
+
+static void xs_pins_release(xsMachine *the)
+{
+	int pin = pinArgument(the);
+	int before = pinLevel(pin);
+	gPins[pin].driven = 0;
+	pinChanged(pin, before);
+}
+
+static void xs_pins_level(xsMachine *the)
+{
+	xsResult = xsInteger(pinLevel(pinArgument(the)));
+}
+
+static void xs_pins_mode(xsMachine *the)
+{
+	DigitalRecord *owner = gPins[pinArgument(the)].owner;
+	if (owner)
+		xsResult = xsInteger(owner->mode);
+}
+
 void hostInstallDigital(xsMachine *the, xsSlot *native)
 {
-	(void)the;
-	(void)native;
+	xsVars(2);
+	hostDefineClass(the, native, "Digital", xs_digital_constructor, 1, gDigitalMembers, &gDigitalHooks);
+	xsVar(0) = xsGet(*native, xsID("Digital"));
+	static const struct { const char *name; int value; } constants[] = {
+		{ "Input", kModeInput }, { "InputPullUp", kModeInputPullUp }, { "InputPullDown", kModeInputPullDown },
+		{ "InputPullUpDown", kModeInputPullUpDown }, { "Output", kModeOutput },
+		{ "OutputOpenDrain", kModeOutputOpenDrain }, { "Rising", kEdgeRising }, { "Falling", kEdgeFalling },
+	};
+	for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
+		xsDefine(xsVar(0), hostID(constants[i].name), xsInteger(constants[i].value), xsDontDelete | xsDontSet);
+	xsVar(1) = xsNewObject();
+	hostDefineFunction(the, &xsVar(1), "drive", xs_pins_drive, 2);
+	hostDefineFunction(the, &xsVar(1), "release", xs_pins_release, 1);
+	hostDefineFunction(the, &xsVar(1), "level", xs_pins_level, 1);
+	hostDefineFunction(the, &xsVar(1), "mode", xs_pins_mode, 1);
+	xsDefine(xsVar(1), xsID("count"), xsInteger(DIGITAL_PIN_COUNT), xsDontDelete | xsDontSet);
+	xsDefine(*native, xsID("Pins"), xsVar(1), xsDontEnum);
 }
