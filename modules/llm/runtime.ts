@@ -167,7 +167,6 @@ export class Llm {
 		const emit = safeEmitter(options.onEvent);
 		const current = this.#current();
 		if (typeof current === "string") return this.#guidance(current, emit, startedAt);
-		check(current.profile);
 		const release = await this.#acquire(options.signal);
 		// The runtime may have been retired while we waited: take the current one.
 		const runtime = this.#current();

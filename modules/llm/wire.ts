@@ -128,11 +128,13 @@ function originOf(url: string): string {
 /** Calls onEvent, tracing (never propagating) what it throws. */
 export function safeEmitter(onEvent: ((event: LlmEvent) => void) | undefined): (event: LlmEvent) => void {
 	if (!onEvent) return () => {};
+	let traced = false;
 	return (event) => {
 		try {
 			onEvent(event);
 		} catch (error) {
-			trace(`llm: an onEvent listener threw on ${event.type}: ${error instanceof Error ? error.message : String(error)}\n`);
+			if (!traced) trace(`llm: an onEvent listener threw on ${event.type} (later throws are not traced): ${error instanceof Error ? error.message : String(error)}\n`);
+			traced = true;
 		}
 	};
 }
