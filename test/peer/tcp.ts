@@ -104,7 +104,7 @@ test("onError waits until data received before the failure has been read", async
 	await delay(20);
 	assert.equal(error, undefined, "onError with data left");
 	socket.read();
-	await delay(20);
+	await delay(50);
 	assert.equal(error, "TCP: connection closed by peer");
 	socket.close();
 });

@@ -43,6 +43,7 @@ typedef struct DNSJob {
 	struct DNSJob *next;      /* in gDone, under gLock */
 	DNSRequest *request;      /* loop thread only; NULL once cancelled */
 	int error;                /* getaddrinfo's result */
+	int systemError;          /* the worker's errno when error is EAI_SYSTEM */
 	char host[DNS_NAME_CHARS];
 	char address[INET6_ADDRSTRLEN];
 } DNSJob;
@@ -84,6 +85,7 @@ static void *dnsWork(void *arg)
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	job->error = getaddrinfo(job->host, NULL, &hints, &list);
+	job->systemError = errno;
 	if (!job->error) {
 		struct addrinfo *chosen = NULL;
 		for (struct addrinfo *a = list; a && !chosen; a = a->ai_next)
@@ -198,7 +200,7 @@ static void dnsOnPipe(void *ctx, int fd, short revents)
 			gLiveJobs--;
 			if (job->error)
 				snprintf(request->message, sizeof(request->message), "Resolver: cannot resolve \"%s\": %s; check the name and the network",
-					request->host, job->error == EAI_SYSTEM ? strerror(errno) : gai_strerror(job->error));
+					request->host, job->error == EAI_SYSTEM ? strerror(job->systemError) : gai_strerror(job->error));
 			else
 				strcpy(request->address, job->address);
 		}
