@@ -4,6 +4,7 @@
 // pipe), so no test depends on input arriving.
 import Serial from "embedded:io/serial";
 import Timer from "timer";
+import { allocate, free } from "psram";
 import { assert, test } from "testing";
 
 type Options = ConstructorParameters<typeof Serial>[0];
@@ -100,6 +101,17 @@ test("read and write check their arguments", () => {
 	assert.throws(() => serial.write(1.5), "Serial: a byte is 0 to 255", RangeError);
 	assert.throws(() => (serial.write as any)(), "Serial: write takes a byte or a buffer", TypeError);
 	assert.throws(() => serial.write("text" as any), "Serial: expected a buffer", TypeError);
+	serial.close();
+});
+
+test("a psram buffer can be written, and once freed it is refused as detached", () => {
+	const serial = open({ format: "buffer" });
+	const buffer = allocate(0, "internal");
+	serial.write(buffer);
+	assert.equal(serial.read(buffer), 0);
+	free(buffer);
+	assert.throws(() => serial.write(buffer), "Serial: detached buffer", TypeError);
+	assert.throws(() => serial.read(buffer), "Serial: detached buffer", TypeError);
 	serial.close();
 });
 

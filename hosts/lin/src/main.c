@@ -559,6 +559,8 @@ void *hostBytes(xsMachine *the, xsSlot *value, size_t *length, const char *cls)
 	}
 	/* Host buffers (psram module, SharedArrayBuffer) carry a buffer-info slot. */
 	if (slot && slot->kind == XS_HOST_KIND && slot->next && slot->next->kind == XS_BUFFER_INFO_KIND) {
+		if (!slot->value.host.data)
+			xsTypeError("%s: detached buffer", cls);   /* a freed psram buffer */
 		*length = (size_t)slot->next->value.bufferInfo.length;
 		return slot->value.host.data;
 	}

@@ -72,6 +72,8 @@ static void onKick(void *ctx);
 
 static void ringTake(uint8_t *to, size_t n)
 {
+	if (!n)
+		return;   /* `to` may be NULL for an empty buffer */
 	size_t first = SERIAL_INPUT_BYTES - gInput.head;
 	if (first > n)
 		first = n;
