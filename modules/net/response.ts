@@ -131,8 +131,9 @@ export class ResponseParser {
 			this.#state = State.Done;
 			return;
 		}
+		const started = this.started;
 		this.#state = State.Failed;
-		if (!this.started) throw new HttpError("connect", `the server closed the connection before responding${why}`);
+		if (!started) throw new HttpError("connect", `the server closed the connection before responding${why}`);
 		if (!this.#head) throw protocolError(`connection closed inside the response headers${why}`);
 		const expected = this.#framing === "length" ? ` of ${this.contentLength}` : "";
 		throw new HttpError("protocol", `the server closed the connection mid-body after ${this.#bodyBytes}${expected} bytes${why}`);

@@ -1,0 +1,228 @@
+// The response parser, chunked decoder, URL parser and UTF-8 sanitiser on their
+// own: every split position, framing rules, limits.
+import { assert, test } from "testing";
+import { ChunkedDecoder } from "net/chunked";
+import { errorText, parseRetryAfter } from "net/http";
+import { ResponseParser } from "net/response";
+import { HttpError } from "net/types";
+import { literalAddress, parseUrl } from "net/url";
+import { decodeUtf8, encodeUtf8, sanitizeUtf8, utf8Boundary } from "net/utf8";
+
+function bytes(text: string): Uint8Array {
+	return new Uint8Array(ArrayBuffer.fromString(text));
+}
+function latin(view: Uint8Array): string {
+	let s = "";
+	for (const b of view) s += String.fromCharCode(b);
+	return s;
+}
+
+interface Parsed { status: number; headers: Record<string, string>; body: string; complete: boolean; keepAlive: boolean; consumed: number }
+
+function run(pieces: Uint8Array[], endOfStream = false): Parsed {
+	let status = 0, headers: Record<string, string> = {}, body = "";
+	const parser = new ResponseParser({
+		onHead: (head) => { status = head.status; headers = head.headers; },
+		onBody: (data) => {
+			if (!data.length) throw new Error("empty onBody");
+			body += latin(data);
+		},
+	});
+	let consumed = 0;
+	for (const piece of pieces) consumed += parser.feed(piece);
+	if (endOfStream) parser.end();
+	return { status, headers, body, complete: parser.complete, keepAlive: parser.keepAlive, consumed };
+}
+
+function everySplit(wire: string, expected: Partial<Parsed>, endOfStream = false): void {
+	const all = bytes(wire);
+	const check = (pieces: Uint8Array[], label: string) => {
+		const got = run(pieces, endOfStream);
+		for (const key of Object.keys(expected) as (keyof Parsed)[]) assert.deepEqual(got[key], expected[key], `${label}: ${key}`);
+	};
+	for (let a = 0; a <= all.length; a++) {
+		check([all.subarray(0, a), all.subarray(a)], `split at ${a}`);
+		for (let b = a; b <= all.length; b += 5) check([all.subarray(0, a), all.subarray(a, b), all.subarray(b)], `split at ${a}, ${b}`);
+	}
+	const single: Uint8Array[] = [];
+	for (let i = 0; i < all.length; i++) single.push(all.subarray(i, i + 1));
+	check(single, "byte by byte");
+}
+
+function throwsKind(fn: () => void, kind: string, pattern?: RegExp): void {
+	try {
+		fn();
+	} catch (error) {
+		assert.ok(error instanceof HttpError, `an HttpError, got ${String(error)}`);
+		assert.equal((error as HttpError).kind, kind);
+		if (pattern) assert.match((error as HttpError).message, pattern);
+		return;
+	}
+	assert.fail(`expected an HttpError of kind ${kind}`);
+}
+
+test("a Content-Length response parses the same at every split", () => {
+	everySplit("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 11\r\nX-Dup: a\r\nx-dup: b\r\n\r\nhello world",
+		{ status: 200, body: "hello world", complete: true, keepAlive: true, headers: { "content-type": "text/plain", "content-length": "11", "x-dup": "a, b" } });
+});
+
+test("a chunked response with extensions, trailers and a 100 Continue parses the same at every split", () => {
+	everySplit("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nTransfer-Encoding: gzip, chunked\r\n\r\n4;a=b\r\nWiki\r\n0005\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nExpires: never\r\n\r\n",
+		{ status: 201, body: "Wikipedia in\r\n\r\nchunks.", complete: true, keepAlive: true });
+});
+
+test("bare LF line ends are accepted in heads and chunk lines", () => {
+	everySplit("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n3\nabc\n0\n\n", { status: 200, body: "abc", complete: true });
+});
+
+test("a close-framed body ends with the stream and is never kept alive", () => {
+	everySplit("HTTP/1.1 200 OK\r\nContent-Type: x\r\n\r\nuntil the end", { body: "until the end", complete: true, keepAlive: false }, true);
+});
+
+test("204 and 304 have no body; Content-Length: 0 is complete at once", () => {
+	assert.equal(run([bytes("HTTP/1.1 204 No Content\r\n\r\n")]).complete, true);
+	assert.equal(run([bytes("HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n")]).complete, true);
+	const zero = run([bytes("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nNEXT")]);
+	assert.equal(zero.complete, true);
+	assert.equal(zero.consumed, bytes("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").length, "bytes after the message are not consumed");
+});
+
+test("keep-alive follows the version and Connection header", () => {
+	assert.equal(run([bytes("HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 0\r\n\r\n")]).keepAlive, false);
+	assert.equal(run([bytes("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")]).keepAlive, false);
+	assert.equal(run([bytes("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n")]).keepAlive, true);
+	assert.equal(run([bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n")]).keepAlive, false, "TE with CL is never reused");
+});
+
+test("bad heads fail with kind protocol", () => {
+	throwsKind(() => run([bytes("HTTP/2 200 OK\r\n\r\n")]), "protocol", /bad status line/);
+	throwsKind(() => run([bytes("HTTP/1.1 99 Low\r\n\r\n")]), "protocol", /bad status line/);
+	throwsKind(() => run([bytes("HTTP/1.1 200 OK\r\nNo Colon Here\r\n\r\n")]), "protocol", /bad header line/);
+	throwsKind(() => run([bytes("HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n")]), "protocol", /bad header line/);
+	throwsKind(() => run([bytes("HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\n")]), "protocol", /bad content-length/);
+	throwsKind(() => run([bytes("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n")]), "protocol", /bad content-length/);
+	throwsKind(() => run([bytes("HTTP/1.1 101 Switching Protocols\r\n\r\n")]), "protocol", /101/);
+	throwsKind(() => run([bytes("HTTP/1.1 100 Continue\r\n\r\n".repeat(5) + "HTTP/1.1 200 OK\r\n\r\n")]), "protocol", /too many 1xx/);
+	assert.equal(run([bytes("HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nabcde")]).body, "abcde", "identical repeated lengths are fine");
+});
+
+test("a folded header line joins its value with a space", () => {
+	assert.equal(run([bytes("HTTP/1.1 200 OK\r\nX-Long: one\r\n  two\r\nContent-Length: 0\r\n\r\n")]).headers["x-long"], "one two");
+});
+
+test("the end of the stream mid-message names what was missing", () => {
+	throwsKind(() => run([], true), "connect", /before responding/);
+	throwsKind(() => run([bytes("HTTP/1.1 200 OK\r\nContent-")], true), "protocol", /inside the response headers/);
+	throwsKind(() => run([bytes("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")], true), "protocol", /mid-body after 3 of 10 bytes/);
+	throwsKind(() => run([bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab")], true), "protocol", /mid-body after 2 bytes/);
+});
+
+test("a head over the limit fails with too_large even when it arrives byte by byte", () => {
+	const parser = new ResponseParser({ onHead: () => {}, onBody: () => {} }, 64);
+	const head = bytes("HTTP/1.1 200 OK\r\nX: " + "y".repeat(100) + "\r\n\r\n");
+	throwsKind(() => { for (let i = 0; i < head.length; i++) parser.feed(head.subarray(i, i + 1)); }, "too_large", /larger than 64 bytes/);
+});
+
+test("stop() makes feed return at once", () => {
+	let bodies = 0;
+	const parser = new ResponseParser({ onHead: () => {}, onBody: () => { bodies++; parser.stop(); } });
+	const wire = bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n1\r\nb\r\n0\r\n\r\n");
+	parser.feed(wire);
+	assert.equal(bodies, 1);
+	assert.equal(parser.complete, false);
+});
+
+test("the chunked decoder rejects bad sizes, missing CRLFs and endless extensions", () => {
+	const feed = (text: string) => new ChunkedDecoder().feed(bytes(text), 0, bytes(text).length, () => {});
+	throwsKind(() => feed("zz\r\n"), "protocol", /missing chunk size/);
+	throwsKind(() => feed("123456789\r\n"), "protocol", /chunk size too large/);
+	throwsKind(() => feed("3\r\nabcX"), "protocol", /missing CRLF/);
+	throwsKind(() => feed("3;" + "e".repeat(300) + "\r\n"), "protocol", /line too long/);
+	throwsKind(() => feed("3x\r\n"), "protocol", /bad chunk size line/);
+	throwsKind(() => feed("0\r\n" + "T: v\r\n".repeat(2000)), "protocol", /trailer too long/);
+	const decoder = new ChunkedDecoder();
+	try { decoder.feed(bytes("g"), 0, 1, () => {}); } catch { /* expected */ }
+	throwsKind(() => decoder.feed(bytes("1\r\n"), 0, 3, () => {}), "protocol", /after an error/);
+});
+
+test("the chunked decoder returns where the body ended", () => {
+	const wire = bytes("2\r\nhi\r\n0\r\n\r\nHTTP/1.1");
+	let body = "";
+	const decoder = new ChunkedDecoder();
+	const at = decoder.feed(wire, 0, wire.length, (d) => { body += latin(d); });
+	assert.equal(body, "hi");
+	assert.equal(decoder.done, true);
+	assert.equal(at, wire.length - "HTTP/1.1".length);
+});
+
+test("URLs: scheme, host, port, target, origin and Host header", () => {
+	const a = parseUrl("HTTPS://API.OpenAI.com/v1/chat/completions?x=1#frag");
+	assert.deepEqual(a, { secure: true, host: "api.openai.com", port: 443, origin: "https://api.openai.com:443", hostHeader: "api.openai.com", target: "/v1/chat/completions?x=1" });
+	const b = parseUrl("http://127.0.0.1:11434");
+	assert.equal(b.target, "/");
+	assert.equal(b.hostHeader, "127.0.0.1:11434");
+	assert.equal(parseUrl("http://h?q").target, "/?q");
+	const v6 = parseUrl("http://[::1]:8080/x");
+	assert.equal(v6.host, "::1");
+	assert.equal(v6.hostHeader, "[::1]:8080");
+	assert.equal(literalAddress("::1"), "::1");
+	assert.equal(literalAddress("10.1.2.3"), "10.1.2.3");
+	assert.equal(literalAddress("999.1.2.3"), undefined);
+	assert.equal(literalAddress("localhost"), "127.0.0.1");
+	assert.equal(literalAddress("example.com"), undefined);
+});
+
+test("retry-after: seconds, HTTP dates, junk", () => {
+	const now = Date.UTC(2015, 9, 21, 7, 28, 0);
+	assert.equal(parseRetryAfter("120", now), 120_000);
+	assert.equal(parseRetryAfter("Wed, 21 Oct 2015 07:28:30 GMT", now), 30_000);
+	assert.equal(parseRetryAfter("Wed, 21 Oct 2015 07:27:00 GMT", now), 0, "a past date means now");
+	assert.equal(parseRetryAfter("soon", now), undefined);
+	assert.equal(parseRetryAfter(undefined, now), undefined);
+});
+
+test("error text: error.message, message, error string, or the first 160 bytes on a character boundary", () => {
+	assert.equal(errorText(bytes("{\"error\":{\"message\":\"m1\"}}")), "m1");
+	assert.equal(errorText(bytes("{\"message\":\"m2\"}")), "m2");
+	assert.equal(errorText(bytes("{\"error\":\"m3\"}")), "m3");
+	assert.equal(errorText(bytes("{\"other\":1}")), "{\"other\":1}");
+	assert.equal(errorText(bytes("{broken")), "{broken");
+	assert.equal(errorText(bytes("x".repeat(159) + "\u4e16")), "x".repeat(159), "a cut character is left out");
+	assert.equal(errorText(new Uint8Array(0)), "");
+});
+
+test("UTF-8 sanitising: clean input is untouched; invalid sequences become U+FFFD per maximal subpart", () => {
+	assert.equal(sanitizeUtf8(bytes("plain \u00e9\u4e16\ud83d\ude00"), "xs"), undefined);
+	const cases: [number[], string][] = [
+		[[0x61, 0x80, 0x62], "a\ufffdb"],
+		[[0xC3], "\ufffd"],
+		[[0xE4, 0xB8], "\ufffd"],
+		[[0xE4, 0xB8, 0x41], "\ufffdA"],
+		[[0xC0, 0xAF], "\ufffd\ufffd"],
+		[[0xED, 0xA0, 0x80], "\ufffd\ufffd\ufffd"],
+		[[0xF4, 0x90, 0x80, 0x80], "\ufffd\ufffd\ufffd\ufffd"],
+		[[0xF0, 0x9F, 0x98], "\ufffd"],
+		[[0xFF, 0xFE], "\ufffd\ufffd"],
+		[[0x00, 0x41], "\u0000A"],
+	];
+	for (const [input, expected] of cases) assert.equal(decodeUtf8(Uint8Array.from(input)), expected, JSON.stringify(input));
+	assert.equal(decodeUtf8(bytes("abc"), 1, 2), "b");
+});
+
+test("UTF-8 encoding: NUL, pairs and lone surrogates go out as standard UTF-8", () => {
+	assert.deepEqual(Array.from(encodeUtf8("a\u0000b")), [0x61, 0x00, 0x62]);
+	assert.deepEqual(Array.from(encodeUtf8(String.fromCharCode(0xDE00) + "x")), [0xEF, 0xBF, 0xBD, 0x78]);
+	assert.deepEqual(Array.from(encodeUtf8(String.fromCharCode(0xD83D) + String.fromCharCode(0xDE00))), [0xF0, 0x9F, 0x98, 0x80]);
+	assert.deepEqual(Array.from(encodeUtf8("\ud83d\ude00")), [0xF0, 0x9F, 0x98, 0x80]);
+	assert.deepEqual(Array.from(encodeUtf8(String.fromCharCode(0xD83D) + "x")), [0xEF, 0xBF, 0xBD, 0x78]);
+	const round = "mixed \u00e9 \u4e16 \ud83d\ude00 \u0000 end";
+	assert.equal(decodeUtf8(encodeUtf8(round)), round);
+});
+
+test("utf8Boundary backs off a cut character", () => {
+	const b = bytes("ab\u4e16");
+	assert.equal(utf8Boundary(b, 3), 2);
+	assert.equal(utf8Boundary(b, 4), 2);
+	assert.equal(utf8Boundary(b, 5), 5);
+	assert.equal(utf8Boundary(b, 2), 2);
+});
