@@ -1,2 +1,61 @@
-// placeholder main
-trace("xsclaw\n");
+// main: assembles the firmware. Today: the config store and the serial console;
+// the agent core, providers, capabilities, channels and router join here later
+// (SPEC §1: config -> core -> providers -> caps -> channels -> router).
+// Nothing slow runs before the prompt: opening config reads a few small entries.
+import keyValue from "embedded:storage/key-value";
+import { exit, heap, name as platformName, now, reboot } from "host/platform";
+import { configCommands } from "config/commands";
+import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
+import { Config, type KeyValueStore } from "config/store";
+import { openConsole } from "console/port";
+import { systemCommands } from "console/system";
+import { CommandTable } from "console/table";
+
+const bootMs = now();
+const CONFIG_NAMESPACE = "config";
+
+// A namespace that cannot be read leaves the firmware running on settings kept in
+// memory only, so the damaged data stays on flash for whoever repairs it.
+function openConfig(): { config: Config; warning?: string } {
+	try {
+		return { config: new Config(keyValue.open({ path: CONFIG_NAMESPACE, mode: "r+" })) };
+	} catch (error) {
+		const message = error instanceof Error ? error.message : String(error);
+		return { config: new Config(memoryStore()), warning: `settings cannot be read, so changes are not saved this time: ${message}` };
+	}
+}
+
+function memoryStore(): KeyValueStore {
+	const entries = new Map<string, ArrayBuffer>();
+	return {
+		read: (key) => entries.get(key),
+		write: (key, value) => void entries.set(key, value),
+		delete: (key) => void entries.delete(key),
+		[Symbol.iterator]: () => entries.keys(),
+	};
+}
+
+const { config, warning } = openConfig();
+const commands = new CommandTable();
+// A UART terminal shows nothing by itself; a tty on lin echoes and edits lines.
+const repl = openConsole({ table: commands, terminal: platformName === "lin" ? "cooked" : "raw", onEnd: () => exit(0) });
+commands.add(
+	...systemCommands({
+		table: commands,
+		firmware: { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName },
+		now,
+		bootMs,
+		heap,
+		statusLines: [],
+		reboot: () => {
+			repl.stop();
+			reboot();
+		},
+	}),
+	...configCommands(config),
+);
+
+repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
+if (warning) repl.output.line(`warning: ${warning}`);
+for (const problem of config.problems()) repl.output.line(`warning: ${problem}`);
+repl.start();

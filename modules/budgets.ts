@@ -51,6 +51,7 @@ export const CONSOLE_ASK_TIMEOUT_MS = 130_000;
 export const CONSOLE_LINE_MAX_BYTES = 4096;       // longer input lines are refused
 export const CONSOLE_HISTORY_LINES = 32;
 export const CONSOLE_PENDING_LINES = 16;          // lines typed while a command runs; more are refused
+export const CONSOLE_BAUD = 115200;               // the ESP32-S3 console UART's usual rate (ignored on lin)
 export const TELEGRAM_MESSAGE_MAX_CHARS = 4096;
 
 // ---- config (key-value) ----

@@ -20,8 +20,8 @@ import { CONFIG_KEY_PROBES, CONFIG_MAX_ENTRIES, CONFIG_NAME_MAX_CHARS, CONFIG_VA
 
 /** The part of an `embedded:storage/key-value` store (format "buffer") that config uses. */
 export interface KeyValueStore {
-	/** The stored bytes, or undefined when the key is absent. */
-	read(key: string): ArrayBuffer | undefined;
+	/** The stored bytes (a string only if someone else wrote one), or undefined when absent. */
+	read(key: string): ArrayBuffer | string | undefined;
 	/** Stores and commits; throws when the store cannot. */
 	write(key: string, value: ArrayBuffer): void;
 	/** Removes and commits; an absent key is not an error. */
@@ -103,7 +103,7 @@ export class Config {
 			this.#taken.add(key);
 			try {
 				const bytes = store.read(key);
-				if (!bytes) throw new Error("it vanished while being read");
+				if (!(bytes instanceof ArrayBuffer)) throw new Error("it holds no bytes");
 				const { name, value } = parseRecord(bytes);
 				if (!storageKeys(name).includes(key)) throw new Error(`it names "${name}", which belongs under another key`);
 				if (this.#values.has(name)) throw new Error(`"${name}" is already stored under ${this.#values.get(name)!.key}`);

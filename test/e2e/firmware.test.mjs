@@ -1,0 +1,117 @@
+// The firmware as a person meets it: npm start, the console on stdin/stdout,
+// settings kept in the data directory across restarts and reboots.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { APP_MAP, ROOT } from "../../tools/build.mjs";
+import { VARIANTS, runHost } from "./xs.mjs";
+
+const PROMPT = "xsclaw> ";
+const manifest = JSON.parse(readFileSync(join(ROOT, "manifest.json"), "utf8"));
+
+function withDataDir(fn) {
+	return async () => {
+		const data = mkdtempSync(join(tmpdir(), "xsclaw-firmware-"));
+		try {
+			await fn(data);
+		} finally {
+			rmSync(data, { recursive: true, force: true });
+		}
+	};
+}
+
+function firmware(data, input, variant = "release") {
+	return runHost(["--modules", APP_MAP, "--data", data], { variant, input, timeoutMs: 30_000 });
+}
+
+function assertClean(result) {
+	assert.equal(result.code, 0, `exit ${result.code} ${result.signal ?? ""}\n${result.stderr}`);
+	assert.doesNotMatch(result.stderr, /ERROR: (Address|Leak)Sanitizer|runtime error:/);
+}
+
+for (const variant of VARIANTS) {
+	test(`help, config set and status run, and end of input exits 0 [${variant}]`, withDataDir(async (data) => {
+		const result = await firmware(data, "help\nconfig set llm.model x\nstatus\n", variant);
+		assertClean(result);
+		const { stdout } = result;
+		assert.match(stdout, new RegExp(`^xsclaw ${manifest.config.version.replace(/\./g, "\\.")} .*\n${PROMPT}`), "banner, then the prompt");
+		for (const line of ["help", "status", "reboot", "config get KEY", "config set KEY VALUE", "config unset KEY", "config show"])
+			assert.ok(stdout.includes(`  ${line} `), `help lists ${line}`);
+		assert.ok(stdout.includes("ok: llm.model = x\n"));
+		assert.match(stdout, /uptime: 0d 00:00:\d\d\n/);
+		assert.match(stdout, /heap: chunks [\d.]+ KiB of [\d.]+ KiB \(peak [\d.]+ KiB\), slots /);
+	}));
+}
+
+test("status shows the version in manifest.json's config", withDataDir(async (data) => {
+	const result = await firmware(data, "status\n");
+	assertClean(result);
+	assert.ok(result.stdout.includes(`firmware: ${manifest.config.firmware} ${manifest.config.version} (lin)\n`), result.stdout);
+}));
+
+test("a setting is remembered across a restart with the same data directory", withDataDir(async (data) => {
+	assertClean(await firmware(data, "config set llm.model x\n"));
+	const second = await firmware(data, "config get llm.model\n");
+	assertClean(second);
+	assert.ok(second.stdout.includes(`${PROMPT}x\n`), second.stdout);
+}));
+
+test("an API key is never shown in full, in stdout or stderr", withDataDir(async (data) => {
+	const first = await firmware(data, "config set llm.api_key sk-secret-1234\nconfig show\nconfig get llm.api_key\n");
+	const second = await firmware(data, "config show\nconfig set llm.api_key\n");
+	for (const result of [first, second]) {
+		assertClean(result);
+		assert.ok(!(result.stdout + result.stderr).includes("sk-secret"), result.stdout + result.stderr);
+		assert.ok(result.stdout.includes("llm.api_key = ****1234\n"), result.stdout);
+	}
+}));
+
+test("an unknown command gets a one-line hint", withDataDir(async (data) => {
+	const result = await firmware(data, "frobnicate\n");
+	assertClean(result);
+	assert.ok(result.stdout.includes("unknown command: frobnicate — type help\n"), result.stdout);
+}));
+
+test("after reboot the rest of the input runs in the restarted firmware, data kept", withDataDir(async (data) => {
+	const result = await firmware(data, "config set llm.model before-reboot\nreboot\nconfig get llm.model\nstatus\n");
+	assertClean(result);
+	const [beforeBoot, afterBoot] = result.stdout.split("rebooting…\n");
+	assert.ok(afterBoot, `rebooted: ${result.stdout}`);
+	assert.ok(beforeBoot.includes("ok: llm.model = before-reboot"));
+	assert.match(afterBoot, new RegExp(`^xsclaw .*\n${PROMPT}before-reboot\n`), "a new banner, then the remembered value");
+	assert.ok(afterBoot.includes("firmware: xsclaw"), "status ran after the reboot");
+}));
+
+test("unreadable settings are reported, left on disk, and the console still works", withDataDir(async (data) => {
+	const file = join(data, "nvs", "config.kv");   // hosts/lin/src/keyvalue.c's namespace file
+	mkdirSync(join(data, "nvs"), { recursive: true });
+	writeFileSync(file, "not a key-value file");
+	const result = await firmware(data, "config set llm.model x\nconfig get llm.model\nstatus\n");
+	assertClean(result);
+	assert.match(result.stdout, /^xsclaw .*\nwarning: settings cannot be read, so changes are not saved this time: .*corrupt/);
+	assert.ok(result.stdout.includes(`${PROMPT}x\n`), "settings work in memory");
+	assert.equal(readFileSync(file, "utf8"), "not a key-value file", "the damaged file is kept for repair");
+}));
+
+test("npm start runs the firmware on this terminal's stdin and stdout", withDataDir(async (data) => {
+	const result = await new Promise((resolve, reject) => {
+		const child = spawn("npm", ["start", "--silent", "--", "--data", data], { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
+		let stdout = "", stderr = "";
+		child.stdout.on("data", (d) => (stdout += d));
+		child.stderr.on("data", (d) => (stderr += d));
+		const timer = setTimeout(() => child.kill("SIGKILL"), 300_000);
+		child.on("error", reject);
+		child.on("close", (code) => {
+			clearTimeout(timer);
+			resolve({ code, stdout, stderr });
+		});
+		child.stdin.end("config set quick.start works\nconfig get quick.start\n");
+	});
+	assert.equal(result.code, 0, result.stderr);
+	assert.ok(result.stdout.includes(`${PROMPT}works\n`), result.stdout);
+	const again = await firmware(data, "config get quick.start\n");
+	assert.ok(again.stdout.includes(`${PROMPT}works\n`), "npm start used the --data directory given");
+}));
