@@ -64,9 +64,10 @@ static int gFaultsConfigured = 0;
 static long long faultNumber(const char *option, const char *variable)
 {
 	const char *text = hostOption(option);
-	const char *source = option;
+	const char *prefix = "--", *source = option;
 	if (!text) {
 		text = getenv(variable);
+		prefix = "";
 		source = variable;
 	}
 	if (!text)
@@ -75,7 +76,7 @@ static long long faultNumber(const char *option, const char *variable)
 	errno = 0;
 	long long value = strtoll(text, &end, 10);
 	if (errno || end == text || *end || value < 0) {
-		fprintf(stderr, "xsclaw: %s must be a whole number >= 0, not \"%s\"\n", source, text);
+		fprintf(stderr, "xsclaw: %s%s must be a whole number >= 0, not \"%s\"\n", prefix, source, text);
 		exit(64);
 	}
 	return value;
@@ -130,6 +131,39 @@ void hostPowerLoss(void)
 }
 
 /* ---- storage helpers ---------------------------------------------------- */
+
+#define HOST_MESSAGE_MAX 1024   /* an error message with two paths below the root */
+
+/* As fxThrowMessage, with room for paths. */
+void hostThrowMessage(xsMachine *the, int error, const char *format, ...)
+{
+	char message[HOST_MESSAGE_MAX];
+	va_list arguments;
+	va_start(arguments, format);
+	vsnprintf(message, sizeof(message), format, arguments);
+	va_end(arguments);
+	/* Do not end inside a UTF-8 sequence cut by the limit. */
+	size_t length = strlen(message);
+	if (length == sizeof(message) - 1)
+		while (length && (message[length - 1] & 0x80))
+			message[--length] = 0;
+	txSlot *slot = fxNewSlot(the);
+	slot->kind = XS_INSTANCE_KIND;
+	slot->value.instance.garbage = C_NULL;
+	slot->value.instance.prototype = mxErrorPrototypes(error).value.reference;
+	mxException.kind = XS_REFERENCE_KIND;
+	mxException.value.reference = slot;
+	slot = slot->next = fxNewSlot(the);
+	slot->flag = XS_INTERNAL_FLAG;
+	slot->kind = XS_ERROR_KIND;
+	slot->value.error.info = C_NULL;
+	slot->value.error.which = error;
+	if (gxDefaults.captureErrorStack)
+		gxDefaults.captureErrorStack(the, slot, the->frame);
+	fxNextStringProperty(the, slot, message, mxID(_message), XS_DONT_ENUM_FLAG);
+	fxJump(the);
+	abort();   /* fxJump does not return; this tells the compiler so */
+}
 
 int hostMakeDirectories(const char *path)
 {
@@ -268,7 +302,7 @@ static const char *errorText(int error)
 
 static void throwErrno(xsMachine *the, int error, const char *path)
 {
-	xsUnknownError("files: %s: %s", errorText(error), path);
+	hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: %s: %s", errorText(error), path);
 }
 
 /* ---- paths -------------------------------------------------------------- */
@@ -277,26 +311,26 @@ static void throwErrno(xsMachine *the, int error, const char *path)
 static void pathArgument(xsMachine *the, xsSlot *slot, char *out)
 {
 	if (xsTypeOf(*slot) != xsStringType)
-		xsTypeError("files: path must be a string");
+		hostThrowMessage(the, XS_TYPE_ERROR, "files: path must be a string");
 	const char *text = xsToString(*slot);
 	size_t length = strlen(text);
 	if (!length)
-		xsRangeError("files: path must not be empty");
+		hostThrowMessage(the, XS_RANGE_ERROR, "files: path must not be empty");
 	if (length >= FILES_PATH_MAX)
-		xsRangeError("files: path too long (at most %d bytes)", FILES_PATH_MAX - 1);
+		hostThrowMessage(the, XS_RANGE_ERROR, "files: path too long (at most %d bytes)", FILES_PATH_MAX - 1);
 	memcpy(out, text, length + 1);
 	/* XS stores U+0000 inside strings as the bytes C0 80. */
 	if (out[0] == '/' || strstr(out, "\xC0\x80"))
-		xsRangeError("files: path escapes the storage root: %s", out);
+		hostThrowMessage(the, XS_RANGE_ERROR, "files: path escapes the storage root: %s", out);
 	if (length > 1 && out[length - 1] == '/')
 		out[--length] = 0;
 	for (const char *part = out;;) {
 		const char *slash = strchr(part, '/');
 		size_t size = slash ? (size_t)(slash - part) : strlen(part);
 		if (size == 2 && part[0] == '.' && part[1] == '.')
-			xsRangeError("files: path escapes the storage root: %s", out);
+			hostThrowMessage(the, XS_RANGE_ERROR, "files: path escapes the storage root: %s", out);
 		if (!size || (size == 1 && part[0] == '.'))
-			xsRangeError("files: invalid path (empty or \".\" part): %s", out);
+			hostThrowMessage(the, XS_RANGE_ERROR, "files: invalid path (empty or \".\" part): %s", out);
 		if (!slash)
 			break;
 		part = slash + 1;
@@ -306,7 +340,7 @@ static void pathArgument(xsMachine *the, xsSlot *slot, char *out)
 static void rootPath(xsMachine *the, char *full)
 {
 	if (snprintf(full, PATH_MAX, "%s/" FILES_ROOT_NAME, hostDataDir()) >= PATH_MAX)
-		xsRangeError("files: the data directory path is too long; pass a shorter --data DIR");
+		hostThrowMessage(the, XS_RANGE_ERROR, "files: the data directory path is too long; pass a shorter --data DIR");
 }
 
 /* Resolves a validated path of a directory into its path below the root
@@ -317,13 +351,13 @@ static void resolvePath(xsMachine *the, DirectoryRecord *directory, const char *
 		? snprintf(below, FILES_PATH_MAX, "%s/%s", directory->path, path)
 		: snprintf(below, FILES_PATH_MAX, "%s", path);
 	if (length >= FILES_PATH_MAX)
-		xsRangeError("files: path too long (at most %d bytes below the root): %s", FILES_PATH_MAX - 1, path);
+		hostThrowMessage(the, XS_RANGE_ERROR, "files: path too long (at most %d bytes below the root): %s", FILES_PATH_MAX - 1, path);
 	rootPath(the, full);
 	if (hostMakeDirectories(full) < 0)
-		xsUnknownError("files: cannot create the data directory %s: %s; check --data DIR", full, errorText(errno));
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: cannot create the data directory %s: %s; check --data DIR", full, errorText(errno));
 	size_t rootLength = strlen(full);
 	if (rootLength + 1 + (size_t)length >= PATH_MAX)
-		xsRangeError("files: path too long: %s", below);
+		hostThrowMessage(the, XS_RANGE_ERROR, "files: path too long: %s", below);
 	full[rootLength] = '/';
 	memcpy(full + rootLength + 1, below, (size_t)length + 1);
 }
@@ -341,7 +375,7 @@ static DirectoryRecord *directoryPath(xsMachine *the, xsSlot *slot, char *below,
 static void requireArgument(xsMachine *the, int index, const char *what)
 {
 	if (hostArgc <= index)
-		xsTypeError("files: %s required", what);
+		hostThrowMessage(the, XS_TYPE_ERROR, "files: %s required", what);
 }
 
 static long long byteArgument(xsMachine *the, int index, const char *what)
@@ -349,17 +383,17 @@ static long long byteArgument(xsMachine *the, int index, const char *what)
 	requireArgument(the, index, what);
 	int type = xsTypeOf(xsArg(index));
 	if (type != xsIntegerType && type != xsNumberType)
-		xsTypeError("files: %s must be a number", what);
+		hostThrowMessage(the, XS_TYPE_ERROR, "files: %s must be a number", what);
 	double value = xsToNumber(xsArg(index));
 	if (!(value >= 0 && value <= FILES_OFFSET_MAX) || value != (double)(long long)value)
-		xsRangeError("files: invalid %s", what);
+		hostThrowMessage(the, XS_RANGE_ERROR, "files: invalid %s", what);
 	return (long long)value;
 }
 
 static void optionsArgument(xsMachine *the, const char *method)
 {
 	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
-		xsTypeError("files: %s needs an options object {path}", method);
+		hostThrowMessage(the, XS_TYPE_ERROR, "files: %s needs an options object {path}", method);
 }
 
 static void makeStatus(xsMachine *the, const struct stat *status)
@@ -376,7 +410,7 @@ static void makeStatus(xsMachine *the, const struct stat *status)
 
 static void xs_file_constructor(xsMachine *the)
 {
-	xsTypeError("files: use files.openFile({path, mode})");
+	hostThrowMessage(the, XS_TYPE_ERROR, "files: use files.openFile({path, mode})");
 }
 
 static void xs_file_read(xsMachine *the)
@@ -385,7 +419,7 @@ static void xs_file_read(xsMachine *the)
 	requireArgument(the, 0, "byte count or buffer");
 	long long position = byteArgument(the, 1, "position");
 	if (!file->readable)
-		xsUnknownError("files: not open for reading (mode \"w\"): %s", file->path);
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: not open for reading (mode \"w\"): %s", file->path);
 	int type = xsTypeOf(xsArg(0));
 	if (type == xsIntegerType || type == xsNumberType) {
 		long long count = byteArgument(the, 0, "byte count");
@@ -420,11 +454,11 @@ static void xs_file_write(xsMachine *the)
 	requireArgument(the, 0, "buffer");
 	long long position = byteArgument(the, 1, "position");
 	if (!file->writable)
-		xsUnknownError("files: read-only (opened with mode \"r\"): %s", file->path);
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: read-only (opened with mode \"r\"): %s", file->path);
 	size_t length;
 	const void *bytes = hostBytes(the, &xsArg(0), &length, "files");
 	if ((double)position + (double)length > FILES_OFFSET_MAX)
-		xsRangeError("files: write would pass %.0f bytes: %s", FILES_OFFSET_MAX, file->path);
+		hostThrowMessage(the, XS_RANGE_ERROR, "files: write would pass %.0f bytes: %s", FILES_OFFSET_MAX, file->path);
 	if (hostStorageOperation()) {
 		hostWriteAll(file->fd, bytes, hostCrashRandom((uint32_t)length), position);
 		hostPowerLoss();
@@ -447,7 +481,7 @@ static void xs_file_setSize(xsMachine *the)
 	FileRecord *file = hostThis(the, &gFileHooks, "files");
 	long long size = byteArgument(the, 0, "size");
 	if (!file->writable)
-		xsUnknownError("files: read-only (opened with mode \"r\"): %s", file->path);
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: read-only (opened with mode \"r\"): %s", file->path);
 	if (hostStorageOperation())
 		hostPowerLoss();
 	if (ftruncate(file->fd, (off_t)size) < 0)
@@ -476,7 +510,7 @@ static void xs_file_close(xsMachine *the)
 
 static void xs_directory_constructor(xsMachine *the)
 {
-	xsTypeError("files: use files.openDirectory({path})");
+	hostThrowMessage(the, XS_TYPE_ERROR, "files: use files.openDirectory({path})");
 }
 
 static void xs_directory_openFile(xsMachine *the)
@@ -488,10 +522,10 @@ static void xs_directory_openFile(xsMachine *the)
 	if (hostHasOption(the, &xsArg(0), "mode")) {
 		xsVar(0) = xsGet(xsArg(0), hostID("mode"));
 		if (xsTypeOf(xsVar(0)) != xsStringType)
-			xsTypeError("files: mode must be a string");
+			hostThrowMessage(the, XS_TYPE_ERROR, "files: mode must be a string");
 		const char *text = xsToString(xsVar(0));
 		if (strcmp(text, "r") && strcmp(text, "r+") && strcmp(text, "w") && strcmp(text, "w+"))
-			xsRangeError("files: invalid mode \"%s\" (use \"r\", \"r+\", \"w\" or \"w+\")", text);
+			hostThrowMessage(the, XS_RANGE_ERROR, "files: invalid mode \"%s\" (use \"r\", \"r+\", \"w\" or \"w+\")", text);
 		strcpy(mode, text);
 	}
 	xsVar(0) = xsGet(xsArg(0), hostID("path"));
@@ -505,12 +539,12 @@ static void xs_directory_openFile(xsMachine *the)
 		: O_RDWR | O_CREAT | O_TRUNC;
 	struct stat status;
 	if (stat(full, &status) == 0 && !S_ISREG(status.st_mode))
-		xsUnknownError("files: not a file: %s", below);
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: not a file: %s", below);
 
 	xsResult = xsNewHostInstance(gFilePrototype);
 	FileRecord *file = calloc(1, sizeof(FileRecord));
 	if (!file)
-		xsUnknownError("files: out of memory");
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: out of memory");
 	file->fd = open(full, flags | O_CLOEXEC, 0666);
 	if (file->fd < 0) {
 		int error = errno;
@@ -540,7 +574,7 @@ static void xs_directory_openDirectory(xsMachine *the)
 	xsResult = xsNewHostInstance(gDirectoryPrototype);
 	DirectoryRecord *opened = calloc(1, sizeof(DirectoryRecord));
 	if (!opened)
-		xsUnknownError("files: out of memory");
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: out of memory");
 	strcpy(opened->path, below);
 	xsSetHostData(xsResult, opened);
 }
@@ -567,9 +601,9 @@ static DirectoryRecord *directoryArgument(xsMachine *the, xsSlot *slot)
 {
 	txSlot *host = xsIsInstanceOf(*slot, xsObjectPrototype) ? fxToInstance(the, slot)->next : NULL;
 	if (!host || host->kind != XS_HOST_KIND || !(host->flag & XS_HOST_HOOKS_FLAG) || host->value.host.variant.hooks != &gDirectoryHooks)
-		xsTypeError("files: move target must be a directory");
+		hostThrowMessage(the, XS_TYPE_ERROR, "files: move target must be a directory");
 	if (!host->value.host.data)
-		xsUnknownError("files: move target directory is closed");
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: move target directory is closed");
 	return host->value.host.data;
 }
 
@@ -584,7 +618,7 @@ static void xs_directory_move(xsMachine *the)
 	if (hostStorageOperation())
 		hostPowerLoss();
 	if (rename(fromFull, toFull) < 0)
-		xsUnknownError("files: %s: %s -> %s", errorText(errno), fromBelow, toBelow);
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: %s: %s -> %s", errorText(errno), fromBelow, toBelow);
 	if (hostSyncParent(toFull) < 0 || hostSyncParent(fromFull) < 0)
 		throwErrno(the, errno, toBelow);
 }
@@ -673,10 +707,11 @@ static void xs_directory_scan(xsMachine *the)
 	if (error) {
 		freeNames(names, count);
 		if (error == E2BIG)
-			xsRangeError("files: more than %d entries in %s; scan a smaller directory", FILES_SCAN_MAX_ENTRIES, below);
-		xsUnknownError("files: out of memory scanning %s", below);
+			hostThrowMessage(the, XS_RANGE_ERROR, "files: more than %d entries in %s; scan a smaller directory", FILES_SCAN_MAX_ENTRIES, below);
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: out of memory scanning %s", below);
 	}
-	qsort(names, count, sizeof(char *), compareNames);
+	if (count)
+		qsort(names, count, sizeof(char *), compareNames);
 	xsVars(2);
 	xsTry {
 		xsVar(0) = xsNewArray(0);
@@ -699,7 +734,7 @@ static void xs_directory_close(xsMachine *the)
 	if (!directory)
 		return;
 	if (directory->isRoot)
-		xsTypeError("files: the root directory is shared by every module and cannot be closed");
+		hostThrowMessage(the, XS_TYPE_ERROR, "files: the root directory is shared by every module and cannot be closed");
 	xsSetHostData(xsThis, NULL);
 	directoryDestructor(directory);
 }
@@ -709,7 +744,7 @@ static void xs_directory_close(xsMachine *the)
 static int statusMode(xsMachine *the)
 {
 	if (!xsIsInstanceOf(xsThis, gStatusPrototype))
-		xsTypeError("files: invalid receiver");
+		hostThrowMessage(the, XS_TYPE_ERROR, "files: invalid receiver");
 	return xsToInteger(xsGet(xsThis, hostID("mode")));
 }
 
@@ -777,7 +812,7 @@ void hostInstallFiles(xsMachine *the, xsSlot *native)
 
 	DirectoryRecord *root = calloc(1, sizeof(DirectoryRecord));
 	if (!root)
-		xsUnknownError("files: out of memory");
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: out of memory");
 	root->isRoot = 1;
 	xsVar(1) = xsNewHostInstance(gDirectoryPrototype);
 	xsSetHostData(xsVar(1), root);

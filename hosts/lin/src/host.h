@@ -115,6 +115,10 @@ void hostPowerLoss(void) __attribute__((noreturn));
 int hostMakeDirectories(const char *path);  /* mkdir -p */
 int hostWriteAll(int fd, const void *data, size_t length, long long position);
 int hostSyncParent(const char *path);       /* fsync the directory holding path */
+/* Throws error (XS_UNKNOWN_ERROR, XS_TYPE_ERROR, XS_RANGE_ERROR) with a message
+ * of up to 1 KiB: xsUnknownError and friends cut at 127 bytes, short of a path. */
+void hostThrowMessage(xsMachine *the, int error, const char *format, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
 
 /* Socket accounting for instrumentation. */
 extern int hostOpenSockets;

@@ -114,7 +114,7 @@ static int compareKeys(const uint8_t *a, size_t aLength, const uint8_t *b, size_
 static void namespacePath(xsMachine *the, const char *name, const char *suffix, char *path)
 {
 	if (snprintf(path, PATH_MAX, "%s/" KV_DIRECTORY_NAME "/%s%s", hostDataDir(), name, suffix) >= PATH_MAX)
-		xsRangeError("key-value: the data directory path is too long; pass a shorter --data DIR");
+		hostThrowMessage(the, XS_RANGE_ERROR, "key-value: the data directory path is too long; pass a shorter --data DIR");
 }
 
 static void freeNamespace(Namespace *space)
@@ -129,7 +129,7 @@ static void freeNamespace(Namespace *space)
 static void corrupt(xsMachine *the, Namespace *space, const char *path, const char *reason)
 {
 	freeNamespace(space);
-	xsUnknownError("key-value: %s is corrupt (%s); delete that file to start the namespace afresh", path, reason);
+	hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: %s is corrupt (%s); delete that file to start the namespace afresh", path, reason);
 }
 
 /* Loads and checks a namespace; a missing file is an empty namespace
@@ -145,13 +145,13 @@ static int loadNamespace(xsMachine *the, const char *name, Namespace *space)
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
-		xsUnknownError("key-value: cannot read %s: %s", path, strerror(errno));
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: cannot read %s: %s", path, strerror(errno));
 	}
 	struct stat status;
 	if (fstat(fd, &status) < 0) {
 		int error = errno;
 		close(fd);
-		xsUnknownError("key-value: cannot read %s: %s", path, strerror(error));
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: cannot read %s: %s", path, strerror(error));
 	}
 	size_t size = (size_t)status.st_size;
 	if (size < KV_HEADER_BYTES + KV_CRC_BYTES || size > KV_NAMESPACE_MAX_BYTES) {
@@ -163,10 +163,10 @@ static int loadNamespace(xsMachine *the, const char *name, Namespace *space)
 	int error = errno;
 	close(fd);
 	if (!space->bytes)
-		xsUnknownError("key-value: out of memory");
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: out of memory");
 	if (got < 0) {
 		freeNamespace(space);
-		xsUnknownError("key-value: cannot read %s: %s", path, strerror(error));
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: cannot read %s: %s", path, strerror(error));
 	}
 	if ((size_t)got != size)
 		corrupt(the, space, path, "short read");
@@ -181,7 +181,7 @@ static int loadNamespace(xsMachine *the, const char *name, Namespace *space)
 	space->entries = calloc(count ? count : 1, sizeof(Entry));
 	if (!space->entries) {
 		freeNamespace(space);
-		xsUnknownError("key-value: out of memory");
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: out of memory");
 	}
 	size_t offset = KV_HEADER_BYTES, end = size - KV_CRC_BYTES;
 	for (uint32_t i = 0; i < count; i++) {
@@ -259,12 +259,12 @@ static void rewriteNamespace(xsMachine *the, const char *name, Namespace *space,
 		size += KV_ENTRY_HEADER_BYTES + keyLength + valueLength;
 	if (size > KV_NAMESPACE_MAX_BYTES) {
 		freeNamespace(space);
-		xsRangeError("key-value: namespace \"%s\" is full (%d bytes at most); delete keys it no longer needs", name, KV_NAMESPACE_MAX_BYTES);
+		hostThrowMessage(the, XS_RANGE_ERROR, "key-value: namespace \"%s\" is full (%d bytes at most); delete keys it no longer needs", name, KV_NAMESPACE_MAX_BYTES);
 	}
 	uint8_t *bytes = malloc(size);
 	if (!bytes) {
 		freeNamespace(space);
-		xsUnknownError("key-value: out of memory");
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: out of memory");
 	}
 	uint32_t count = 0;
 	size_t offset = KV_HEADER_BYTES;
@@ -297,7 +297,7 @@ static void rewriteNamespace(xsMachine *the, const char *name, Namespace *space,
 	int error = errno;
 	free(bytes);
 	if (result < 0)
-		xsUnknownError("key-value: cannot save namespace \"%s\": %s", name, strerror(error));
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: cannot save namespace \"%s\": %s", name, strerror(error));
 }
 
 static const Entry *findEntry(const Namespace *space, const uint8_t *key, size_t keyLength)
@@ -314,15 +314,15 @@ static const Entry *findEntry(const Namespace *space, const uint8_t *key, size_t
 static size_t keyArgument(xsMachine *the, char *key)
 {
 	if (hostArgc < 1 || xsTypeOf(xsArg(0)) != xsStringType)
-		xsTypeError("key-value: key must be a string");
+		hostThrowMessage(the, XS_TYPE_ERROR, "key-value: key must be a string");
 	const char *text = xsToString(xsArg(0));
 	size_t length = strlen(text);
 	if (!length)
-		xsRangeError("key-value: key must not be empty");
+		hostThrowMessage(the, XS_RANGE_ERROR, "key-value: key must not be empty");
 	if (length > KV_NAME_MAX_BYTES)
-		xsRangeError("key-value: key \"%s\" is too long (at most %d bytes, as NVS)", text, KV_NAME_MAX_BYTES);
+		hostThrowMessage(the, XS_RANGE_ERROR, "key-value: key \"%s\" is too long (at most %d bytes, as NVS)", text, KV_NAME_MAX_BYTES);
 	if (strstr(text, "\xC0\x80"))
-		xsRangeError("key-value: key must not contain NUL");
+		hostThrowMessage(the, XS_RANGE_ERROR, "key-value: key must not contain NUL");
 	memcpy(key, text, length + 1);
 	return length;
 }
@@ -334,9 +334,9 @@ static int formatArgument(xsMachine *the, xsSlot *value)
 		for (int format = KV_BUFFER; format <= KV_STRING; format++)
 			if (!strcmp(text, gFormatNames[format]))
 				return format;
-		xsRangeError("key-value: unsupported format \"%s\" (use \"buffer\" or \"string\")", text);
+		hostThrowMessage(the, XS_RANGE_ERROR, "key-value: unsupported format \"%s\" (use \"buffer\" or \"string\")", text);
 	}
-	xsTypeError("key-value: format must be a string");
+	hostThrowMessage(the, XS_TYPE_ERROR, "key-value: format must be a string");
 	return KV_BUFFER;
 }
 
@@ -344,7 +344,7 @@ static StoreRecord *writableStore(xsMachine *the)
 {
 	StoreRecord *store = hostThis(the, &gStoreHooks, "key-value");
 	if (store->readOnly)
-		xsUnknownError("key-value: namespace \"%s\" is open read-only (mode \"r\"); open it with mode \"r+\" to change it", store->name);
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: namespace \"%s\" is open read-only (mode \"r\"); open it with mode \"r+\" to change it", store->name);
 	return store;
 }
 
@@ -352,7 +352,7 @@ static StoreRecord *writableStore(xsMachine *the)
 
 static void xs_store_constructor(xsMachine *the)
 {
-	xsTypeError("key-value: use keyValue.open({path})");
+	hostThrowMessage(the, XS_TYPE_ERROR, "key-value: use keyValue.open({path})");
 }
 
 static void xs_store_read(xsMachine *the)
@@ -362,7 +362,7 @@ static void xs_store_read(xsMachine *the)
 	size_t keyLength = keyArgument(the, key);
 	int into = hostArgc > 1 && xsTypeOf(xsArg(1)) != xsUndefinedType;
 	if (into && store->format != KV_BUFFER)
-		xsTypeError("key-value: reading into a buffer needs format \"buffer\"");
+		hostThrowMessage(the, XS_TYPE_ERROR, "key-value: reading into a buffer needs format \"buffer\"");
 	size_t capacity = 0;
 	if (into)
 		hostBytes(the, &xsArg(1), &capacity, "key-value");
@@ -376,11 +376,11 @@ static void xs_store_read(xsMachine *the)
 	if (entry->type != store->format) {
 		int type = entry->type;
 		freeNamespace(&space);
-		xsTypeError("key-value: \"%s\" holds a %s; set format to \"%s\" to read it", key, gFormatNames[type], gFormatNames[type]);
+		hostThrowMessage(the, XS_TYPE_ERROR, "key-value: \"%s\" holds a %s; set format to \"%s\" to read it", key, gFormatNames[type], gFormatNames[type]);
 	}
 	if (into && capacity < entry->valueLength) {
 		freeNamespace(&space);
-		xsRangeError("key-value: buffer too small for \"%s\"", key);
+		hostThrowMessage(the, XS_RANGE_ERROR, "key-value: buffer too small for \"%s\"", key);
 	}
 	/* Copy out of the C buffer; on an XS allocation failure the host aborts. */
 	if (into) {
@@ -400,23 +400,23 @@ static void xs_store_write(xsMachine *the)
 	char key[KV_NAME_MAX_BYTES + 1];
 	size_t keyLength = keyArgument(the, key);
 	if (hostArgc < 2)
-		xsTypeError("key-value: value required");
+		hostThrowMessage(the, XS_TYPE_ERROR, "key-value: value required");
 	const uint8_t *value;
 	size_t valueLength;
 	if (store->format == KV_STRING) {
 		if (xsTypeOf(xsArg(1)) != xsStringType)
-			xsTypeError("key-value: value must be a string (format is \"string\")");
+			hostThrowMessage(the, XS_TYPE_ERROR, "key-value: value must be a string (format is \"string\")");
 		value = (const uint8_t *)xsToString(xsArg(1));
 		valueLength = strlen((const char *)value);
 		if (valueLength >= KV_VALUE_MAX_BYTES)
-			xsRangeError("key-value: value of \"%s\" is too large (%u bytes; strings at most %d)", key, (unsigned)valueLength, KV_VALUE_MAX_BYTES - 1);
+			hostThrowMessage(the, XS_RANGE_ERROR, "key-value: value of \"%s\" is too large (%u bytes; strings at most %d)", key, (unsigned)valueLength, KV_VALUE_MAX_BYTES - 1);
 	}
 	else {
 		if (xsTypeOf(xsArg(1)) == xsStringType)
-			xsTypeError("key-value: value must be a buffer (format is \"buffer\"; set it to \"string\" for strings)");
+			hostThrowMessage(the, XS_TYPE_ERROR, "key-value: value must be a buffer (format is \"buffer\"; set it to \"string\" for strings)");
 		value = hostBytes(the, &xsArg(1), &valueLength, "key-value");
 		if (valueLength > KV_VALUE_MAX_BYTES)
-			xsRangeError("key-value: value of \"%s\" is too large (%u bytes; at most %d)", key, (unsigned)valueLength, KV_VALUE_MAX_BYTES);
+			hostThrowMessage(the, XS_RANGE_ERROR, "key-value: value of \"%s\" is too large (%u bytes; at most %d)", key, (unsigned)valueLength, KV_VALUE_MAX_BYTES);
 	}
 	/* No XS allocation from here on, so value stays valid. */
 	Namespace space;
@@ -485,15 +485,15 @@ static void xs_store_close(xsMachine *the)
 static void xs_keyvalue_open(xsMachine *the)
 {
 	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
-		xsTypeError("key-value: open needs an options object {path}");
+		hostThrowMessage(the, XS_TYPE_ERROR, "key-value: open needs an options object {path}");
 	StoreRecord record = { .format = KV_BUFFER };
 	char name[KV_NAME_MAX_BYTES + 2];
 	if (!hostHasOption(the, &xsArg(0), "path"))
-		xsTypeError("key-value: path required (the namespace)");
+		hostThrowMessage(the, XS_TYPE_ERROR, "key-value: path required (the namespace)");
 	xsVars(1);
 	xsVar(0) = xsGet(xsArg(0), hostID("path"));
 	if (xsTypeOf(xsVar(0)) != xsStringType)
-		xsTypeError("key-value: path must be a string");
+		hostThrowMessage(the, XS_TYPE_ERROR, "key-value: path must be a string");
 	const char *text = xsToString(xsVar(0));
 	size_t length = strlen(text);
 	if (length > 1 && text[length - 1] == '/')
@@ -502,16 +502,16 @@ static void xs_keyvalue_open(xsMachine *the)
 	for (size_t i = 0; valid && i < length; i++)
 		valid = isalnum((unsigned char)text[i]) || strchr("_-.", text[i]);
 	if (!valid)
-		xsRangeError("key-value: invalid namespace \"%s\" (1-%d letters, digits, \"_\", \"-\" or \".\", not starting with \".\")", text, KV_NAME_MAX_BYTES);
+		hostThrowMessage(the, XS_RANGE_ERROR, "key-value: invalid namespace \"%s\" (1-%d letters, digits, \"_\", \"-\" or \".\", not starting with \".\")", text, KV_NAME_MAX_BYTES);
 	memcpy(name, text, length);
 	name[length] = 0;
 	if (hostHasOption(the, &xsArg(0), "mode")) {
 		xsVar(0) = xsGet(xsArg(0), hostID("mode"));
 		if (xsTypeOf(xsVar(0)) != xsStringType)
-			xsTypeError("key-value: mode must be a string");
+			hostThrowMessage(the, XS_TYPE_ERROR, "key-value: mode must be a string");
 		text = xsToString(xsVar(0));
 		if (strcmp(text, "r") && strcmp(text, "r+"))
-			xsRangeError("key-value: invalid mode \"%s\" (use \"r\" or \"r+\")", text);
+			hostThrowMessage(the, XS_RANGE_ERROR, "key-value: invalid mode \"%s\" (use \"r\" or \"r+\")", text);
 		record.readOnly = !strcmp(text, "r");
 	}
 	if (hostHasOption(the, &xsArg(0), "format")) {
@@ -524,11 +524,11 @@ static void xs_keyvalue_open(xsMachine *the)
 	int exists = loadNamespace(the, name, &space);
 	freeNamespace(&space);
 	if (!exists && record.readOnly)
-		xsUnknownError("key-value: namespace \"%s\" not found (nothing was written to it yet)", name);
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: namespace \"%s\" not found (nothing was written to it yet)", name);
 	xsResult = xsNewHostInstance(gStorePrototype);
 	StoreRecord *store = malloc(sizeof(StoreRecord));
 	if (!store)
-		xsUnknownError("key-value: out of memory");
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: out of memory");
 	*store = record;
 	xsSetHostData(xsResult, store);
 }
