@@ -34,7 +34,7 @@ export interface KeyValueStore {
 export type ConfigListener = (name: string, value: string | undefined) => void;
 
 const NAME_PATTERN = /^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
-const SECRET_PATTERN = /key|token|secret|password/;
+const SECRET_PATTERN = /key|token|secret|password/i;   // any case: a mistyped name still hides its value
 const MASK_SHOWN_CHARS = 4;          // the tail of a long secret that helps tell keys apart
 const MASK_MIN_CHARS_FOR_TAIL = 12;  // shorter secrets are fully masked
 

@@ -195,7 +195,7 @@ test("config set, get, unset and show work through the console; secrets are mask
 
 test("a secret-setting line is kept out of history; others are remembered", () => {
 	const { repl, type } = harness();
-	type("config set llm.api_key sk-secret-1234\nconfig set llm.model x\nstatus\n");
+	type("config set llm.api_key sk-secret-1234\nconfig set LLM.API_KEY sk-secret-1234\nconfig set llm.model x\nstatus\n");
 	assert.deepEqual(repl.history, ["config set llm.model x", "status"]);
 });
 
