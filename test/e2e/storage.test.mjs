@@ -61,6 +61,13 @@ for (const variant of VARIANTS) {
 		assert.deepEqual(read, { keys: ["blob", "greeting"], strings: { greeting: "héllo" }, blob: [1, 2, 3], file: "kept" });
 	}));
 
+	test(`files and key-value work again after reboot() recreates the machine [${variant}]`, withData(async (data) => {
+		const r = await peer(variant, data, "reboot", { "count-writes": 1 });
+		cleanExit(r);
+		assert.match(r.stderr, /storage-reboot: boot 2 read "first boot" scan before-reboot.txt status true\n/);
+		assert.match(r.stderr, /xsclaw: storage operations: 3\n$/, "one count for the whole process");
+	}));
+
 	test(`a corrupt key-value file is a clear error at open, and the host carries on [${variant}]`, withData(async (data) => {
 		cleanExit(await peer(variant, data, "kv", { step: "write" }));
 		const path = join(data, "nvs", "persist.kv");

@@ -196,6 +196,15 @@ test("paths that escape the storage root are refused, from the root and from a s
 	jail.close();
 });
 
+test("an error names a long path in full, past XS's 127-byte message limit", () => {
+	files.createDirectory("deep");
+	const path = `deep/${"n".repeat(200)}.txt`;
+	assert.throws(() => files.openFile({ path }), `files: not found: ${path}`);
+	const error = (() => { try { files.status(path); } catch (e) { return e as Error; } })();
+	assert.equal(error?.message, `files: not found: ${path}`);
+	assert.ok(error instanceof Error && !(error instanceof TypeError), "an Error, not a TypeError");
+});
+
 test("empty, \".\" and over-long paths are refused with specific errors", () => {
 	assert.throws(() => files.status(""), "files: path must not be empty", RangeError);
 	assert.throws(() => files.status("a//b"), "files: invalid path (empty or \".\" part): a//b", RangeError);
