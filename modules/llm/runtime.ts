@@ -185,7 +185,7 @@ export class Llm {
 						signal: options.signal,
 						onEvent: (event: LlmEvent) => emit(event.type === "message_start" ? { ...event, attempt: n } : event),
 					});
-				}, { policy: this.#options.retry ?? DEFAULT_RETRY_POLICY, clock: this.#clock, signal: options.signal, onRetry: this.#options.onRetry });
+				}, { policy: this.#options.retry ?? DEFAULT_RETRY_POLICY, clock: this.#clock, signal: options.signal, onRetry: this.#options.onRetry ?? traceRetry });
 				this.#limiter.recordTokens(response.usage.input_tokens + response.usage.output_tokens);
 				return { ...response, attempts, elapsed_ms: this.#clock.now() - startedAt };
 			} finally {
@@ -262,6 +262,10 @@ export class Llm {
 		this.#retire();
 		this.#closed = true;
 	}
+}
+
+function traceRetry(info: RetryInfo): void {
+	trace(`llm: ${info.error.message}; retrying in ${Math.round(info.delayMs / 100) / 10} s (attempt ${info.attempt + 1})\n`);
 }
 
 function hasImages(request: ChatRequest): { any: boolean; local: boolean } {

@@ -109,11 +109,13 @@ export function toLlmError(error: unknown, profile: ModelProfile): LlmError {
 				});
 			}
 			case "timeout":
-				return new LlmError("network", `the LLM did not answer in time (${scrub(error.message)})`, { retryable: error.timeout === "connect" });
+				return new LlmError("network", `the LLM did not answer in time (${scrub(error.message)})${error.timeout === "total" ? "; if long replies need more, raise llm.timeout_ms" : ""}`, { retryable: error.timeout === "connect" });
 			case "too_large":
 				return new LlmError("network", `the LLM reply is too large (${scrub(error.message)})`);
-			default:
+			case "connect": case "dns":
 				return new LlmError("network", `cannot reach the LLM at ${originOf(profile.base_url)}: ${scrub(error.message)}`, { retryable: RETRYABLE_KINDS.has(error.kind) });
+			default:
+				return new LlmError("network", `the connection to the LLM at ${originOf(profile.base_url)} failed: ${scrub(error.message)}`);
 		}
 	}
 	const message = error instanceof Error ? error.message : String(error);

@@ -88,7 +88,7 @@ test("connect errors and connect timeouts are retried; TLS and first-byte timeou
 	assert.equal((await llm.chat(HI)).message.content, "up");
 	assert.deepEqual(clock.sleeps, [2000, 4000, 8000]);
 	transport.replies = [fail("tls", "certificate verify failed")];
-	const tls = await assert.rejects(llm.chat(HI), "cannot reach the LLM at https://api.openai.com: certificate verify failed");
+	const tls = await assert.rejects(llm.chat(HI), "the connection to the LLM at https://api.openai.com failed: certificate verify failed");
 	assert.equal((tls as LlmError).kind, "network");
 	transport.replies = [fail("timeout", "first byte timeout after 60000 ms", { timeout: "first_byte" })];
 	await assert.rejects(llm.chat(HI), "did not answer in time");
