@@ -267,13 +267,17 @@ test("every method refuses a wrong receiver", () => {
 	const directoryMethods = ["openFile", "openDirectory", "delete", "move", "status", "createDirectory", "scan", "close"] as const;
 	for (const name of fileMethods) {
 		const method = (file as any)[name] as Function;
-		for (const receiver of [{}, files, undefined, 42])
+		for (const receiver of [{}, files, undefined, 42]) {
 			assert.throws(() => method.call(receiver, 1, 0), "files: invalid receiver", TypeError);
+			assert.throws(() => method.call(receiver), "files: invalid receiver", TypeError);
+		}
 	}
 	for (const name of directoryMethods) {
 		const method = (files as any)[name] as Function;
-		for (const receiver of [{}, file, undefined, "root"])
+		for (const receiver of [{}, file, undefined, "root"]) {
 			assert.throws(() => method.call(receiver, "x", "y"), "files: invalid receiver", TypeError);
+			assert.throws(() => method.call(receiver), "files: invalid receiver", TypeError);
+		}
 	}
 	const status = files.status("receiver.txt") as any;
 	for (const name of ["isFile", "isDirectory", "isSymbolicLink"])

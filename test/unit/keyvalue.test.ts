@@ -197,8 +197,10 @@ test("every method refuses a wrong receiver; a closed store throws \"closed\"; c
 	const setFormat = Object.getOwnPropertyDescriptor(prototype, "format")!.set!;
 	const methods: Function[] = [s.read, s.write, s.delete, s.close, s[Symbol.iterator], getFormat];
 	for (const method of methods)
-		for (const receiver of [{}, keyValue, undefined, 1])
+		for (const receiver of [{}, keyValue, undefined, 1]) {
 			assert.throws(() => method.call(receiver, "k", new Uint8Array(1)), "key-value: invalid receiver", TypeError);
+			assert.throws(() => method.call(receiver), "key-value: invalid receiver", TypeError);
+		}
 	assert.throws(() => setFormat.call({}, "string"), "key-value: invalid receiver", TypeError);
 	store.close();
 	store.close();

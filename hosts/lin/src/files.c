@@ -362,20 +362,20 @@ static void resolvePath(xsMachine *the, DirectoryRecord *directory, const char *
 	memcpy(full + rootLength + 1, below, (size_t)length + 1);
 }
 
-/* A path argument of the receiving directory, resolved. */
-static DirectoryRecord *directoryPath(xsMachine *the, xsSlot *slot, char *below, char *full)
-{
-	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
-	char path[FILES_PATH_MAX];
-	pathArgument(the, slot, path);
-	resolvePath(the, directory, path, below, full);
-	return directory;
-}
-
 static void requireArgument(xsMachine *the, int index, const char *what)
 {
 	if (hostArgc <= index)
 		hostThrowMessage(the, XS_TYPE_ERROR, "files: %s required", what);
+}
+
+/* The receiving directory's first argument, a path, resolved. */
+static void directoryPath(xsMachine *the, char *below, char *full)
+{
+	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
+	requireArgument(the, 0, "path");
+	char path[FILES_PATH_MAX];
+	pathArgument(the, &xsArg(0), path);
+	resolvePath(the, directory, path, below, full);
 }
 
 static long long byteArgument(xsMachine *the, int index, const char *what)
@@ -582,8 +582,7 @@ static void xs_directory_openDirectory(xsMachine *the)
 static void xs_directory_delete(xsMachine *the)
 {
 	char below[FILES_PATH_MAX], full[PATH_MAX];
-	requireArgument(the, 0, "path");
-	directoryPath(the, &xsArg(0), below, full);
+	directoryPath(the, below, full);
 	struct stat status;
 	if (lstat(full, &status) < 0) {
 		if (errno != ENOENT)
@@ -610,8 +609,8 @@ static DirectoryRecord *directoryArgument(xsMachine *the, xsSlot *slot)
 static void xs_directory_move(xsMachine *the)
 {
 	char fromBelow[FILES_PATH_MAX], fromFull[PATH_MAX], toPath[FILES_PATH_MAX], toBelow[FILES_PATH_MAX], toFull[PATH_MAX];
+	directoryPath(the, fromBelow, fromFull);
 	requireArgument(the, 1, "target path");
-	directoryPath(the, &xsArg(0), fromBelow, fromFull);
 	DirectoryRecord *target = hostArgc > 2 ? directoryArgument(the, &xsArg(2)) : hostThis(the, &gDirectoryHooks, "files");
 	pathArgument(the, &xsArg(1), toPath);
 	resolvePath(the, target, toPath, toBelow, toFull);
@@ -626,8 +625,7 @@ static void xs_directory_move(xsMachine *the)
 static void xs_directory_status(xsMachine *the)
 {
 	char below[FILES_PATH_MAX], full[PATH_MAX];
-	requireArgument(the, 0, "path");
-	directoryPath(the, &xsArg(0), below, full);
+	directoryPath(the, below, full);
 	struct stat status;
 	if (stat(full, &status) < 0)
 		throwErrno(the, errno, below);
@@ -637,8 +635,7 @@ static void xs_directory_status(xsMachine *the)
 static void xs_directory_createDirectory(xsMachine *the)
 {
 	char below[FILES_PATH_MAX], full[PATH_MAX];
-	requireArgument(the, 0, "path");
-	directoryPath(the, &xsArg(0), below, full);
+	directoryPath(the, below, full);
 	if (mkdir(full, 0777) < 0) {
 		if (errno != EEXIST)
 			throwErrno(the, errno, below);
