@@ -53,7 +53,8 @@ function assertTornLog(data, n, chunk) {
 }
 
 for (const variant of VARIANTS) {
-	test(`files and key-value survive a host restart with the same --data [${variant}]`, withData(async (data) => {
+	test(`files and key-value survive a host restart with the same --data, created when missing [${variant}]`, withData(async (parent) => {
+		const data = join(parent, "not", "there", "yet");
 		cleanExit(await peer(variant, data, "kv", { step: "write" }));
 		assert.ok(existsSync(join(data, "nvs", "persist.kv")), "one file per namespace in <data>/nvs");
 		assert.ok(existsSync(join(data, "files", "keep.txt")), "files live in <data>/files");

@@ -167,6 +167,9 @@ void hostThrowMessage(xsMachine *the, int error, const char *format, ...)
 
 int hostMakeDirectories(const char *path)
 {
+	struct stat status;
+	if (stat(path, &status) == 0 && S_ISDIR(status.st_mode))
+		return 0;   /* the common case, once the directory is made */
 	char partial[PATH_MAX];
 	size_t length = strlen(path);
 	if (length >= sizeof(partial)) {
@@ -183,7 +186,6 @@ int hostMakeDirectories(const char *path)
 			return -1;
 		partial[i] = saved;
 	}
-	struct stat status;
 	if (stat(path, &status) < 0)
 		return -1;
 	if (!S_ISDIR(status.st_mode)) {
