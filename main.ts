@@ -3,6 +3,11 @@
 // (SPEC §1: config -> core -> providers -> caps -> channels -> router).
 // Nothing slow runs before the prompt: opening config reads a few small entries.
 import keyValue from "embedded:storage/key-value";
+import TCP from "embedded:io/socket/tcp";
+import TLS from "embedded:io/socket/tcp/tls";
+import Resolver from "embedded:network/dns/resolver/udp";
+import Timer from "timer";
+import { allocate, free } from "psram";
 import { exit, heap, name as platformName, now, reboot } from "host/platform";
 import { configCommands } from "config/commands";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
@@ -10,6 +15,9 @@ import { Config, type KeyValueStore } from "config/store";
 import { openConsole } from "console/port";
 import { systemCommands } from "console/system";
 import { CommandTable } from "console/table";
+import { HttpClient } from "net/http";
+import type { HttpClientOptions } from "net/types";
+import { openLlm } from "llm/setup";
 
 const bootMs = now();
 const CONFIG_NAMESPACE = "config";
@@ -36,6 +44,19 @@ function memoryStore(): KeyValueStore {
 }
 
 const { config, warning } = openConfig();
+// One HTTP client for every outgoing request (keep-alive per origin); body buffers
+// come from PSRAM. Host buffers are ArrayBuffers to JS, typed HostBuffer.
+const http = new HttpClient({
+	TCP: TCP as unknown as HttpClientOptions["TCP"],
+	TLS: TLS as unknown as HttpClientOptions["TLS"],
+	Resolver: Resolver as unknown as HttpClientOptions["Resolver"],
+	Timer,
+	now,
+	allocate: (n) => allocate(n, "psram") as unknown as ArrayBuffer,
+	free: (buffer) => free(buffer as unknown as HostBuffer),
+});
+// The LLM runtime is built lazily from llm.* settings on the first request.
+const llm = openLlm({ config, transport: http });
 const commands = new CommandTable();
 // A UART terminal shows nothing by itself; a tty on lin echoes and edits lines.
 const repl = openConsole({ table: commands, terminal: platformName === "lin" ? "cooked" : "raw", onEnd: () => exit(0) });
@@ -53,9 +74,11 @@ commands.add(
 		},
 	}),
 	...configCommands(config),
+	...llm.commands,
 );
 
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
 if (warning) repl.output.line(`warning: ${warning}`);
+if (llm.warning) repl.output.line(`warning: ${llm.warning}`);
 for (const problem of config.problems()) repl.output.line(`warning: ${problem}`);
 repl.start();

@@ -52,7 +52,7 @@ export function llmCommands(llm: Llm): Command[] {
 				const text = (response.message.content ?? "").replace(/\s+/g, " ").trim();
 				const shown = text.length > REPLY_SHOWN_CHARS ? text.slice(0, REPLY_SHOWN_CHARS) + "…" : text;
 				const u = response.usage;
-				out.line(`ok in ${response.elapsed_ms} ms (${response.model}, ${response.attempts} attempt${response.attempts === 1 ? "" : "s"}, ${u.input_tokens} tokens in, ${u.output_tokens} out)`);
+				out.line(`ok in ${Math.round(response.elapsed_ms)} ms (${response.model}, ${response.attempts} attempt${response.attempts === 1 ? "" : "s"}, ${u.input_tokens} tokens in, ${u.output_tokens} out)`);
 				out.line(`reply: ${shown || "(empty)"}`);
 			},
 		},

@@ -3,14 +3,17 @@
 // on 127.0.0.1 with a certificate from the test CA (given to the host as --ca).
 // A small plain-HTTP control server lets the peer queue mock scenarios and read
 // back what the mock recorded, so each XS test checks its own requests.
+// The firmware itself is driven through its console for `llm status` / `llm test`.
 import { test } from "node:test";
+import assert from "node:assert/strict";
 import http from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { makeTestCA } from "../../tools/testca.mjs";
-import { VARIANTS, runXsTests } from "./xs.mjs";
+import { APP_MAP } from "../../tools/build.mjs";
+import { VARIANTS, runHost, runXsTests } from "./xs.mjs";
 
 function startControl(mock) {
 	const server = http.createServer(async (req, res) => {
@@ -60,6 +63,63 @@ for (const variant of VARIANTS) {
 			});
 		} finally {
 			await control.close();
+			await mock.close();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+}
+
+function assertClean(result) {
+	assert.equal(result.code, 0, `exit ${result.code} ${result.signal ?? ""}\n${result.stderr}`);
+	assert.doesNotMatch(result.stderr, /ERROR: (Address|Leak)Sanitizer|runtime error:/);
+}
+
+for (const variant of VARIANTS) {
+	test(`the firmware console: llm status and llm test, hot config, usage kept across a restart [${variant}]`, async () => {
+		const dir = mkdtempSync(join(tmpdir(), "xsclaw-llm-fw-"));
+		const data = join(dir, "data");
+		const ca = await makeTestCA(join(dir, "ca"));
+		const mock = await startMockLLM({ tls: ca.server, host: "127.0.0.1" });
+		const key = "sk-e2e-secret-key-0123456789";
+		const firmware = (input) => runHost(["--modules", APP_MAP, "--data", data, "--ca", ca.paths.ca], { variant, input, timeoutMs: 60_000 });
+		try {
+			const unconfigured = await firmware("llm test\n");
+			assertClean(unconfigured);
+			assert.match(unconfigured.stdout, /the LLM is not configured: use `config set llm\.api_key \.\.\.` and `config set llm\.model \.\.\.`/);
+			assert.equal(mock.requests.length, 0, "nothing is sent without a key");
+
+			mock.script({ type: "text", text: "hello from openai" }, { type: "text", text: "hello from anthropic" });
+			const run = await firmware([
+				"config set llm.provider custom",
+				`config set llm.base_url https://localhost:${mock.port}/v1`,
+				`config set llm.api_key ${key}`,
+				"config set llm.model gpt-mock",
+				"llm status",
+				"llm test",
+				"config set llm.provider anthropic",
+				"config set llm.model claude-mock",
+				"llm test",
+				"",
+			].join("\n"));
+			assertClean(run);
+			const out = run.stdout;
+			assert.match(out, /provider: +custom \(openai_compatible\)/);
+			assert.match(out, new RegExp(`base URL: +https://localhost:${mock.port}/v1`));
+			assert.match(out, /API key: +\*\*\*\*6789/);
+			assert.match(out, /ok in \d+ ms \(gpt-mock, 1 attempt, \d+ tokens in, \d+ out\)\nreply: hello from openai/);
+			assert.match(out, /ok in \d+ ms \(claude-mock, 1 attempt, \d+ tokens in, \d+ out\)\nreply: hello from anthropic/);
+			assert.ok(!out.includes(key) || out.split(key).length === 2, "the key appears only where it was typed");
+			assert.ok(!run.stderr.includes(key), "the key is never logged");
+			assert.deepEqual(mock.requests.map((r) => r.path), ["/v1/chat/completions", "/v1/messages"], "the new provider without a restart");
+			assert.equal(mock.requests[0].headers.authorization, `Bearer ${key}`);
+			assert.equal(mock.requests[1].headers["x-api-key"], key);
+			assert.equal(mock.requests[1].json.max_tokens, 64);
+
+			const again = await firmware("llm status\n");
+			assertClean(again);
+			assert.match(again.stdout, /calls: +2\/100 this hour, 2\/1000 today/, "usage survives a restart");
+			assert.match(again.stdout, /model: +claude-mock/);
+		} finally {
 			await mock.close();
 			rmSync(dir, { recursive: true, force: true });
 		}

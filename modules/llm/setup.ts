@@ -1,0 +1,55 @@
+// llm/setup: the firmware's LLM service, assembled from the board's storage: call
+// and token counts persist in the key-value namespace "llm" (NVS on the device, a
+// file under the data directory on lin), images are read from the files root, and
+// big buffers come from the "psram" pool. main.ts passes the config and the shared
+// HTTP client, and adds the returned console commands to its table.
+import keyValue from "embedded:storage/key-value";
+import files from "embedded:storage/files";
+import { allocate } from "psram";
+import type { Command } from "console/types";
+import type { HttpTransport } from "net/types";
+import { llmCommands } from "llm/console";
+import type { UsageStore } from "llm/limits";
+import { fileReader } from "llm/media";
+import { Llm, type ConfigSource } from "llm/runtime";
+
+const USAGE_NAMESPACE = "llm";
+
+function openUsageStore(): { store?: UsageStore; warning?: string } {
+	try {
+		const kv = keyValue.open({ path: USAGE_NAMESPACE, mode: "r+" });
+		return {
+			store: {
+				read: (key) => {
+					const value = kv.read(key);
+					return value instanceof ArrayBuffer ? value : undefined;
+				},
+				write: (key, value) => kv.write(key, value),
+			},
+		};
+	} catch (error) {
+		const message = error instanceof Error ? error.message : String(error);
+		return { warning: `LLM usage cannot be stored (${message}), so call limits count from zero after a restart` };
+	}
+}
+
+export interface LlmSetup {
+	llm: Llm;
+	/** `llm status` and `llm test`. */
+	commands: Command[];
+	/** A sentence for the console when something works only partly. */
+	warning?: string;
+}
+
+export function openLlm({ config, transport }: { config: ConfigSource; transport: HttpTransport }): LlmSetup {
+	const { store, warning } = openUsageStore();
+	const llm = new Llm({
+		config,
+		transport,
+		usageStore: store,
+		files: fileReader(files),
+		// Host buffers are ArrayBuffers to JS; the typings declare a separate HostBuffer class.
+		allocate: (n) => allocate(n, "psram") as unknown as ArrayBuffer,
+	});
+	return { llm, commands: llmCommands(llm), warning };
+}
