@@ -9,13 +9,17 @@
 //   Note: that replay can send a POST twice if the server did process it and
 //   then closed without answering; servers do not do this for idle closes.
 // - Timeouts: connect (DNS + TCP + TLS handshake), first byte (request fully
-//   written -> first response byte), total (request() -> settled).
+//   written -> first byte of the response body, or the end of a response
+//   without one: headers alone do not count, so a server that answers with
+//   headers and then stalls, as LLM APIs can, is caught), total (request()
+//   -> settled).
 // - Abort at any phase: the socket is closed synchronously inside abort(), and
 //   the promise rejects with HttpError("aborted", "aborted").
 // - Bodies: buffered bodies grow in a buffer from the injected allocator (the
-//   "psram" pool), from HTTP_BODY_START_BYTES doubling up to the cap; with a
-//   Content-Length the buffer is sized once. Streamed (onChunk) 2xx bodies are
-//   not buffered at all. Every buffer is freed when the request settles.
+//   "psram" pool), from HTTP_BODY_START_BYTES doubling up to the cap (in place
+//   when a resize function is given); with a Content-Length the buffer is
+//   sized once. Streamed (onChunk) 2xx bodies are not buffered at all. Every
+//   buffer is freed when the request settles.
 //
 // Structure: one Exchange object per request holds all of its state; every
 // exit goes through Exchange.#finish, the single clean-up path (timers, abort
@@ -95,11 +99,13 @@ class BodySink {
 	readonly #max: number;
 	readonly #allocate: (byteLength: number) => BodyBuffer;
 	readonly #free: (buffer: BodyBuffer) => void;
+	readonly #resizeInPlace: ((buffer: BodyBuffer, byteLength: number) => void) | undefined;
 
-	constructor(max: number, allocate: (byteLength: number) => BodyBuffer, free: (buffer: BodyBuffer) => void) {
+	constructor(max: number, options: HttpClientOptions) {
 		this.#max = max;
-		this.#allocate = allocate;
-		this.#free = free;
+		this.#allocate = options.allocate ?? ((n) => new ArrayBuffer(n));
+		this.#free = options.free ?? (() => {});
+		this.#resizeInPlace = options.resize;
 	}
 
 	get length(): number { return this.#length; }
@@ -150,6 +156,11 @@ class BodySink {
 	#resize(size: number): void {
 		let buffer: BodyBuffer;
 		try {
+			if (this.#buffer && this.#resizeInPlace) {
+				this.#resizeInPlace(this.#buffer, size);
+				this.#bytes = new Uint8Array(this.#buffer, 0, size);
+				return;
+			}
 			buffer = this.#allocate(size);
 		} catch (error) {
 			throw new HttpError("too_large", `no memory for a ${size}-byte response buffer (${toHttpError(error).message})`);
@@ -398,11 +409,7 @@ class Exchange {
 			if (!buffer || !buffer.byteLength) return;
 			const bytes = new Uint8Array(buffer);
 			this.#bytesReceived += bytes.length;
-			if (this.#phase !== Phase.Receive) {
-				this.#clearTimer("firstByte");
-				this.#firstByteAt = this.#client.now();
-				this.#phase = Phase.Receive; // also when the server answers before the request is fully sent
-			}
+			if (this.#phase !== Phase.Receive) this.#phase = Phase.Receive; // also when the server answers before the request is fully sent
 			const parser = this.#parser ??= new ResponseParser({
 				onHead: (head) => this.#onHead(head),
 				onBody: (data) => this.#onBody(data),
@@ -427,13 +434,14 @@ class Exchange {
 			return;
 		}
 		const max = ok ? this.#request.maxBodyBytes ?? HTTP_BODY_MAX_BYTES : Math.min(this.#request.maxBodyBytes ?? HTTP_BODY_MAX_BYTES, HTTP_ERROR_BODY_MAX_BYTES);
-		const sink = this.#sink = new BodySink(max, options.allocate ?? ((n) => new ArrayBuffer(n)), options.free ?? (() => {}));
+		const sink = this.#sink = new BodySink(max, options);
 		const length = parser.contentLength;
 		if (ok && length > max) throw new HttpError("too_large", `the response body of ${length} bytes exceeds the ${max}-byte cap`);
 		if (length > 0) sink.reserveExactly(Math.min(length, max));
 	}
 
 	#onBody(data: Uint8Array): void {
+		this.#gotFirstByte();
 		if (this.#streaming) {
 			(this.#request.onChunk as (bytes: Uint8Array) => void)(data);
 			return;
@@ -449,6 +457,12 @@ class Exchange {
 		}
 	}
 
+	#gotFirstByte(): void {
+		if (this.#firstByteAt >= 0) return;
+		this.#firstByteAt = this.#client.now();
+		this.#clearTimer("firstByte");
+	}
+
 	#isOk(): boolean {
 		const status = this.#head?.status ?? 0;
 		return status >= 200 && status < 300;
@@ -460,8 +474,10 @@ class Exchange {
 		const url = this.#url as ParsedUrl;
 		const detail = message ? `: ${message}` : "";
 		if (phase === Phase.Connect) {
-			const kind = url.secure && message && TLS_FAILURE.test(message) ? "tls" : "connect";
-			throw new HttpError(kind, `cannot connect to ${url.host}:${url.port}${detail}`);
+			// The socket's own sentence when it already says it all (the lin host's do).
+			const text = message && /cannot connect/i.test(message) ? message : `cannot connect to ${url.host}:${url.port}${detail}`;
+			const kind = url.secure && message && !/cannot connect/i.test(message) && TLS_FAILURE.test(message) ? "tls" : "connect";
+			throw new HttpError(kind, text);
 		}
 		const parser = this.#parser;
 		if (parser) {
@@ -487,6 +503,7 @@ class Exchange {
 	}
 
 	#complete(): void {
+		this.#gotFirstByte(); // a response without a body
 		const head = this.#head as ResponseHead;
 		const sink = this.#sink;
 		if (!this.#sendComplete) this.#reuseAllowed = false; // the server answered early; the rest of the request is unsent
@@ -584,7 +601,8 @@ function buildMessage(request: HttpRequest, url: ParsedUrl): Uint8Array[] {
 	let body: Uint8Array | undefined;
 	if (typeof request.body === "string") body = encodeUtf8(request.body);
 	else if (request.body instanceof ArrayBuffer) body = new Uint8Array(request.body);
-	else if (request.body !== undefined) throw new HttpError("protocol", "the request body must be a string or an ArrayBuffer");
+	else if (request.body instanceof Uint8Array) body = request.body; // e.g. a view of a PSRAM host buffer, which is no ArrayBuffer instance
+	else if (request.body !== undefined) throw new HttpError("protocol", "the request body must be a string, an ArrayBuffer or a Uint8Array");
 	let head = `${request.method} ${url.target} HTTP/1.1\r\nHost: ${url.hostHeader}\r\n`;
 	let userAgent = false;
 	const headers = request.headers ?? {};

@@ -28,7 +28,7 @@ export interface HttpRequest {
 	/** Header names are sent as given; Host, Content-Length and Connection are set by the client. */
 	headers?: Record<string, string>;
 	/** Strings are UTF-8-sanitised (invalid sequences, lone surrogates -> U+FFFD) before sending. */
-	body?: string | ArrayBuffer;
+	body?: string | ArrayBuffer | Uint8Array;
 	signal?: AbortSignalLike;
 	/**
 	 * Streaming: decoded body bytes (after de-chunking) as they arrive, for 2xx
@@ -40,7 +40,10 @@ export interface HttpRequest {
 	onChunk?: (bytes: Uint8Array) => void;
 	/** TCP (+TLS) connect including DNS. Default budgets.HTTP_CONNECT_TIMEOUT_MS. */
 	connectTimeoutMs?: number;
-	/** Request sent -> first response byte. Default budgets.HTTP_FIRST_BYTE_TIMEOUT_MS. */
+	/**
+	 * Request sent -> first byte of the response body (or the end of a response
+	 * without one): headers alone do not stop it. Default budgets.HTTP_FIRST_BYTE_TIMEOUT_MS.
+	 */
 	firstByteTimeoutMs?: number;
 	/** Whole request, start to last byte. Default budgets.HTTP_TOTAL_TIMEOUT_MS. */
 	totalTimeoutMs?: number;
@@ -60,7 +63,7 @@ export interface HttpResponse {
 	bytesReceived: number;
 	/** True when the request went over a kept-alive connection of an earlier request. */
 	reusedConnection: boolean;
-	/** request() -> first response byte, in the client's clock (ms). */
+	/** request() -> first body byte (or the end of a body-less response), in the client's clock (ms). */
 	firstByteMs: number;
 	/** request() -> settled (ms). */
 	durationMs: number;
@@ -150,7 +153,7 @@ export interface TimerLike {
 	clear(timer: unknown): void;
 }
 
-/** A host buffer (e.g. from the "psram" pool), viewable with Uint8Array. */
+/** A host buffer (e.g. from the "psram" pool), viewable with Uint8Array; host buffers are ArrayBuffers to JS. */
 export type BodyBuffer = ArrayBuffer;
 
 export interface HttpClientOptions {
@@ -162,6 +165,8 @@ export interface HttpClientOptions {
 	/** Response body buffers (default: plain ArrayBuffers). Throwing counts as "too_large". */
 	allocate?: (byteLength: number) => BodyBuffer;
 	free?: (buffer: BodyBuffer) => void;
+	/** Grows a buffer in place, keeping its content (psram's resize); without it growth copies. */
+	resize?: (buffer: BodyBuffer, byteLength: number) => void;
 	/** DER CA certificate passed to TLS as secure.certificate. */
 	certificate?: ArrayBuffer;
 	/** Monotonic milliseconds (default Date.now). */

@@ -194,26 +194,46 @@ export function fakeResolver(table: Record<string, string>, delayMs = 1, log: st
 	};
 }
 
-/** An allocator that counts live buffers and bytes, like the psram pool's stats. */
+/**
+ * An allocator that counts live buffers and bytes, like the psram pool's
+ * stats. resize() emulates psram's in-place resize: buffers are really
+ * `backing` bytes long, and only their logical size is counted.
+ */
 export class CountingAllocator {
-	live = new Set<ArrayBuffer>();
+	live = new Map<ArrayBuffer, number>();
 	used = 0;
 	peak = 0;
 	sizes: number[] = [];
+	resizes: number[] = [];
 	failAbove = Infinity;
+	readonly #backing: number;
+	constructor(backing = 0) { this.#backing = backing; }
 	allocate = (byteLength: number): ArrayBuffer => {
 		if (byteLength > this.failAbove) throw new Error("pool exhausted");
-		const buffer = new ArrayBuffer(byteLength);
-		this.live.add(buffer);
+		const buffer = new ArrayBuffer(Math.max(byteLength, this.#backing));
+		this.live.set(buffer, byteLength);
 		this.sizes.push(byteLength);
-		this.used += byteLength;
-		this.peak = Math.max(this.peak, this.used);
+		this.#count(byteLength);
 		return buffer;
 	};
 	free = (buffer: ArrayBuffer): void => {
-		if (!this.live.delete(buffer)) throw new Error("free of a buffer not allocated here (or freed twice)");
-		this.used -= buffer.byteLength;
+		const size = this.live.get(buffer);
+		if (size === undefined) throw new Error("free of a buffer not allocated here (or freed twice)");
+		this.live.delete(buffer);
+		this.used -= size;
 	};
+	resize = (buffer: ArrayBuffer, byteLength: number): void => {
+		const size = this.live.get(buffer);
+		if (size === undefined) throw new Error("resize of a buffer not allocated here");
+		if (byteLength > buffer.byteLength || byteLength > this.failAbove) throw new Error("pool exhausted");
+		this.live.set(buffer, byteLength);
+		this.resizes.push(byteLength);
+		this.#count(byteLength - size);
+	};
+	#count(delta: number): void {
+		this.used += delta;
+		this.peak = Math.max(this.peak, this.used);
+	}
 }
 
 /** An HTTP/1.1 response as text. */

@@ -372,6 +372,27 @@ test("a server that accepts the request and stays silent fails with a first-byte
 	assert.equal(server.sockets[0].closed, true);
 });
 
+test("headers followed by silence fail with a first-byte timeout", async () => {
+	const server = new FakeServer({ respond: (_r, s) => s.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n") });
+	const { http } = client(server);
+	const error = await failure(http.request(get({ firstByteTimeoutMs: 30, onChunk: () => {} })));
+	assert.equal(error.timeout, "first_byte");
+});
+
+test("the first body byte stops the first-byte timer, even when the rest is slow", async () => {
+	const server = new FakeServer({
+		respond: (_r, s) => {
+			s.send("HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n");
+			void s.trickle("s".repeat(40), 10, 15);
+		},
+	});
+	const { http } = client(server);
+	const res = await http.request(get({ firstByteTimeoutMs: 40 }));
+	assert.equal(res.body.length, 40);
+	assert.ok(res.firstByteMs >= 0 && res.firstByteMs <= res.durationMs, `firstByteMs ${res.firstByteMs}, durationMs ${res.durationMs}`);
+	http.close();
+});
+
 test("a trickling body fails with the total timeout and frees its buffer", async () => {
 	const server = new FakeServer({ respond: (_r, s) => void s.trickle(response(200, "t".repeat(5000)), 50, 5) });
 	const { http, pool } = client(server);
@@ -412,6 +433,20 @@ test("an unsized body grows from 4 KiB by doubling up to the cap, freeing each o
 	assert.deepEqual(pool.sizes, [4096, 8192, 16384, 24000]);
 	assert.equal(pool.peak, 16384 + 24000, "peak is the last copy");
 	assert.equal(pool.live.size, 0);
+});
+
+test("with a resize function an unsized body grows in place, so the pool peak is the final capacity", async () => {
+	const body = "r".repeat(20000);
+	const server = new FakeServer({ respond: (_r, s) => void s.trickle("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked([body]), 1000, 0) });
+	const pool = new CountingAllocator(64 * 1024);
+	const { http } = client(server, { allocate: pool.allocate, free: pool.free, resize: pool.resize });
+	const res = await http.request(get());
+	assert.equal(res.body, body);
+	assert.deepEqual(pool.sizes, [4096]);
+	assert.deepEqual(pool.resizes, [8192, 16384, 32768]);
+	assert.equal(pool.peak, 32768);
+	assert.equal(pool.live.size, 0);
+	http.close();
 });
 
 test("a sized body gets one exact buffer", async () => {
