@@ -25,6 +25,7 @@ import { safeEmitter } from "llm/wire";
 import {
 	LlmError,
 	type ChatOptions, type ChatRequest, type ChatResponse, type LlmBackend, type LlmEvent, type MediaRequest, type ModelProfile,
+	type PreparedImage,
 } from "llm/types";
 
 /** The part of config/store's Config the runtime reads. */
@@ -46,6 +47,8 @@ export interface LlmOptions {
 	files?: ImageFiles;
 	/** Big buffers (images, request bodies with images); default new ArrayBuffer. */
 	allocate?: (byteLength: number) => ArrayBuffer;
+	/** Releases a buffer from allocate as soon as it is no longer needed. */
+	free?: (buffer: ArrayBuffer) => void;
 	/** Called before each retry (for logs and tests). */
 	onRetry?: (info: RetryInfo) => void;
 }
@@ -111,7 +114,7 @@ export class Llm {
 		const result = resolveProfile((name) => this.#options.config.get(name), this.#registry);
 		if (!result.ok) return result.guidance;
 		const backend = this.#registry.get(result.profile.backend)!.create();
-		backend.init(result.profile, { transport: this.#options.transport, now: () => this.#clock.now(), allocate: this.#options.allocate });
+		backend.init(result.profile, { transport: this.#options.transport, now: () => this.#clock.now(), allocate: this.#options.allocate, free: this.#options.free });
 		this.#runtime = { profile: result.profile, backend, active: 0, retired: false };
 		return this.#runtime;
 	}
@@ -217,12 +220,20 @@ export class Llm {
 	inferMedia(request: MediaRequest, options: ChatOptions = {}): Promise<ChatResponse> {
 		if (typeof request?.prompt !== "string" || !request.image) return Promise.reject(new LlmError("invalid", "infer_media needs a prompt and an image"));
 		const allocate = this.#options.allocate ?? plainAllocate;
-		let prepared: ReturnType<typeof prepareImage> | undefined = undefined;
+		let prepared: PreparedImage | undefined = undefined;
+		const release = () => {
+			// A file was read into a buffer of ours: give it back now, not at the next GC.
+			if (prepared && "bytes" in prepared && "path" in request.image) this.#options.free?.(prepared.bytes);
+			prepared = undefined;
+		};
 		return this.#call(
-			(profile) => { prepared = prepareImage(request.image, profile, this.#options.files, allocate); },
+			(profile) => {
+				release();
+				prepared = prepareImage(request.image, profile, this.#options.files, allocate);
+			},
 			(backend, o) => backend.infer_media({ prompt: request.prompt, image: prepared!, system: request.system, max_tokens: request.max_tokens }, o),
 			options,
-		);
+		).finally(release);
 	}
 
 	status(): LlmStatus {

@@ -5,7 +5,7 @@
 // HTTP client, and adds the returned console commands to its table.
 import keyValue from "embedded:storage/key-value";
 import files from "embedded:storage/files";
-import { allocate } from "psram";
+import { allocate, free } from "psram";
 import type { Command } from "console/types";
 import type { HttpTransport } from "net/types";
 import { llmCommands } from "llm/console";
@@ -50,6 +50,7 @@ export function openLlm({ config, transport }: { config: ConfigSource; transport
 		files: fileReader(files),
 		// Host buffers are ArrayBuffers to JS; the typings declare a separate HostBuffer class.
 		allocate: (n) => allocate(n, "psram") as unknown as ArrayBuffer,
+		free: (buffer) => free(buffer as unknown as HostBuffer),
 	});
 	return { llm, commands: llmCommands(llm), warning };
 }

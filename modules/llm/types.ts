@@ -188,6 +188,8 @@ export interface BackendEnv {
 	now(): number;
 	/** Request body buffers; default new ArrayBuffer. Big bodies (images) go here. */
 	allocate?: (byteLength: number) => ArrayBuffer;
+	/** Releases a buffer from allocate once the request settled (default: the GC does). */
+	free?: (buffer: ArrayBuffer) => void;
 }
 
 /** One backend instance, bound to one profile between init and deinit. */

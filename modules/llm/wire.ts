@@ -71,12 +71,14 @@ export function scrubSecret(text: string, secret: string): string {
 }
 
 /**
- * The request body: a string, or with an attachment a buffer holding the JSON with
- * the marker replaced by the base64 of the bytes, encoded straight into the buffer.
+ * The request body: a string, or with an attachment the bytes of the JSON with the
+ * marker replaced by the base64 of the attachment, encoded straight into a buffer
+ * from allocate (a PSRAM host buffer on the device: a Uint8Array views it, since a
+ * host buffer is no ArrayBuffer instance). `buffer` is what to free afterwards.
  */
-export function serializeBody(body: JsonObject, attachment: Attachment | undefined, allocate?: (n: number) => ArrayBuffer): string | ArrayBuffer {
+export function serializeBody(body: JsonObject, attachment: Attachment | undefined, allocate?: (n: number) => ArrayBuffer): { body: string | Uint8Array; buffer?: ArrayBuffer } {
 	const text = JSON.stringify(body);
-	if (!attachment) return text;
+	if (!attachment) return { body: text };
 	const at = text.indexOf(attachment.marker);
 	if (at < 0 || text.indexOf(attachment.marker, at + 1) >= 0) throw new LlmError("invalid", "the image marker must appear exactly once in the request body");
 	const head = encodeUtf8(text.slice(0, at));
@@ -87,7 +89,7 @@ export function serializeBody(body: JsonObject, attachment: Attachment | undefin
 	out.set(head, 0);
 	const end = encodeInto(attachment.bytes, out, head.length);
 	out.set(tail, end);
-	return buffer.byteLength === size ? buffer : buffer.slice(0, size);
+	return { body: out, buffer };
 }
 
 const RETRYABLE_KINDS = new Set(["connect", "dns"]);
@@ -162,8 +164,10 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 	let streamError: LlmError | undefined = undefined;
 	let assembler: StreamAssembler | undefined = undefined;
 	let reader: SseParser | undefined = undefined;
+	let bodyBuffer: ArrayBuffer | undefined = undefined;
 	try {
-		const body = serializeBody(spec.body, spec.attachment, env.allocate);
+		const { body, buffer } = serializeBody(spec.body, spec.attachment, env.allocate);
+		bodyBuffer = buffer;
 		const headers: Record<string, string> = { "content-type": "application/json", ...spec.headers };
 		if (spec.stream) {
 			headers.accept = "text/event-stream";
@@ -228,5 +232,7 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 		const failure = toLlmError(error, profile);
 		if (started) emit({ type: "message_end", error: failure.message });
 		throw failure;
+	} finally {
+		if (bodyBuffer) env.free?.(bodyBuffer);
 	}
 }

@@ -11,8 +11,9 @@ export function base64Length(n: number): number {
 	return Math.ceil(n / 3) * 4;
 }
 
+// A host buffer (e.g. from PSRAM) is viewable but no ArrayBuffer instance: test for views.
 function bytesOf(data: ArrayBuffer | ArrayBufferView): Uint8Array {
-	return data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+	return ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
 }
 
 /**

@@ -34,6 +34,24 @@ function startControl(mock) {
 				return send(200, r ? { path: r.path, headers: r.headers, json: r.json ?? null, stream: r.stream } : null);
 			}
 			if (req.url === "/count") return send(200, { count: mock.requests.length });
+			// The images of the last request, summarised (their base64 is too big to send back).
+			if (req.url === "/requests/last/images") {
+				const images = [];
+				JSON.stringify(mock.requests.at(-1)?.json ?? null, (key, value) => {
+					const data = value?.source?.type === "base64" ? { mime: value.source.media_type, data: value.source.data }
+						: typeof value?.image_url?.url === "string" && value.image_url.url.startsWith("data:")
+							? { mime: value.image_url.url.slice(5, value.image_url.url.indexOf(";")), data: value.image_url.url.slice(value.image_url.url.indexOf(",") + 1) }
+							: null;
+					if (data) {
+						const bytes = Buffer.from(data.data, "base64");
+						let hash = 0x811c9dc5;
+						for (const b of bytes) hash = Math.imul(hash ^ b, 0x01000193) >>> 0;
+						images.push({ mime: data.mime, bytes: bytes.length, canonical: bytes.toString("base64") === data.data, fnv: hash });
+					}
+					return value;
+				});
+				return send(200, images);
+			}
 			send(404, { error: `no ${req.method} ${req.url}` });
 		} catch (error) {
 			send(400, { error: error.message });

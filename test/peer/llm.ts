@@ -9,12 +9,15 @@
 import Timer from "timer";
 import TCP from "embedded:io/socket/tcp";
 import TLS from "embedded:io/socket/tcp/tls";
-import { allocate, free } from "psram";
-import { now, option } from "host/platform";
+import files from "embedded:storage/files";
+import { allocate, free, resetPeak, stats } from "psram";
+import { heap, now, option } from "host/platform";
 import { assert, test } from "testing";
 import { Aborter } from "net/abort";
 import { HttpClient } from "net/http";
 import type { HttpClientOptions } from "net/types";
+import { IMAGE_MAX_BYTES } from "budgets";
+import { fileReader } from "llm/media";
 import { Llm } from "llm/runtime";
 import { systemClock, type Clock } from "llm/retry";
 import { LlmError, type ChatRequest, type ChatResponse, type JsonObject, type LlmEvent, type Message, type ToolDefinition } from "llm/types";
@@ -248,4 +251,38 @@ test("a refused connection is retried, then reported with the origin", async () 
 	const result = await outcome(llm);
 	failed(result, /^cannot reach the LLM at http:\/\/127\.0\.0\.1:1: .*gave up after 4 attempts$/);
 	llm.close();
+});
+
+test("a 512 KiB image file goes out base64-encoded in a PSRAM body, in both protocols", async () => {
+	// A PNG signature, then a pattern: the mock reports the decoded size and hash.
+	const image = new Uint8Array(IMAGE_MAX_BYTES);
+	image.set([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]);
+	for (let i = 8; i < image.length; i++) image[i] = (i * 7 + (i >> 9)) & 255;
+	let hash = 0x811c9dc5;
+	for (const b of image) hash = Math.imul(hash ^ b, 0x01000193) >>> 0;
+	const file = files.openFile({ path: "photo.png", mode: "w" });
+	file.write(image, 0);
+	file.close();
+
+	for (const protocol of PROTOCOLS) {
+		const values: Record<string, string> = protocol === "openai"
+			? { "llm.provider": "custom", "llm.base_url": `${MOCK}/v1`, "llm.api_key": "sk-test-mock-key-0001", "llm.model": "gpt-mock", "llm.supports_vision": "true" }
+			: { "llm.provider": "anthropic", "llm.base_url": `${MOCK}/v1`, "llm.api_key": "sk-ant-mock-key-0002", "llm.model": "claude-mock" };
+		const llm = new Llm({
+			config: config(values), transport: http, clock: fastClock, usageStore: new MemoryStore(),
+			files: fileReader(files), allocate: (n) => allocate(n, "psram") as unknown as ArrayBuffer,
+			free: (buffer) => free(buffer as unknown as HostBuffer),
+		});
+		await script({ type: "text", text: "a test pattern" });
+		resetPeak();
+		const chunksBefore = heap().chunkUsed;
+		const reply = await llm.inferMedia({ prompt: "What is in this image?", image: { path: "photo.png" } });
+		assert.equal(reply.message.content, "a test pattern");
+		assert.ok(stats().psram.peak >= IMAGE_MAX_BYTES * 4 / 3, `the body was built in PSRAM (peak ${stats().psram.peak})`);
+		assert.ok(heap().chunkPeak - chunksBefore < IMAGE_MAX_BYTES, `the JS heap never held the image (grew ${heap().chunkPeak - chunksBefore} bytes)`);
+		assert.deepEqual(await control("GET", "/requests/last/images"), [{ mime: "image/png", bytes: IMAGE_MAX_BYTES, canonical: true, fnv: hash }]);
+		assert.equal(stats().psram.used, 0, "the image and body buffers were freed");
+		llm.close();
+	}
+	files.delete("photo.png");
 });

@@ -8,6 +8,7 @@ import { resolveProfile } from "llm/profiles";
 import { BackendRegistry } from "llm/registry";
 import { Llm } from "llm/runtime";
 import { LlmError, type BackendRegistration, type ChatRequest, type JsonObject, type Message, type ModelProfile, type ToolDefinition } from "llm/types";
+import { allocate, free } from "psram";
 import { encode } from "util/base64";
 import { ANTHROPIC, FakeClock, FakeTransport, config, json, OPENAI } from "./llm_fakes";
 
@@ -263,4 +264,8 @@ test("base64 encodes every tail length like RFC 4648", () => {
 	assert.equal(encode(bytes("foob")), "Zm9vYg==");
 	assert.equal(encode(bytes("fooba")), "Zm9vYmE=");
 	assert.equal(encode(new Uint8Array([0, 255, 254, 253, 62, 63])), "AP/+/T4/");
+	const host = allocate(4, "psram"); // a host buffer is no ArrayBuffer instance
+	new Uint8Array(host as unknown as ArrayBuffer).set([102, 111, 111, 98]);
+	assert.equal(encode(host as unknown as ArrayBuffer), "Zm9vYg==");
+	free(host);
 });

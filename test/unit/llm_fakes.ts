@@ -69,7 +69,10 @@ export class FakeTransport implements HttpTransport {
 	}
 
 	async request(request: HttpRequest): Promise<HttpResponse> {
-		const text = typeof request.body === "string" ? request.body : request.body ? String.fromArrayBuffer(request.body) : "";
+		const body = request.body;
+		const text = typeof body === "string" ? body
+			: body instanceof Uint8Array ? String.fromArrayBuffer(body.slice().buffer)
+			: body ? String.fromArrayBuffer(body) : "";
 		this.requests.push({ request, body: text ? JSON.parse(text) : undefined });
 		const reply = this.replies.shift();
 		if (!reply) throw new HttpError("connect", "fake transport: no reply scripted");

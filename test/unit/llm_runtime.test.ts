@@ -274,7 +274,7 @@ test("infer_media sends a local image as a base64 data URL (OpenAI) or base64 so
 		{ role: "system", content: "be brief" },
 		{ role: "user", content: [{ type: "text", text: "what is it?" }, { type: "image_url", image_url: { url: `data:image/png;base64,${encode(PNG)}` } }] },
 	]);
-	assert.ok(openai.transport.requests[0].request.body instanceof ArrayBuffer, "the body with an image is a buffer");
+	assert.ok(openai.transport.requests[0].request.body instanceof Uint8Array, "the body with an image is bytes");
 
 	const anthropic = setup(ANTHROPIC);
 	anthropic.transport.script(json({ id: "m", type: "message", role: "assistant", model: "c", content: [{ type: "text", text: "a cat" }], stop_reason: "end_turn", usage: {} }));
@@ -290,7 +290,16 @@ test("infer_media sends a local image as a base64 data URL (OpenAI) or base64 so
 test("infer_media reads files under the data directory, and refuses big, unknown or escaping ones", async () => {
 	const files = new Map<string, ArrayBuffer>([["photos/cat.png", PNG.buffer], ["notes.txt", ArrayBuffer.fromString("hello")]]);
 	const reads: string[] = [];
+	const allocated = new Set<ArrayBuffer>();
 	const { llm, transport } = setup(OPENAI, {
+		allocate: (n) => {
+			const buffer = new ArrayBuffer(n);
+			allocated.add(buffer);
+			return buffer;
+		},
+		free: (buffer) => {
+			assert.ok(allocated.delete(buffer), "frees only what it allocated, once");
+		},
 		files: {
 			size(path) {
 				if (path === "big.jpg") return IMAGE_MAX_BYTES + 1; // never read: its size refuses it
@@ -309,6 +318,7 @@ test("infer_media reads files under the data directory, and refuses big, unknown
 	transport.script(ok("a cat"));
 	await llm.inferMedia({ prompt: "?", image: { path: "photos/cat.png" } });
 	assert.match(JSON.stringify(transport.requests[0].body), /data:image\/png;base64,/);
+	assert.equal(allocated.size, 0, "the file buffer and the body buffer are freed after the call");
 	await assert.rejects(llm.inferMedia({ prompt: "?", image: { path: "big.jpg" } }), "at most 512 KiB");
 	assert.deepEqual(reads, ["photos/cat.png"], "a big file is refused before it is read");
 	await assert.rejects(llm.inferMedia({ prompt: "?", image: { path: "notes.txt" } }), "not a JPEG, PNG, GIF or WebP");
