@@ -27,7 +27,11 @@ export interface HttpRequest {
 	url: string;
 	/** Header names are sent as given; Host, Content-Length and Connection are set by the client. */
 	headers?: Record<string, string>;
-	/** Strings are UTF-8-sanitised (invalid sequences, lone surrogates -> U+FFFD) before sending. */
+	/**
+	 * Strings are UTF-8-sanitised (invalid sequences, lone surrogates -> U+FFFD)
+	 * before sending; bytes are sent as they are, and must stay unchanged until
+	 * the request settles (a stale keep-alive connection may replay them).
+	 */
 	body?: string | ArrayBuffer | Uint8Array;
 	signal?: AbortSignalLike;
 	/**

@@ -91,6 +91,16 @@ test("an ArrayBuffer body is sent byte for byte, and a small writable window is 
 	http.close();
 });
 
+test("a Uint8Array body is sent as the bytes of its view", async () => {
+	const server = new FakeServer({ respond: (_r, s) => s.send(response(200)) });
+	const { http } = client(server);
+	const backing = new Uint8Array([9, 9, 1, 2, 3, 9]);
+	await http.request({ method: "POST", url: URL, body: backing.subarray(2, 5) });
+	assert.deepEqual(Array.from(server.requests[0].body), [1, 2, 3]);
+	assert.equal(server.requests[0].headers["content-length"], "3");
+	http.close();
+});
+
 test("a chunked body is decoded, extensions and trailers skipped", async () => {
 	const wire = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + "5;name=value\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\nX-Trailer: 1\r\n\r\n";
 	const server = new FakeServer({ respond: (_r, s) => s.send(wire) });
