@@ -269,3 +269,64 @@ test("base64 encodes every tail length like RFC 4648", () => {
 	assert.equal(encode(host as unknown as ArrayBuffer), "Zm9vYg==");
 	free(host);
 });
+
+test("presets give each provider its URL, auth and max_tokens field; any base URL works", () => {
+	const key = { "llm.api_key": "k-0123456789", "llm.model": "m" };
+	const seen = ["openai", "anthropic", "deepseek", "openrouter", "ollama"].map((provider) => {
+		const p = profile({ ...key, "llm.provider": provider });
+		return [provider, p.backend, p.base_url, p.auth, p.max_tokens_field, p.supports_vision];
+	});
+	assert.deepEqual(seen, [
+		["openai", "openai_compatible", "https://api.openai.com/v1", "bearer", "max_completion_tokens", true],
+		["anthropic", "anthropic_compatible", "https://api.anthropic.com/v1", "api-key", "max_tokens", true],
+		["deepseek", "openai_compatible", "https://api.deepseek.com", "bearer", "max_tokens", false],
+		["openrouter", "openai_compatible", "https://openrouter.ai/api/v1", "bearer", "max_tokens", true],
+		["ollama", "openai_compatible", "http://localhost:11434/v1", "none", "max_tokens", false],
+	]);
+	const custom = profile({ ...key, "llm.provider": "custom", "llm.base_url": "https://llm.lan:8443/v1/", "llm.backend": "anthropic_compatible", "llm.max_tokens_field": "max_completion_tokens", "llm.max_tokens": "1024" });
+	assert.equal(custom.base_url, "https://llm.lan:8443/v1");
+	assert.equal(custom.auth, "api-key", "the backend's default auth");
+	assert.equal(custom.max_tokens, 1024);
+	assert.throws(() => profile({ ...key, "llm.provider": "skynet" }), "llm.provider \"skynet\" is unknown");
+	assert.throws(() => profile({ ...key, "llm.base_url": "ftp://x" }), "must start with http:// or https://");
+	assert.throws(() => profile({ ...key, "llm.backend": "nope" }), "llm.backend \"nope\" is not registered");
+	assert.throws(() => profile({ ...key, "llm.max_tokens": "lots" }), "llm.max_tokens must be a whole number");
+});
+
+test("a config change during a call retires the old backend after that call; the next call gets a new one", async () => {
+	const registry = builtInRegistry();
+	const log: string[] = [];
+	let finish: () => void = () => {};
+	registry.register({
+		id: "probe", defaults: { auth: "none", max_tokens_field: "max_tokens" },
+		create: () => {
+			let model = "";
+			return {
+				init(p) { model = p.model; log.push(`init ${model}`); },
+				chat() {
+					log.push(`chat ${model}`);
+					return new Promise((resolve) => {
+						finish = () => resolve({ message: { role: "assistant", content: model }, finish_reason: "stop", usage: { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 }, model, attempts: 1, bytes_sent: 0, bytes_received: 0, elapsed_ms: 0 });
+					});
+				},
+				infer_media() { return Promise.reject(new LlmError("unsupported", "no")); },
+				deinit() { log.push(`deinit ${model}`); },
+			};
+		},
+	});
+	const cfg = config({ "llm.provider": "custom", "llm.base_url": "http://127.0.0.1:1", "llm.backend": "probe", "llm.model": "one" });
+	const llm = new Llm({ config: cfg, transport: new FakeTransport(), registry, clock: new FakeClock() });
+	const first = llm.chat({ messages: [{ role: "user", content: "x" }] });
+	for (let i = 0; i < 5; i++) await Promise.resolve();
+	cfg.set("llm.model", "two");
+	assert.deepEqual(log, ["init one", "chat one"], "the call in flight keeps its backend");
+	finish();
+	assert.equal((await first).message.content, "one");
+	assert.deepEqual(log, ["init one", "chat one", "deinit one"]);
+	const second = llm.chat({ messages: [{ role: "user", content: "x" }] });
+	for (let i = 0; i < 5; i++) await Promise.resolve();
+	finish();
+	assert.equal((await second).message.content, "two");
+	llm.close();
+	assert.deepEqual(log, ["init one", "chat one", "deinit one", "init two", "chat two", "deinit two"]);
+});
