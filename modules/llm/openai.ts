@@ -188,7 +188,8 @@ export class OpenAIStreamAssembler implements StreamAssembler {
 			const name = stringAt(fn, "name");
 			const args = stringAt(fn, "arguments") ?? "";
 			if (id) call.id = id;
-			if (name) call.name += name;
+			// Some servers repeat the whole name in every fragment; OpenAI sends it once.
+			if (name && name !== call.name) call.name += name;
 			if (args) call.arguments.push(args);
 			const out: AssistantDelta = { type: "tool_call", index: at, arguments: args };
 			if (id) out.id = id;

@@ -30,7 +30,7 @@ const OPENAI_TOOLS = sse([
 	openaiChunk({ tool_calls: [{ index: 1, id: "call_b", type: "function", function: { name: "get_time", arguments: "{\"tz\":" } }] }),
 	openaiChunk({ tool_calls: [{ index: 0, function: { arguments: "{\"city\":\"Pa" } }] }),
 	openaiChunk({ tool_calls: [{ index: 1, function: { arguments: "\"UTC\"}" } }] }),
-	openaiChunk({ tool_calls: [{ index: 0, function: { arguments: "ris\"}" } }] }),
+	openaiChunk({ tool_calls: [{ index: 0, function: { name: "get_weather", arguments: "ris\"}" } }] }), // a repeated name
 	openaiChunk({}, "tool_calls"),
 	"[DONE]",
 ]);
@@ -115,8 +115,8 @@ test("interleaved OpenAI tool-call fragments assemble by index, at every byte sp
 			{ id: "call_a", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } },
 			{ id: "call_b", type: "function", function: { name: "get_time", arguments: "{\"tz\":\"UTC\"}" } },
 		]);
-		const starts = events.filter((e) => e.type === "message_update" && e.delta.type === "tool_call" && e.delta.name);
-		assert.equal(starts.length, 2, `piece ${piece}: one named delta per call`);
+		const starts = events.filter((e) => e.type === "message_update" && e.delta.type === "tool_call" && e.delta.id);
+		assert.equal(starts.length, 2, `piece ${piece}: one delta with an id per call`);
 	}
 });
 
