@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+// Benchmarks (SPEC §11): runs every tools/bench/*.mjs, prints one JSON line per
+// figure, {"name","unit","median","p99","min","max","runs"}, then a short table.
+// Benchmarks report; they assert nothing. Run after a build: `npm run bench`.
+//
+//   node tools/bench.mjs [--only <file stem>] [--variant release|asan] [--json]
+//
+// A bench file exports `title` (one line) and `async run(ctx)` returning
+// figures `{name, unit, values: number[], p99?: false}` (p99: false where a
+// 99th percentile means nothing). ctx.runXs(specifier, options) runs an XS
+// module of test/peer as the host's main and returns the `BENCH {json}` lines
+// it traced, parsed. Adding a figure is adding a file.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, TEST_MAP, hostBinary } from "./build.mjs";
+
+const argv = process.argv.slice(2);
+const flag = (name) => {
+	const at = argv.indexOf(`--${name}`);
+	return at >= 0 ? argv[at + 1] : undefined;
+};
+const VARIANT = flag("variant") ?? "release";
+const ONLY = flag("only");
+const JSON_ONLY = argv.includes("--json");
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted, p) {
+	return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+const round = (x) => (x === null ? null : Math.round(x * 1000) / 1000);
+
+export function summarise({ name, unit, values, p99 = true }) {
+	if (!values.length) throw new Error(`bench ${name}: no values`);
+	const sorted = [...values].sort((a, b) => a - b);
+	const mid = sorted.length >> 1;
+	const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+	return {
+		name, unit,
+		median: round(median),
+		p99: p99 ? round(percentile(sorted, 99)) : null,
+		min: round(sorted[0]),
+		max: round(sorted[sorted.length - 1]),
+		runs: sorted.length,
+	};
+}
+
+/** Runs an XS module as the host's main; resolves with its BENCH lines, parsed. */
+export function runXs(specifier, options = {}, { variant = VARIANT, timeoutMs = 300_000 } = {}) {
+	const data = mkdtempSync(join(tmpdir(), "xsclaw-bench-"));
+	const args = ["--modules", TEST_MAP, "--main", specifier, "--data", data];
+	for (const [name, value] of Object.entries(options)) args.push(`--${name}`, String(value));
+	return new Promise((resolve, reject) => {
+		const child = spawn(hostBinary(variant), args, { stdio: ["ignore", "pipe", "pipe"] });
+		let stderr = "";
+		child.stdout.on("data", () => {});
+		child.stderr.on("data", (d) => (stderr += d));
+		const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+		child.on("error", reject);
+		child.on("close", (code, signal) => {
+			clearTimeout(timer);
+			rmSync(data, { recursive: true, force: true });
+			if (code !== 0) return reject(new Error(`${specifier} exited ${code ?? signal}:\n${stderr.slice(-3000)}`));
+			resolve(stderr.split("\n").filter((l) => l.startsWith("BENCH ")).map((l) => JSON.parse(l.slice(6))));
+		});
+	});
+}
+
+function table(rows) {
+	const cols = ["name", "unit", "median", "p99", "min", "max", "runs"];
+	const cells = rows.map((r) => cols.map((c) => (r[c] === null ? "-" : String(r[c]))));
+	const widths = cols.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i].length)));
+	const line = (values) => values.map((v, i) => (i < 2 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join("  ");
+	return [line(cols), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
+}
+
+async function main() {
+	if (!existsSync(hostBinary(VARIANT))) throw new Error(`no ${VARIANT} host: run node tools/build.mjs first`);
+	const dir = join(ROOT, "tools", "bench");
+	const files = readdirSync(dir).filter((f) => f.endsWith(".mjs") && (!ONLY || f === `${ONLY}.mjs`)).sort();
+	if (!files.length) throw new Error(`no bench files${ONLY ? ` named ${ONLY}.mjs` : ""} in tools/bench`);
+	const rows = [];
+	for (const file of files) {
+		const bench = await import(join(dir, file));
+		if (!JSON_ONLY) console.error(`bench: ${file}: ${bench.title ?? ""}`);
+		for (const figure of await bench.run({ runXs, variant: VARIANT })) {
+			const row = summarise(figure);
+			rows.push(row);
+			console.log(JSON.stringify(row));
+		}
+	}
+	if (!JSON_ONLY) console.log(`\n${table(rows)}`);
+}
+
+if (process.argv[1] && process.argv[1].endsWith("bench.mjs")) {
+	main().catch((error) => {
+		console.error(`bench: ${error.stack ?? error}`);
+		process.exit(1);
+	});
+}
