@@ -19,8 +19,8 @@ const ITERATIONS = Number(option("fuzz-iterations") ?? 400);
 
 /**
  * Park-Miller "minimal standard" generator, in plain double arithmetic: XS
- * 13.3's Math.imul and overflowing << are signed-overflow UB in C, which the
- * UBSan host reports, so the usual 32-bit generators are out.
+ * 13.3 implements Math.imul and << with C signed int arithmetic, whose
+ * overflow UBSan flags, so the usual 32-bit-wrapping generators are avoided.
  */
 function prng(seed: number) {
 	let state = (seed % 2147483646) + 1;
