@@ -7,7 +7,7 @@ import TCP from "embedded:io/socket/tcp";
 import TLS from "embedded:io/socket/tcp/tls";
 import Resolver from "embedded:network/dns/resolver/udp";
 import Timer from "timer";
-import { allocate, free } from "psram";
+import * as psram from "psram";
 import { exit, heap, name as platformName, now, reboot } from "host/platform";
 import { configCommands } from "config/commands";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
@@ -18,6 +18,7 @@ import { CommandTable } from "console/table";
 import { HttpClient } from "net/http";
 import type { HttpClientOptions } from "net/types";
 import { openLlm } from "llm/setup";
+import { psramBuffers } from "util/buffers";
 
 const bootMs = now();
 const CONFIG_NAMESPACE = "config";
@@ -44,19 +45,20 @@ function memoryStore(): KeyValueStore {
 }
 
 const { config, warning } = openConfig();
-// One HTTP client for every outgoing request (keep-alive per origin); body buffers
-// come from PSRAM. Host buffers are ArrayBuffers to JS, typed HostBuffer.
+// Big buffers (HTTP bodies, images, request bodies with images) come from PSRAM;
+// its resize lets a chunked HTTP body grow in place instead of by copying.
+const buffers = psramBuffers(psram);
+// One HTTP client for every outgoing request (keep-alive per origin).
 const http = new HttpClient({
 	TCP: TCP as unknown as HttpClientOptions["TCP"],
 	TLS: TLS as unknown as HttpClientOptions["TLS"],
 	Resolver: Resolver as unknown as HttpClientOptions["Resolver"],
 	Timer,
 	now,
-	allocate: (n) => allocate(n, "psram") as unknown as ArrayBuffer,
-	free: (buffer) => free(buffer as unknown as HostBuffer),
+	buffers,
 });
 // The LLM runtime is built lazily from llm.* settings on the first request.
-const llm = openLlm({ config, transport: http });
+const llm = openLlm({ config, transport: http, buffers });
 const commands = new CommandTable();
 // A UART terminal shows nothing by itself; a tty on lin echoes and edits lines.
 const repl = openConsole({ table: commands, terminal: platformName === "lin" ? "cooked" : "raw", onEnd: () => exit(0) });

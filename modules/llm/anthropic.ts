@@ -31,7 +31,7 @@ import {
 	type ChatResponse, type ContentPart, type FinishReason, type JsonObject, type JsonValue, type LlmBackend, type ModelProfile,
 	type PreparedMediaRequest, type ToolCall, type Usage,
 } from "llm/types";
-import { authHeaders, exchange, imageMarker, joinUrl, type ParsedReply, type StreamAssembler } from "llm/wire";
+import { authHeaders, exchange, imageMarker, joinUrl, type Attachment, type ParsedReply, type StreamAssembler } from "llm/wire";
 
 export interface ConvertedRequest {
 	body: JsonObject;
@@ -392,7 +392,7 @@ class AnthropicCompatible implements LlmBackend {
 		this.#env = env;
 	}
 
-	#send(converted: ConvertedRequest, options: ChatOptions, attachment?: { marker: string; bytes: ArrayBuffer }): Promise<ChatResponse> {
+	#send(converted: ConvertedRequest, options: ChatOptions, attachment?: Attachment): Promise<ChatResponse> {
 		const profile = this.#profile!, env = this.#env!;
 		for (const note of converted.notes) trace(`llm: ${note}\n`);
 		return exchange(env, profile, {

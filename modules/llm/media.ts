@@ -3,16 +3,17 @@
 // a model that fetches images itself (image_remote_url_only); local images (files
 // under the data directory, or bytes) at most profile.image_max_bytes, of a type
 // the providers take (JPEG, PNG, GIF, WebP — recognised by their first bytes).
-// Files are read into a buffer from the injected allocator (PSRAM on the device);
+// Files are read into a buffer from the injected BufferPool (PSRAM on the device);
 // the backend base64-encodes them straight into the request body.
 import { LlmError, type ImageSource, type ModelProfile, type PreparedImage } from "llm/types";
+import type { BufferPool } from "util/buffers";
 
 /** Reads files under the data directory (see fileReader for embedded:storage/files). */
 export interface ImageFiles {
 	/** Size in bytes; throws when the file does not exist. */
 	size(path: string): number;
-	/** The whole file into a buffer of `size` bytes from allocate. */
-	read(path: string, allocate: (n: number) => ArrayBuffer): ArrayBuffer;
+	/** The whole file into a buffer of `size` bytes from the pool. */
+	read(path: string, buffers: BufferPool): ArrayBufferLike;
 }
 
 /** The part of an `embedded:storage/files` root directory used to read images. */
@@ -34,11 +35,11 @@ export function fileReader(root: FilesRoot): ImageFiles {
 				file.close();
 			}
 		},
-		read(path, allocate) {
+		read(path, buffers) {
 			const file = root.openFile({ path, mode: "r" });
 			try {
 				const size = file.status().size;
-				const buffer = allocate(size);
+				const buffer = buffers.allocate(size);
 				const view = new Uint8Array(buffer, 0, size);
 				let at = 0;
 				while (at < size) {
@@ -56,7 +57,7 @@ export function fileReader(root: FilesRoot): ImageFiles {
 }
 
 /** The MIME type of image bytes, or undefined when they are no supported image. */
-export function sniffImage(bytes: ArrayBuffer): string | undefined {
+export function sniffImage(bytes: ArrayBufferLike): string | undefined {
 	const b = new Uint8Array(bytes, 0, Math.min(12, bytes.byteLength));
 	const at = (i: number, ...values: number[]) => values.every((v, k) => b[i + k] === v);
 	if (at(0, 0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A)) return "image/png";
@@ -81,7 +82,7 @@ export function prepareImage(
 	image: ImageSource,
 	profile: ModelProfile,
 	files: ImageFiles | undefined,
-	allocate: (n: number) => ArrayBuffer,
+	buffers: BufferPool,
 ): PreparedImage {
 	if (!profile.supports_vision)
 		throw new LlmError("unsupported", `the model ${profile.model} cannot see images (llm.supports_vision is false); nothing was sent`);
@@ -92,7 +93,7 @@ export function prepareImage(
 	if (profile.image_remote_url_only)
 		throw new LlmError("unsupported", `the model ${profile.model} takes images by http(s) URL only (llm.image_remote_url_only); nothing was sent`);
 	const tooBig = (size: number) => new LlmError("unsupported", `the image is ${kib(size)}; at most ${kib(profile.image_max_bytes)} can be sent. Use a smaller image.`);
-	let bytes: ArrayBuffer;
+	let bytes: ArrayBufferLike;
 	if ("path" in image) {
 		checkPath(image.path);
 		if (!files) throw new LlmError("unsupported", "reading image files is not available on this build");
@@ -104,7 +105,7 @@ export function prepareImage(
 		}
 		if (size > profile.image_max_bytes) throw tooBig(size);
 		if (!size) throw new LlmError("invalid", `the image ${image.path} is empty`);
-		bytes = files.read(image.path, allocate);
+		bytes = files.read(image.path, buffers);
 	} else {
 		bytes = image.bytes;
 		if (bytes.byteLength > profile.image_max_bytes) throw tooBig(bytes.byteLength);

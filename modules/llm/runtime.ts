@@ -14,6 +14,7 @@
 import { LLM_CALLS_PER_DAY, LLM_CALLS_PER_HOUR, LLM_TOKENS_PER_DAY } from "budgets";
 import { mask } from "config/store";
 import type { AbortSignalLike, HttpTransport } from "net/types";
+import { heapBuffers, type BufferPool } from "util/buffers";
 import { backends as sharedRegistry } from "llm/backends";
 import { UsageLimiter, type Limits, type UsageSnapshot, type UsageStore } from "llm/limits";
 import { prepareImage, type ImageFiles } from "llm/media";
@@ -45,10 +46,9 @@ export interface LlmOptions {
 	retry?: RetryPolicy;
 	/** Reads local images for infer_media. */
 	files?: ImageFiles;
-	/** Big buffers (images, request bodies with images); default new ArrayBuffer. */
-	allocate?: (byteLength: number) => ArrayBuffer;
-	/** Releases a buffer from allocate as soon as it is no longer needed. */
-	free?: (buffer: ArrayBuffer) => void;
+	/** Big buffers (image files, request bodies with images), each freed as soon
+	 * as it is no longer needed (default: heapBuffers). */
+	buffers?: BufferPool;
 	/** Called before each retry (for logs and tests). */
 	onRetry?: (info: RetryInfo) => void;
 }
@@ -75,10 +75,9 @@ interface Runtime {
 	retired: boolean;
 }
 
-const plainAllocate = (n: number) => new ArrayBuffer(n);
-
 export class Llm {
 	#options: LlmOptions;
+	readonly #buffers: BufferPool;
 	#registry: BackendRegistry;
 	#clock: Clock;
 	#limiter: UsageLimiter;
@@ -90,6 +89,7 @@ export class Llm {
 
 	constructor(options: LlmOptions) {
 		this.#options = options;
+		this.#buffers = options.buffers ?? heapBuffers;
 		this.#registry = options.registry ?? sharedRegistry;
 		this.#clock = options.clock ?? systemClock;
 		this.#limiter = new UsageLimiter(options.usageStore, () => this.#clock.wallNow());
@@ -114,7 +114,7 @@ export class Llm {
 		const result = resolveProfile((name) => this.#options.config.get(name), this.#registry);
 		if (!result.ok) return result.guidance;
 		const backend = this.#registry.get(result.profile.backend)!.create();
-		backend.init(result.profile, { transport: this.#options.transport, now: () => this.#clock.now(), allocate: this.#options.allocate, free: this.#options.free });
+		backend.init(result.profile, { transport: this.#options.transport, now: () => this.#clock.now(), buffers: this.#buffers });
 		this.#runtime = { profile: result.profile, backend, active: 0, retired: false };
 		return this.#runtime;
 	}
@@ -219,17 +219,16 @@ export class Llm {
 	/** One-shot image inference (the inspect_image tool). */
 	inferMedia(request: MediaRequest, options: ChatOptions = {}): Promise<ChatResponse> {
 		if (typeof request?.prompt !== "string" || !request.image) return Promise.reject(new LlmError("invalid", "infer_media needs a prompt and an image"));
-		const allocate = this.#options.allocate ?? plainAllocate;
 		let prepared: PreparedImage | undefined = undefined;
 		const release = () => {
 			// A file was read into a buffer of ours: give it back now, not at the next GC.
-			if (prepared && "bytes" in prepared && "path" in request.image) this.#options.free?.(prepared.bytes);
+			if (prepared && "bytes" in prepared && "path" in request.image) this.#buffers.free(prepared.bytes);
 			prepared = undefined;
 		};
 		return this.#call(
 			(profile) => {
 				release();
-				prepared = prepareImage(request.image, profile, this.#options.files, allocate);
+				prepared = prepareImage(request.image, profile, this.#options.files, this.#buffers);
 			},
 			(backend, o) => backend.infer_media({ prompt: request.prompt, image: prepared!, system: request.system, max_tokens: request.max_tokens }, o),
 			options,

@@ -1,13 +1,14 @@
 // llm/setup: the firmware's LLM service, assembled from the board's storage: call
 // and token counts persist in the key-value namespace "llm" (NVS on the device, a
-// file under the data directory on lin), images are read from the files root, and
-// big buffers come from the "psram" pool. main.ts passes the config and the shared
-// HTTP client, and adds the returned console commands to its table.
+// file under the data directory on lin), and images are read from the files root.
+// main.ts passes the config, the shared HTTP client and the board's big-buffer
+// pool (the one the HTTP client uses), and adds the returned console commands to
+// its table.
 import keyValue from "embedded:storage/key-value";
 import files from "embedded:storage/files";
-import { allocate, free } from "psram";
 import type { Command } from "console/types";
 import type { HttpTransport } from "net/types";
+import type { BufferPool } from "util/buffers";
 import { llmCommands } from "llm/console";
 import type { UsageStore } from "llm/limits";
 import { fileReader } from "llm/media";
@@ -41,16 +42,14 @@ export interface LlmSetup {
 	warning?: string;
 }
 
-export function openLlm({ config, transport }: { config: ConfigSource; transport: HttpTransport }): LlmSetup {
+export function openLlm({ config, transport, buffers }: { config: ConfigSource; transport: HttpTransport; buffers: BufferPool }): LlmSetup {
 	const { store, warning } = openUsageStore();
 	const llm = new Llm({
 		config,
 		transport,
 		usageStore: store,
 		files: fileReader(files),
-		// Host buffers are ArrayBuffers to JS; the typings declare a separate HostBuffer class.
-		allocate: (n) => allocate(n, "psram") as unknown as ArrayBuffer,
-		free: (buffer) => free(buffer as unknown as HostBuffer),
+		buffers,
 	});
 	return { llm, commands: llmCommands(llm), warning };
 }

@@ -15,6 +15,7 @@
 //   a consumer drops the partial text it showed when it sees message_start again.
 // - onEvent must not throw; if it does, the error is traced and ignored.
 import type { AbortSignalLike, HttpTransport } from "net/types";
+import type { BufferPool } from "util/buffers";
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 export interface JsonObject { [key: string]: JsonValue }
@@ -144,7 +145,7 @@ export interface MediaRequest {
 }
 
 /** An image ready for a backend: a remote URL, or local bytes with their MIME type. */
-export type PreparedImage = { url: string } | { mime: string; bytes: ArrayBuffer };
+export type PreparedImage = { url: string } | { mime: string; bytes: ArrayBufferLike };
 
 export interface PreparedMediaRequest {
 	prompt: string;
@@ -186,10 +187,9 @@ export interface BackendEnv {
 	transport: HttpTransport;
 	/** Monotonic milliseconds. */
 	now(): number;
-	/** Request body buffers; default new ArrayBuffer. Big bodies (images) go here. */
-	allocate?: (byteLength: number) => ArrayBuffer;
-	/** Releases a buffer from allocate once the request settled (default: the GC does). */
-	free?: (buffer: ArrayBuffer) => void;
+	/** Where request bodies with an image are built, and freed once the request
+	 * settled (default: heapBuffers). */
+	buffers?: BufferPool;
 }
 
 /** One backend instance, bound to one profile between init and deinit. */
@@ -201,7 +201,7 @@ export interface LlmBackend {
 	/**
 	 * One-shot image inference. The runtime has prepared the image and checked it
 	 * against the profile (vision, remote-only, size). Local bytes are base64-encoded
-	 * straight into the request body buffer (env.allocate), never into a JS string.
+	 * straight into the request body buffer (env.buffers), never into a JS string.
 	 */
 	infer_media(request: PreparedMediaRequest, options: ChatOptions): Promise<ChatResponse>;
 	/** Releases what init took. The instance is not used afterwards. */

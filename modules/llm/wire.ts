@@ -11,6 +11,7 @@ import { LLM_REPLY_MAX_BYTES } from "budgets";
 import { encodeUtf8 } from "net/utf8";
 import { HttpError, type HttpResponse } from "net/types";
 import { base64Length, encodeInto } from "util/base64";
+import { heapBuffers, type BufferPool } from "util/buffers";
 import { emptyUsage, parseJson } from "llm/json";
 import { SseParser } from "net/sse";
 import {
@@ -36,7 +37,7 @@ export interface StreamAssembler {
 }
 
 /** Local image bytes whose base64 replaces `marker` (a JSON string value) in the body. */
-export interface Attachment { marker: string; bytes: ArrayBuffer }
+export interface Attachment { marker: string; bytes: ArrayBufferLike }
 
 export interface ExchangeSpec {
 	url: string;
@@ -73,10 +74,10 @@ export function scrubSecret(text: string, secret: string): string {
 /**
  * The request body: a string, or with an attachment the bytes of the JSON with the
  * marker replaced by the base64 of the attachment, encoded straight into a buffer
- * from allocate (a PSRAM host buffer on the device: a Uint8Array views it, since a
+ * from the pool (a PSRAM host buffer on the device: a Uint8Array views it, since a
  * host buffer is no ArrayBuffer instance). `buffer` is what to free afterwards.
  */
-export function serializeBody(body: JsonObject, attachment: Attachment | undefined, allocate?: (n: number) => ArrayBuffer): { body: string | Uint8Array; buffer?: ArrayBuffer } {
+export function serializeBody(body: JsonObject, attachment: Attachment | undefined, buffers: BufferPool = heapBuffers): { body: string | Uint8Array; buffer?: ArrayBufferLike } {
 	const text = JSON.stringify(body);
 	if (!attachment) return { body: text };
 	const at = text.indexOf(attachment.marker);
@@ -84,7 +85,7 @@ export function serializeBody(body: JsonObject, attachment: Attachment | undefin
 	const head = encodeUtf8(text.slice(0, at));
 	const tail = encodeUtf8(text.slice(at + attachment.marker.length));
 	const size = head.length + base64Length(attachment.bytes.byteLength) + tail.length;
-	const buffer = allocate ? allocate(size) : new ArrayBuffer(size);
+	const buffer = buffers.allocate(size);
 	const out = new Uint8Array(buffer, 0, size);
 	out.set(head, 0);
 	const end = encodeInto(attachment.bytes, out, head.length);
@@ -164,9 +165,10 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 	let streamError: LlmError | undefined = undefined;
 	let assembler: StreamAssembler | undefined = undefined;
 	let reader: SseParser | undefined = undefined;
-	let bodyBuffer: ArrayBuffer | undefined = undefined;
+	const buffers = env.buffers ?? heapBuffers;
+	let bodyBuffer: ArrayBufferLike | undefined = undefined;
 	try {
-		const { body, buffer } = serializeBody(spec.body, spec.attachment, env.allocate);
+		const { body, buffer } = serializeBody(spec.body, spec.attachment, buffers);
 		bodyBuffer = buffer;
 		const headers: Record<string, string> = { "content-type": "application/json", ...spec.headers };
 		if (spec.stream) {
@@ -233,6 +235,6 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 		if (started) emit({ type: "message_end", error: failure.message });
 		throw failure;
 	} finally {
-		if (bodyBuffer) env.free?.(bodyBuffer);
+		if (bodyBuffer) buffers.free(bodyBuffer);
 	}
 }

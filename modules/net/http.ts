@@ -15,9 +15,9 @@
 //   -> settled).
 // - Abort at any phase: the socket is closed synchronously inside abort(), and
 //   the promise rejects with HttpError("aborted", "aborted").
-// - Bodies: buffered bodies grow in a buffer from the injected allocator (the
+// - Bodies: buffered bodies grow in a buffer from the injected BufferPool (the
 //   "psram" pool), from HTTP_BODY_START_BYTES doubling up to the cap (in place
-//   when a resize function is given); with a Content-Length the buffer is
+//   when the pool can resize); with a Content-Length the buffer is
 //   sized once. Streamed (onChunk) 2xx bodies are not buffered at all. Every
 //   buffer is freed when the request settles.
 //
@@ -32,11 +32,12 @@ import {
 } from "budgets";
 import { ResponseParser, type ResponseHead } from "net/response";
 import {
-	HttpError, type AbortSignalLike, type BodyBuffer, type HttpClientOptions, type HttpRequest, type HttpResponse,
+	HttpError, type AbortSignalLike, type HttpClientOptions, type HttpRequest, type HttpResponse,
 	type HttpTransport, type ResolverLike, type TcpSocketLike, type TimerLike,
 } from "net/types";
 import { literalAddress, parseUrl, type ParsedUrl } from "net/url";
 import { decodeUtf8, encodeUtf8, utf8Boundary } from "net/utf8";
+import { heapBuffers, type BufferPool } from "util/buffers";
 
 const USER_AGENT = "xsclaw";
 const METHODS = new Set(["GET", "POST", "PUT", "DELETE", "PATCH"]);
@@ -88,24 +89,20 @@ export function errorText(body: Uint8Array): string {
 }
 
 /**
- * A response body in one allocator buffer: grows by doubling from
+ * A response body in one buffer from the pool: grows by doubling from
  * HTTP_BODY_START_BYTES (or is sized once from Content-Length) up to max.
  * append() returns false when the data does not fit under max.
  */
 class BodySink {
-	#buffer: BodyBuffer | undefined;
+	#buffer: ArrayBufferLike | undefined;
 	#bytes: Uint8Array | undefined;
 	#length = 0;
 	readonly #max: number;
-	readonly #allocate: (byteLength: number) => BodyBuffer;
-	readonly #free: (buffer: BodyBuffer) => void;
-	readonly #resizeInPlace: ((buffer: BodyBuffer, byteLength: number) => void) | undefined;
+	readonly #buffers: BufferPool;
 
-	constructor(max: number, options: HttpClientOptions) {
+	constructor(max: number, buffers: BufferPool) {
 		this.#max = max;
-		this.#allocate = options.allocate ?? ((n) => new ArrayBuffer(n));
-		this.#free = options.free ?? (() => {});
-		this.#resizeInPlace = options.resize;
+		this.#buffers = buffers;
 	}
 
 	get length(): number { return this.#length; }
@@ -150,18 +147,18 @@ class BodySink {
 		this.#buffer = undefined;
 		this.#bytes = undefined;
 		this.#length = 0;
-		if (buffer) this.#free(buffer);
+		if (buffer) this.#buffers.free(buffer);
 	}
 
 	#resize(size: number): void {
-		let buffer: BodyBuffer;
+		let buffer: ArrayBufferLike;
 		try {
-			if (this.#buffer && this.#resizeInPlace) {
-				this.#resizeInPlace(this.#buffer, size);
+			if (this.#buffer && this.#buffers.resize) {
+				this.#buffers.resize(this.#buffer, size);
 				this.#bytes = new Uint8Array(this.#buffer, 0, size);
 				return;
 			}
-			buffer = this.#allocate(size);
+			buffer = this.#buffers.allocate(size);
 		} catch (error) {
 			throw new HttpError("too_large", `no memory for a ${size}-byte response buffer (${toHttpError(error).message})`);
 		}
@@ -170,7 +167,7 @@ class BodySink {
 		const old = this.#buffer;
 		this.#buffer = buffer;
 		this.#bytes = bytes;
-		if (old) this.#free(old);
+		if (old) this.#buffers.free(old);
 	}
 }
 
@@ -427,14 +424,13 @@ class Exchange {
 	#onHead(head: ResponseHead): void {
 		this.#head = head;
 		const parser = this.#parser as ResponseParser;
-		const options = this.#client.options;
 		const ok = head.status >= 200 && head.status < 300;
 		if (ok && this.#request.onChunk) {
 			this.#streaming = true;
 			return;
 		}
 		const max = ok ? this.#request.maxBodyBytes ?? HTTP_BODY_MAX_BYTES : Math.min(this.#request.maxBodyBytes ?? HTTP_BODY_MAX_BYTES, HTTP_ERROR_BODY_MAX_BYTES);
-		const sink = this.#sink = new BodySink(max, options);
+		const sink = this.#sink = new BodySink(max, this.#client.buffers);
 		const length = parser.contentLength;
 		if (ok && length > max) throw new HttpError("too_large", `the response body of ${length} bytes exceeds the ${max}-byte cap`);
 		if (length > 0) sink.reserveExactly(Math.min(length, max));
@@ -627,6 +623,7 @@ function buildMessage(request: HttpRequest, url: ParsedUrl): Uint8Array[] {
 export class HttpClient implements HttpTransport {
 	readonly options: HttpClientOptions;
 	readonly timer: TimerLike;
+	readonly buffers: BufferPool;
 	readonly #idle = new Map<string, Connection[]>();
 	readonly #active = new Set<Exchange>();
 	#resolver: ResolverLike | undefined;
@@ -637,6 +634,7 @@ export class HttpClient implements HttpTransport {
 		if (!options.Timer) throw new TypeError("HttpClient needs a Timer (options.Timer)");
 		this.options = options;
 		this.timer = options.Timer;
+		this.buffers = options.buffers ?? heapBuffers;
 		this.#now = options.now ?? (() => Date.now());
 	}
 

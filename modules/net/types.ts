@@ -8,8 +8,9 @@
 //   rejects with an HttpError (never another error class).
 // - An abort, at any phase, closes the socket at once and rejects with
 //   kind "aborted", message "aborted".
-// - Every buffer taken from the injected allocator is freed when the request
+// - Every buffer taken from the injected BufferPool is freed when the request
 //   settles, whatever the outcome.
+import type { BufferPool } from "util/buffers";
 
 /** A minimal AbortSignal (XS 13.3 has no AbortController). See net/abort. */
 export interface AbortSignalLike {
@@ -157,20 +158,16 @@ export interface TimerLike {
 	clear(timer: unknown): void;
 }
 
-/** A host buffer (e.g. from the "psram" pool), viewable with Uint8Array; host buffers are ArrayBuffers to JS. */
-export type BodyBuffer = ArrayBuffer;
-
 export interface HttpClientOptions {
 	TCP: TcpConstructor;
 	/** Needed for https:// only; an https request without it fails with kind "tls". */
 	TLS?: TlsConstructor;
 	/** Needed for host names; IP literals and "localhost" skip it. */
 	Resolver?: ResolverConstructor;
-	/** Response body buffers (default: plain ArrayBuffers). Throwing counts as "too_large". */
-	allocate?: (byteLength: number) => BodyBuffer;
-	free?: (buffer: BodyBuffer) => void;
-	/** Grows a buffer in place, keeping its content (psram's resize); without it growth copies. */
-	resize?: (buffer: BodyBuffer, byteLength: number) => void;
+	/** Where buffered response bodies live (default: heapBuffers). A body grows in
+	 * place when the pool can resize, else by copying. An allocate or resize that
+	 * throws fails the request with "too_large". */
+	buffers?: BufferPool;
 	/** DER CA certificate passed to TLS as secure.certificate. */
 	certificate?: ArrayBuffer;
 	/** Monotonic milliseconds (default Date.now). */

@@ -12,7 +12,7 @@ export function base64Length(n: number): number {
 }
 
 // A host buffer (e.g. from PSRAM) is viewable but no ArrayBuffer instance: test for views.
-function bytesOf(data: ArrayBuffer | ArrayBufferView): Uint8Array {
+function bytesOf(data: ArrayBufferLike | ArrayBufferView): Uint8Array {
 	return ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
 }
 
@@ -20,7 +20,7 @@ function bytesOf(data: ArrayBuffer | ArrayBufferView): Uint8Array {
  * Writes the base64 of data into out at offset; returns the offset after it.
  * Throws RangeError when out is too small.
  */
-export function encodeInto(data: ArrayBuffer | ArrayBufferView, out: Uint8Array, offset = 0): number {
+export function encodeInto(data: ArrayBufferLike | ArrayBufferView, out: Uint8Array, offset = 0): number {
 	const src = bytesOf(data);
 	const n = src.length;
 	if (offset + base64Length(n) > out.length) throw new RangeError("base64: output buffer too small");
@@ -43,7 +43,7 @@ export function encodeInto(data: ArrayBuffer | ArrayBufferView, out: Uint8Array,
 }
 
 /** The base64 text of data. */
-export function encode(data: ArrayBuffer | ArrayBufferView): string {
+export function encode(data: ArrayBufferLike | ArrayBufferView): string {
 	const out = new Uint8Array(base64Length(bytesOf(data).length));
 	encodeInto(data, out);
 	return String.fromArrayBuffer(out.buffer);

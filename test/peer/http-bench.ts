@@ -4,11 +4,12 @@
 import Timer from "timer";
 import TCP from "embedded:io/socket/tcp";
 import TLS from "embedded:io/socket/tcp/tls";
-import { allocate, free, resetPeak, resize, stats } from "psram";
+import * as psram from "psram";
 import { exit, now, option } from "host/platform";
 import { Aborter } from "net/abort";
 import { HttpClient } from "net/http";
 import { HttpError, type HttpClientOptions } from "net/types";
+import { psramBuffers } from "util/buffers";
 
 const MOCK = option("mock-url") ?? "";
 const STREAM = option("stream-url") ?? "";
@@ -21,15 +22,14 @@ function fromHex(hex: string): ArrayBuffer {
 	return bytes.buffer;
 }
 
+const buffers = psramBuffers(psram); // as main.ts wires it
 const makeClient = () => new HttpClient({
 	TCP: TCP as unknown as HttpClientOptions["TCP"],
 	TLS: TLS as unknown as HttpClientOptions["TLS"],
 	Timer,
 	now,
 	certificate: fromHex(option("ca-der-hex") ?? ""),
-	allocate: (n) => allocate(n, "psram") as unknown as ArrayBuffer,
-	free: (buffer) => free(buffer as unknown as HostBuffer),
-	resize: (buffer, n) => resize(buffer as unknown as HostBuffer, n),
+	buffers,
 });
 
 const report = (sample: object) => trace(`BENCH ${JSON.stringify(sample)}\n`);
@@ -85,12 +85,12 @@ async function abortToClose(): Promise<void> {
 async function psramPerBodyByte(figure: string, bodyBytes: number, prepare: () => Promise<unknown>, request: () => Promise<{ body: string }>): Promise<void> {
 	for (let run = 0; run < count("body-runs"); run++) {
 		await prepare();
-		const start = stats().psram.used;
-		resetPeak();
+		const start = psram.stats().psram.used;
+		psram.resetPeak();
 		const res = await request();
-		const peak = stats().psram.peak - start;
+		const peak = psram.stats().psram.peak - start;
 		if (res.body.length !== bodyBytes) throw new Error(`${figure}: body of ${res.body.length} bytes, expected ${bodyBytes}`);
-		if (stats().psram.used !== start) throw new Error(`${figure}: PSRAM not back to its starting level`);
+		if (psram.stats().psram.used !== start) throw new Error(`${figure}: PSRAM not back to its starting level`);
 		report({ figure, value: peak / bodyBytes });
 	}
 }

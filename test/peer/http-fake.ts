@@ -4,6 +4,7 @@
 // delivered from timers, as real sockets deliver them from the event loop.
 import Timer from "timer";
 import type { ResolveRequest, TcpOptions, TcpSocketLike, TlsOptions } from "net/types";
+import type { BufferPool } from "util/buffers";
 
 export const later = (fn: () => void, ms = 0) => { Timer.set(fn, ms); };
 export const sleep = (ms: number) => new Promise<void>((resolve) => Timer.set(() => resolve(), ms));
@@ -195,19 +196,24 @@ export function fakeResolver(table: Record<string, string>, delayMs = 1, log: st
 }
 
 /**
- * An allocator that counts live buffers and bytes, like the psram pool's
- * stats. resize() emulates psram's in-place resize: buffers are really
- * `backing` bytes long, and only their logical size is counted.
+ * A BufferPool that counts live buffers and bytes, like the psram pool's
+ * stats. Given a backing size it has a resize that emulates psram's in-place
+ * resize: buffers are really `backing` bytes long, and only their logical size
+ * is counted. Without one it has no resize, so the client grows by copying.
  */
-export class CountingAllocator {
-	live = new Map<ArrayBuffer, number>();
+export class CountingAllocator implements BufferPool {
+	live = new Map<ArrayBufferLike, number>();
 	used = 0;
 	peak = 0;
 	sizes: number[] = [];
 	resizes: number[] = [];
 	failAbove = Infinity;
 	readonly #backing: number;
-	constructor(backing = 0) { this.#backing = backing; }
+	readonly resize?: (buffer: ArrayBufferLike, byteLength: number) => void;
+	constructor(backing?: number) {
+		this.#backing = backing ?? 0;
+		if (backing !== undefined) this.resize = this.#resizeInPlace;
+	}
 	allocate = (byteLength: number): ArrayBuffer => {
 		if (byteLength > this.failAbove) throw new Error("pool exhausted");
 		const buffer = new ArrayBuffer(Math.max(byteLength, this.#backing));
@@ -216,13 +222,13 @@ export class CountingAllocator {
 		this.#count(byteLength);
 		return buffer;
 	};
-	free = (buffer: ArrayBuffer): void => {
+	free = (buffer: ArrayBufferLike): void => {
 		const size = this.live.get(buffer);
 		if (size === undefined) throw new Error("free of a buffer not allocated here (or freed twice)");
 		this.live.delete(buffer);
 		this.used -= size;
 	};
-	resize = (buffer: ArrayBuffer, byteLength: number): void => {
+	#resizeInPlace = (buffer: ArrayBufferLike, byteLength: number): void => {
 		const size = this.live.get(buffer);
 		if (size === undefined) throw new Error("resize of a buffer not allocated here");
 		if (byteLength > buffer.byteLength || byteLength > this.failAbove) throw new Error("pool exhausted");

@@ -10,13 +10,14 @@
 import Timer from "timer";
 import TCP from "embedded:io/socket/tcp";
 import TLS from "embedded:io/socket/tcp/tls";
-import { allocate, free, resize, stats } from "psram";
+import * as psram from "psram";
 import { now, option } from "host/platform";
 import { assert, test } from "testing";
 import { Aborter } from "net/abort";
 import { HttpClient } from "net/http";
 import { SseParser } from "net/sse";
 import { HttpError, type HttpClientOptions, type HttpRequest } from "net/types";
+import { psramBuffers } from "util/buffers";
 
 const MOCK = option("mock-url") ?? "";
 const CONTROL = option("control-url") ?? "";
@@ -28,6 +29,7 @@ function fromHex(hex: string): ArrayBuffer {
 	return bytes.buffer;
 }
 const CA_DER = fromHex(option("ca-der-hex") ?? "");
+const buffers = psramBuffers(psram); // as main.ts wires it
 
 function makeClient(more: Partial<HttpClientOptions> = {}): HttpClient {
 	return new HttpClient({
@@ -36,9 +38,7 @@ function makeClient(more: Partial<HttpClientOptions> = {}): HttpClient {
 		Timer,
 		now,
 		certificate: CA_DER,
-		allocate: (n) => allocate(n, "psram") as unknown as ArrayBuffer,
-		free: (buffer) => free(buffer as unknown as HostBuffer),
-		resize: (buffer, n) => resize(buffer as unknown as HostBuffer, n),
+		buffers,
 		...more,
 	});
 }
@@ -70,7 +70,7 @@ async function failure(promise: Promise<unknown>): Promise<HttpError> {
 	throw new Error("expected the request to fail");
 }
 
-const psramUsed = () => stats().psram.used;
+const psramUsed = () => psram.stats().psram.used;
 const sleep = (ms: number) => new Promise<void>((resolve) => Timer.set(() => resolve(), ms));
 
 test("ten sequential requests to one origin open one TLS connection", async () => {

@@ -10,12 +10,13 @@ import Timer from "timer";
 import TCP from "embedded:io/socket/tcp";
 import TLS from "embedded:io/socket/tcp/tls";
 import files from "embedded:storage/files";
-import { allocate, free, resetPeak, stats } from "psram";
+import * as psram from "psram";
 import { heap, now, option } from "host/platform";
 import { assert, test } from "testing";
 import { Aborter } from "net/abort";
 import { HttpClient } from "net/http";
 import type { HttpClientOptions } from "net/types";
+import { psramBuffers } from "util/buffers";
 import { IMAGE_MAX_BYTES } from "budgets";
 import { fileReader } from "llm/media";
 import { Llm } from "llm/runtime";
@@ -27,14 +28,14 @@ const MOCK = option("mock-url") ?? "";
 const CONTROL = option("control-url") ?? "";
 const RETRY_SCALE = 100;
 
+// One PSRAM pool for the HTTP client and the LLM runtime, as main.ts wires it.
+const buffers = psramBuffers(psram);
 const http = new HttpClient({
 	TCP: TCP as unknown as HttpClientOptions["TCP"],
 	TLS: TLS as unknown as HttpClientOptions["TLS"],
 	Timer,
 	now,
-	// Host buffers are ArrayBuffers to JS; the typings declare a separate HostBuffer class.
-	allocate: (n) => allocate(n, "psram") as unknown as ArrayBuffer,
-	free: (buffer) => free(buffer as unknown as HostBuffer),
+	buffers,
 });
 
 const fastClock: Clock = {
@@ -270,18 +271,17 @@ test("a 512 KiB image file goes out base64-encoded in a PSRAM body, in both prot
 			: { "llm.provider": "anthropic", "llm.base_url": `${MOCK}/v1`, "llm.api_key": "sk-ant-mock-key-0002", "llm.model": "claude-mock" };
 		const llm = new Llm({
 			config: config(values), transport: http, clock: fastClock, usageStore: new MemoryStore(),
-			files: fileReader(files), allocate: (n) => allocate(n, "psram") as unknown as ArrayBuffer,
-			free: (buffer) => free(buffer as unknown as HostBuffer),
+			files: fileReader(files), buffers,
 		});
 		await script({ type: "text", text: "a test pattern" });
-		resetPeak();
+		psram.resetPeak();
 		const chunksBefore = heap().chunkUsed;
 		const reply = await llm.inferMedia({ prompt: "What is in this image?", image: { path: "photo.png" } });
 		assert.equal(reply.message.content, "a test pattern");
-		assert.ok(stats().psram.peak >= IMAGE_MAX_BYTES * 4 / 3, `the body was built in PSRAM (peak ${stats().psram.peak})`);
+		assert.ok(psram.stats().psram.peak >= IMAGE_MAX_BYTES * 4 / 3, `the body was built in PSRAM (peak ${psram.stats().psram.peak})`);
 		assert.ok(heap().chunkPeak - chunksBefore < IMAGE_MAX_BYTES, `the JS heap never held the image (grew ${heap().chunkPeak - chunksBefore} bytes)`);
 		assert.deepEqual(await control("GET", "/requests/last/images"), [{ mime: "image/png", bytes: IMAGE_MAX_BYTES, canonical: true, fnv: hash }]);
-		assert.equal(stats().psram.used, 0, "the image and body buffers were freed");
+		assert.equal(psram.stats().psram.used, 0, "the image and body buffers were freed");
 		llm.close();
 	}
 	files.delete("photo.png");

@@ -15,7 +15,7 @@ const URL = "http://127.0.0.1:8080/v1/chat";
 function client(server: FakeServer, options: Partial<HttpClientOptions> = {}) {
 	const pool = new CountingAllocator();
 	const http = new HttpClient({
-		TCP: server.TCP, TLS: server.TLS, Timer, allocate: pool.allocate, free: pool.free,
+		TCP: server.TCP, TLS: server.TLS, Timer, buffers: pool,
 		Resolver: fakeResolver({ "api.example": "10.0.0.7" }), ...options,
 	});
 	return { http, pool };
@@ -445,11 +445,11 @@ test("an unsized body grows from 4 KiB by doubling up to the cap, freeing each o
 	assert.equal(pool.live.size, 0);
 });
 
-test("with a resize function an unsized body grows in place, so the pool peak is the final capacity", async () => {
+test("when the pool can resize, an unsized body grows in place, so the pool peak is the final capacity", async () => {
 	const body = "r".repeat(20000);
 	const server = new FakeServer({ respond: (_r, s) => void s.trickle("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked([body]), 1000, 0) });
 	const pool = new CountingAllocator(64 * 1024);
-	const { http } = client(server, { allocate: pool.allocate, free: pool.free, resize: pool.resize });
+	const { http } = client(server, { buffers: pool });
 	const res = await http.request(get());
 	assert.equal(res.body, body);
 	assert.deepEqual(pool.sizes, [4096]);

@@ -290,15 +290,17 @@ test("infer_media sends a local image as a base64 data URL (OpenAI) or base64 so
 test("infer_media reads files under the data directory, and refuses big, unknown or escaping ones", async () => {
 	const files = new Map<string, ArrayBuffer>([["photos/cat.png", PNG.buffer], ["notes.txt", ArrayBuffer.fromString("hello")]]);
 	const reads: string[] = [];
-	const allocated = new Set<ArrayBuffer>();
+	const allocated = new Set<ArrayBufferLike>();
 	const { llm, transport } = setup(OPENAI, {
-		allocate: (n) => {
-			const buffer = new ArrayBuffer(n);
-			allocated.add(buffer);
-			return buffer;
-		},
-		free: (buffer) => {
-			assert.ok(allocated.delete(buffer), "frees only what it allocated, once");
+		buffers: {
+			allocate: (n) => {
+				const buffer = new ArrayBuffer(n);
+				allocated.add(buffer);
+				return buffer;
+			},
+			free: (buffer) => {
+				assert.ok(allocated.delete(buffer), "frees only what it allocated, once");
+			},
 		},
 		files: {
 			size(path) {
@@ -307,9 +309,9 @@ test("infer_media reads files under the data directory, and refuses big, unknown
 				if (!f) throw new Error("no such file");
 				return f.byteLength;
 			},
-			read(path, allocate) {
+			read(path, buffers) {
 				reads.push(path);
-				const buffer = allocate(files.get(path)!.byteLength);
+				const buffer = buffers.allocate(files.get(path)!.byteLength);
 				new Uint8Array(buffer).set(new Uint8Array(files.get(path)!));
 				return buffer;
 			},

@@ -231,7 +231,7 @@ test("fuzz: the client settles on any server bytes, with no buffer left behind",
 			},
 		});
 		const pool = new CountingAllocator();
-		const http = new HttpClient({ TCP: server.TCP, Timer, allocate: pool.allocate, free: pool.free });
+		const http = new HttpClient({ TCP: server.TCP, Timer, buffers: pool });
 		try {
 			await http.request({ method: "POST", url: "http://127.0.0.1:1/", body: "x", firstByteTimeoutMs: 100, totalTimeoutMs: 150 });
 		} catch (error) {
