@@ -95,10 +95,17 @@ export function serializeBody(body: JsonObject, attachment: Attachment | undefin
 
 const RETRYABLE_KINDS = new Set(["connect", "dns"]);
 
-/** The LlmError for what the transport (or our own code) threw. */
+/**
+ * The LlmError for what the transport, a protocol parser or our own code threw,
+ * with the API key scrubbed from its message: a provider's error text (a status
+ * body, an error event in a stream, an error object in a 200 reply) may echo it.
+ */
 export function toLlmError(error: unknown, profile: ModelProfile): LlmError {
-	if (error instanceof LlmError) return error;
 	const scrub = (text: string) => scrubSecret(text, profile.api_key);
+	if (error instanceof LlmError) {
+		const message = scrub(error.message);
+		return message === error.message ? error : new LlmError(error.kind, message, error);
+	}
 	if (error instanceof HttpError) {
 		switch (error.kind) {
 			case "aborted":

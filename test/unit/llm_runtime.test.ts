@@ -11,7 +11,7 @@ import { Llm, type LlmOptions } from "llm/runtime";
 import { LlmError, type ChatRequest, type ToolDefinition } from "llm/types";
 import { encode } from "util/base64";
 import {
-	ANTHROPIC, FakeClock, FakeTransport, MemoryStore, OPENAI, config, fail, hang, json, status, type Reply,
+	ANTHROPIC, FakeClock, FakeTransport, MemoryStore, OPENAI, config, fail, hang, json, status, stream, type Reply,
 } from "./llm_fakes";
 
 const HI: ChatRequest = { messages: [{ role: "user", content: "hi" }] };
@@ -346,6 +346,29 @@ test("the API key never appears in errors or status", async () => {
 	assert.ok(!shown.includes(key), shown);
 	assert.match(llm.status().api_key, /^\*+cdef$/);
 	llm.close();
+});
+
+test("an error the provider sends inside a 200 reply or a stream does not carry the API key into errors, events or traces", async () => {
+	const key = OPENAI["llm.api_key"];
+	const echoed = `Incorrect API key provided: ${key}.`;
+	const whole = setup();
+	whole.transport.script(json({ error: { message: echoed } }));
+	const wholeError = await assert.rejects(whole.llm.chat(HI), "Incorrect API key");
+	assert.ok(!wholeError.message.includes(key), wholeError.message);
+	whole.llm.close();
+
+	const streamed = setup({ ...OPENAI, "llm.stream": "true" });
+	const retries: string[] = [];
+	const events: string[] = [];
+	streamed.transport.script(stream(`data: ${JSON.stringify({ error: { message: echoed, code: 503 } })}\n\n`), stream(`data: ${JSON.stringify({ error: { message: echoed, code: 401 } })}\n\n`));
+	const llm = new Llm({ config: streamed.cfg, transport: streamed.transport, clock: streamed.clock, onRetry: (info) => retries.push(info.error.message) });
+	const streamError = await assert.rejects(llm.chat(HI, { onEvent: (e) => { if (e.type === "message_end" && e.error) events.push(e.error); } }), "Incorrect API key");
+	assert.ok(!streamError.message.includes(key), streamError.message);
+	assert.equal(retries.length, 1, "the 503 was retried once");
+	for (const text of [...retries, ...events]) assert.ok(!text.includes(key), text);
+	assert.equal(events.length, 2);
+	llm.close();
+	streamed.llm.close();
 });
 
 test("one LLM call runs at a time; a waiting call can be cancelled", async () => {
