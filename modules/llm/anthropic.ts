@@ -251,10 +251,6 @@ export class AnthropicStreamAssembler implements StreamAssembler {
 		this.#emit = emit;
 	}
 
-	get complete(): boolean {
-		return this.#done;
-	}
-
 	push(_event: string, data: string): void {
 		const event = parseJson(data);
 		if (!isObject(event)) throw new LlmError("protocol", "the LLM stream sent an event that is not JSON");

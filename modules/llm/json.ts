@@ -38,8 +38,3 @@ export function parseJson(text: string): JsonValue | undefined {
 export function emptyUsage(): Usage {
 	return { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
 }
-
-/** A deep copy of JSON data (so a request body never aliases a caller's objects). */
-export function cloneJson<T extends JsonValue>(value: T): T {
-	return JSON.parse(JSON.stringify(value)) as T;
-}

@@ -134,10 +134,6 @@ export class OpenAIStreamAssembler implements StreamAssembler {
 		this.#emit = emit;
 	}
 
-	get complete(): boolean {
-		return this.#done;
-	}
-
 	push(_event: string, data: string): void {
 		if (data === "[DONE]") {
 			this.#done = true;

@@ -41,12 +41,6 @@ export const PRESETS: Readonly<Record<string, Preset>> = Object.freeze({
 	ollama: { backend: "openai_compatible", base_url: "http://localhost:11434/v1", auth: "none", supports_vision: false, example_model: "llama3.2" },
 });
 
-export const CONFIG_KEYS = [
-	"llm.provider", "llm.api_key", "llm.model", "llm.base_url", "llm.backend", "llm.auth", "llm.max_tokens",
-	"llm.max_tokens_field", "llm.stream", "llm.timeout_ms", "llm.supports_tools", "llm.supports_vision",
-	"llm.image_remote_url_only", "llm.tokens_per_day", "llm.calls_per_hour", "llm.calls_per_day",
-] as const;
-
 export type ConfigGetter = (name: string) => string | undefined;
 
 export function parseBoolean(name: string, text: string | undefined, fallback: boolean): boolean {

@@ -30,8 +30,6 @@ export interface ParsedReply {
 export interface StreamAssembler {
 	/** One SSE event ("" when unnamed). Throws LlmError for error events and bad data. */
 	push(event: string, data: string): void;
-	/** True once the protocol's end-of-reply marker was seen. */
-	readonly complete: boolean;
 	/** The whole reply; throws LlmError when the stream ended early. */
 	finish(): ParsedReply;
 }

@@ -50,10 +50,3 @@ export class Aborter {
 	/** Aborts with the reason (default "aborted"); later calls do nothing. */
 	abort(reason = "aborted"): void { this.#signal.fire(reason); }
 }
-
-/** A signal that never aborts, for callers without one. */
-export const neverAborted: AbortSignalLike = Object.freeze({
-	aborted: false,
-	reason: undefined,
-	addListener(): () => void { return () => {}; },
-});

@@ -24,7 +24,7 @@ export interface ResponseHead {
 	headers: Record<string, string>;
 }
 
-export type BodyFraming = "none" | "length" | "chunked" | "close";
+type BodyFraming = "none" | "length" | "chunked" | "close";
 
 export interface ResponseEvents {
 	/** The final (non-1xx) head. May throw to refuse the response (e.g. over a cap). */
@@ -92,11 +92,8 @@ export class ResponseParser {
 		});
 	}
 
-	get head(): ResponseHead | undefined { return this.#head; }
-	get framing(): BodyFraming { return this.#framing; }
 	/** Body length announced by Content-Length, or -1. */
 	get contentLength(): number { return this.#framing === "length" ? this.#bodyBytes + this.#remaining : -1; }
-	get bodyBytes(): number { return this.#bodyBytes; }
 	get complete(): boolean { return this.#state === State.Done; }
 	/** Whether the connection may carry another request once the message is complete. */
 	get keepAlive(): boolean { return this.#keepAlive; }

@@ -140,6 +140,3 @@ export class SseParser {
 		this.#event = "";
 	}
 }
-
-/** The name the LLM backends use for it. */
-export { SseParser as SseReader };
