@@ -3,33 +3,18 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { APP_MAP, ROOT } from "../../tools/build.mjs";
-import { VARIANTS, runHost } from "./xs.mjs";
+import { VARIANTS, assertClean, runHost, withTempDir } from "./xs.mjs";
 
 const PROMPT = "xsclaw> ";
 const manifest = JSON.parse(readFileSync(join(ROOT, "manifest.json"), "utf8"));
 
-function withDataDir(fn) {
-	return async () => {
-		const data = mkdtempSync(join(tmpdir(), "xsclaw-firmware-"));
-		try {
-			await fn(data);
-		} finally {
-			rmSync(data, { recursive: true, force: true });
-		}
-	};
-}
+const withDataDir = withTempDir("xsclaw-firmware-");
 
 function firmware(data, input, variant = "release") {
 	return runHost(["--modules", APP_MAP, "--data", data], { variant, input, timeoutMs: 30_000 });
-}
-
-function assertClean(result) {
-	assert.equal(result.code, 0, `exit ${result.code} ${result.signal ?? ""}\n${result.stderr}`);
-	assert.doesNotMatch(result.stderr, /ERROR: (Address|Leak)Sanitizer|runtime error:/);
 }
 
 for (const variant of VARIANTS) {

@@ -6,70 +6,18 @@
 // The firmware itself is driven through its console for `llm status` / `llm test`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { makeTestCA } from "../../tools/testca.mjs";
+import { withMockOverTLS } from "../../tools/peers.mjs";
 import { APP_MAP } from "../../tools/build.mjs";
-import { VARIANTS, runHost, runXsTests } from "./xs.mjs";
-
-function startControl(mock) {
-	const server = http.createServer(async (req, res) => {
-		const chunks = [];
-		for await (const chunk of req) chunks.push(chunk);
-		const send = (status, value) => {
-			const body = JSON.stringify(value);
-			res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
-			res.end(body);
-		};
-		try {
-			if (req.method === "POST" && req.url === "/script") {
-				mock.script(JSON.parse(Buffer.concat(chunks).toString("utf8")));
-				return send(200, { pending: mock.pending });
-			}
-			if (req.url === "/requests/last") {
-				const r = mock.requests.at(-1);
-				return send(200, r ? { path: r.path, headers: r.headers, json: r.json ?? null, stream: r.stream } : null);
-			}
-			if (req.url === "/count") return send(200, { count: mock.requests.length });
-			// The images of the last request, summarised (their base64 is too big to send back).
-			if (req.url === "/requests/last/images") {
-				const images = [];
-				JSON.stringify(mock.requests.at(-1)?.json ?? null, (key, value) => {
-					const data = value?.source?.type === "base64" ? { mime: value.source.media_type, data: value.source.data }
-						: typeof value?.image_url?.url === "string" && value.image_url.url.startsWith("data:")
-							? { mime: value.image_url.url.slice(5, value.image_url.url.indexOf(";")), data: value.image_url.url.slice(value.image_url.url.indexOf(",") + 1) }
-							: null;
-					if (data) {
-						const bytes = Buffer.from(data.data, "base64");
-						let hash = 0x811c9dc5;
-						for (const b of bytes) hash = Math.imul(hash ^ b, 0x01000193) >>> 0;
-						images.push({ mime: data.mime, bytes: bytes.length, canonical: bytes.toString("base64") === data.data, fnv: hash });
-					}
-					return value;
-				});
-				return send(200, images);
-			}
-			send(404, { error: `no ${req.method} ${req.url}` });
-		} catch (error) {
-			send(400, { error: error.message });
-		}
-	});
-	return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({
-		url: `http://127.0.0.1:${server.address().port}`,
-		close: () => new Promise((done) => { server.closeAllConnections(); server.close(done); }),
-	})));
-}
+import { VARIANTS, assertClean, runHost, runXsTests } from "./xs.mjs";
 
 for (const variant of VARIANTS) {
 	test(`LLM runtime against the mock LLM over TLS [${variant}]`, async (t) => {
-		const dir = mkdtempSync(join(tmpdir(), "xsclaw-llm-ca-"));
-		const ca = await makeTestCA(dir);
-		const mock = await startMockLLM({ tls: ca.server, host: "127.0.0.1" });
-		const control = await startControl(mock);
-		try {
+		await withMockOverTLS("xsclaw-llm-ca-", async ({ ca, mock, control }) => {
 			await runXsTests(t, "test/peer/llm", {
 				variant,
 				timeoutMs: 240_000,
@@ -79,17 +27,8 @@ for (const variant of VARIANTS) {
 					ca: ca.paths.ca,
 				},
 			});
-		} finally {
-			await control.close();
-			await mock.close();
-			rmSync(dir, { recursive: true, force: true });
-		}
+		});
 	});
-}
-
-function assertClean(result) {
-	assert.equal(result.code, 0, `exit ${result.code} ${result.signal ?? ""}\n${result.stderr}`);
-	assert.doesNotMatch(result.stderr, /ERROR: (Address|Leak)Sanitizer|runtime error:/);
 }
 
 for (const variant of VARIANTS) {

@@ -9,45 +9,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeTestCA } from "../../tools/testca.mjs";
+import { closer, freePort, listen } from "../../tools/peers.mjs";
 import { VARIANTS, runXsTests } from "./xs.mjs";
 
-function listen(server) {
-	return new Promise((resolve, reject) => {
-		server.once("error", reject);
-		server.listen(0, "127.0.0.1", () => resolve(server.address().port));
-	});
-}
-
-// Servers keep track of their connections so closing them ends the test promptly.
-function track(server) {
-	const sockets = new Set();
-	server.on(server instanceof tls.Server ? "secureConnection" : "connection", (s) => {
-		sockets.add(s);
-		s.on("error", () => {});
-		s.on("close", () => sockets.delete(s));
-	});
-	server.on("tlsClientError", () => {});
-	return () => new Promise((resolve) => {
-		for (const s of sockets) s.destroy();
-		server.close(() => resolve());
-	});
-}
-
+// Starts the named servers; stop() closes them and ends their connections.
 async function start(servers) {
 	const ports = {}, stops = [];
 	for (const [name, server] of Object.entries(servers)) {
-		stops.push(track(server));
+		stops.push(closer(server));
 		ports[name] = await listen(server);
 	}
 	return { ports, stop: () => Promise.all(stops.map((stop) => stop())) };
-}
-
-// A port nobody listens on: bound once, then released.
-async function freePort() {
-	const server = net.createServer();
-	const port = await listen(server);
-	await new Promise((resolve) => server.close(resolve));
-	return port;
 }
 
 const echoing = (s) => s.pipe(s);

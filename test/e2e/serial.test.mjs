@@ -4,9 +4,9 @@
 // as /dev/null or a terminal.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { TEST_MAP, hostBinary } from "../../tools/build.mjs";
-import { VARIANTS, runHost } from "./xs.mjs";
+import { VARIANTS, assertClean, runHost } from "./xs.mjs";
 
 const PEER = ["--modules", TEST_MAP, "--main", "test/peer/serial"];
 const TIMEOUT_MS = 20_000;
@@ -15,30 +15,8 @@ function lines(text) {
 	return text.split("\n").filter(Boolean);
 }
 
-function assertClean(result) {
-	assert.equal(result.code, 0, `exit ${result.code} ${result.signal ?? ""}\n${result.stderr.slice(-2000)}`);
-	assert.doesNotMatch(result.stderr, /ERROR: (Address|Leak)Sanitizer|runtime error:/);
-}
-
-// Spawns the peer with stdin as given to child_process ("ignore" is /dev/null);
-// resolves {code, signal, stdout, stderr}.
-function spawnPeer(variant, stdin, args = []) {
-	return new Promise((resolve, reject) => {
-		const child = spawn(hostBinary(variant), [...PEER, ...args], {
-			env: { ...process.env, ASAN_OPTIONS: "detect_leaks=1:abort_on_error=0" },
-			stdio: [stdin, "pipe", "pipe"],
-		});
-		let stdout = "", stderr = "";
-		child.stdout.on("data", (d) => (stdout += d));
-		child.stderr.on("data", (d) => (stderr += d));
-		const timer = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
-		child.on("error", reject);
-		child.on("close", (code, signal) => {
-			clearTimeout(timer);
-			resolve({ code, signal, stdout, stderr });
-		});
-	});
-}
+// Failure messages carry the last 2000 characters of stderr.
+const STDERR_TAIL = 2000;
 
 // Runs the peer on a pseudo-terminal (python3's pty module: node has none):
 // types "hello", waits for the echo, then types ^D, the terminal's end of input.
@@ -74,39 +52,39 @@ sys.exit(os.waitstatus_to_exitcode(status))
 for (const variant of VARIANTS) {
 	test(`serial echoes piped lines and reports the end of input once, then exits 0 [${variant}]`, async () => {
 		const result = await runHost(PEER, { variant, input: "one\ntwo\nthree\n", timeoutMs: TIMEOUT_MS });
-		assertClean(result);
+		assertClean(result, STDERR_TAIL);
 		assert.deepEqual(lines(result.stdout), ["boot", "line: one", "line: two", "line: three", "end: end of input"]);
 	});
 
 	test(`serial keeps unread input across a reboot: the next machine reads the rest [${variant}]`, async () => {
 		const result = await runHost([...PEER, "--reboot", "yes"], { variant, input: "a\nreboot\nb\nc\n", timeoutMs: TIMEOUT_MS });
-		assertClean(result);
+		assertClean(result, STDERR_TAIL);
 		assert.deepEqual(lines(result.stdout), ["boot", "line: a", "line: reboot", "boot", "line: b", "line: c", "end: end of input"]);
 	});
 
 	test(`serial passes input far larger than its buffer, in order [${variant}]`, async () => {
 		const sent = Array.from({ length: 3000 }, (_, i) => `line number ${i} ${"x".repeat(i % 50)}`);
 		const result = await runHost(PEER, { variant, input: sent.join("\n") + "\n", timeoutMs: TIMEOUT_MS });
-		assertClean(result);
+		assertClean(result, STDERR_TAIL);
 		assert.deepEqual(lines(result.stdout), ["boot", ...sent.map((l) => `line: ${l}`), "end: end of input"]);
 	});
 
 	test(`a slow reader gets every line although input overfills the host buffer [${variant}]`, async () => {
 		const sent = Array.from({ length: 300 }, (_, i) => `${i} ${"y".repeat(100)}`);
 		const result = await runHost([...PEER, "--slow", "yes"], { variant, input: sent.join("\n") + "\n", timeoutMs: TIMEOUT_MS });
-		assertClean(result);
+		assertClean(result, STDERR_TAIL);
 		assert.deepEqual(lines(result.stdout), ["boot", ...sent.map((l) => `line: ${l}`), "end: end of input"]);
 	});
 
 	test(`serial on /dev/null reports the end of input at once [${variant}]`, async () => {
-		const result = await spawnPeer(variant, "ignore");
-		assertClean(result);
+		const result = await runHost(PEER, { variant, stdin: "ignore", timeoutMs: TIMEOUT_MS });
+		assertClean(result, STDERR_TAIL);
 		assert.deepEqual(lines(result.stdout), ["boot", "end: end of input"]);
 	});
 
 	test(`a closed serial does not keep the program alive while stdin stays open [${variant}]`, async () => {
-		const result = await spawnPeer(variant, "pipe", ["--close", "yes"]);
-		assertClean(result);
+		const result = await runHost([...PEER, "--close", "yes"], { variant, input: null, timeoutMs: TIMEOUT_MS });
+		assertClean(result, STDERR_TAIL);
 		assert.deepEqual(lines(result.stdout), ["boot"]);
 	});
 

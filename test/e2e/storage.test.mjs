@@ -5,23 +5,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TEST_MAP } from "../../tools/build.mjs";
-import { VARIANTS, runHost } from "./xs.mjs";
+import { SANITIZER_ERROR, VARIANTS, runHost, withTempDir } from "./xs.mjs";
 
 const POWER_LOSS_EXIT = 86;
 
-function withData(fn) {
-	return async () => {
-		const data = mkdtempSync(join(tmpdir(), "xsclaw-storage-"));
-		try {
-			await fn(data);
-		} finally {
-			rmSync(data, { recursive: true, force: true });
-		}
-	};
-}
+const withData = withTempDir("xsclaw-storage-");
 
 function peer(variant, data, name, options = {}, env = {}) {
 	const args = ["--modules", TEST_MAP, "--main", `test/peer/storage-${name}`, "--data", data];
@@ -31,7 +21,7 @@ function peer(variant, data, name, options = {}, env = {}) {
 
 function cleanExit(r) {
 	assert.equal(r.code, 0, r.stderr);
-	assert.doesNotMatch(r.stderr, /ERROR: (Address|Leak)Sanitizer|runtime error:/);
+	assert.doesNotMatch(r.stderr, SANITIZER_ERROR);
 }
 
 // The JSON line a storage-kv read step prints, or the error message it caught.

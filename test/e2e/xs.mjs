@@ -1,5 +1,6 @@
 // Runs XS unit-test modules on the lin host from node:test. Each XS test
 // becomes a node subtest, so the node summary counts them.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,12 +9,37 @@ import { TEST_MAP, hostBinary } from "../../tools/build.mjs";
 
 export const VARIANTS = ["release", "asan"].filter((v) => existsSync(hostBinary(v)));
 
+// What a sanitizer or UBSan prints when it finds something.
+export const SANITIZER_ERROR = /ERROR: (Address|Leak)Sanitizer|runtime error:/;
+
+// Asserts that a runHost result exited 0 and no sanitizer spoke; the message
+// carries stderr, or its last `tail` characters.
+export function assertClean(result, tail = Infinity) {
+	assert.equal(result.code, 0, `exit ${result.code} ${result.signal ?? ""}\n${result.stderr.slice(-tail)}`);
+	assert.doesNotMatch(result.stderr, SANITIZER_ERROR);
+}
+
+// withTempDir(prefix)(fn): a test function that runs fn(dir) with a fresh
+// temporary directory, removed afterwards.
+export function withTempDir(prefix) {
+	return (fn) => async () => {
+		const dir = mkdtempSync(join(tmpdir(), prefix));
+		try {
+			await fn(dir);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	};
+}
+
 // Spawns the host; resolves {code, signal, stdout, stderr}. Killed after timeoutMs.
-export function runHost(args, { variant = "release", input, env = {}, timeoutMs = 60_000 } = {}) {
+// stdin is a pipe that gets `input` and is then closed; input null leaves it
+// open; stdin "ignore" gives the host /dev/null.
+export function runHost(args, { variant = "release", input, stdin = "pipe", env = {}, timeoutMs = 60_000 } = {}) {
 	return new Promise((resolve, reject) => {
 		const child = spawn(hostBinary(variant), args, {
 			env: { ...process.env, ASAN_OPTIONS: "detect_leaks=1:abort_on_error=0", UBSAN_OPTIONS: "print_stacktrace=1", ...env },
-			stdio: ["pipe", "pipe", "pipe"],
+			stdio: [stdin, "pipe", "pipe"],
 		});
 		let stdout = "", stderr = "";
 		child.stdout.on("data", (d) => (stdout += d));
@@ -24,6 +50,7 @@ export function runHost(args, { variant = "release", input, env = {}, timeoutMs 
 			clearTimeout(timer);
 			resolve({ code, signal, stdout, stderr });
 		});
+		if (stdin !== "pipe" || input === null) return;
 		if (input !== undefined) child.stdin.end(input);
 		else child.stdin.end();
 	});
@@ -48,7 +75,7 @@ export async function runXsTests(t, specifier, { variant = "release", options = 
 		}
 		const noise = lines.filter((l) => l && !/^(not )?ok |^# pass /.test(l)).join("\n");
 		await t.test(`${specifier} exits cleanly (${variant})`, () => {
-			if (result.code !== 0 || !results.length || /ERROR: (Address|Leak)Sanitizer|runtime error:/.test(result.stderr)) {
+			if (result.code !== 0 || !results.length || SANITIZER_ERROR.test(result.stderr)) {
 				throw new Error(`exit ${result.code} ${result.signal ?? ""}\n${noise.slice(-4000)}`);
 			}
 		});
