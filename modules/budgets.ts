@@ -2,23 +2,26 @@
 // in its name and a one-line reason. Nothing numeric hides elsewhere; tools and
 // benchmarks read this file too.
 
-// ---- agent core (SPEC §4, §10) ----
+// ---- agent core (SPEC §4, §10; the core is not built yet, so nothing reads these) ----
 export const REQUEST_QUEUE_DEPTH = 4;          // requests waiting for the serial core; more is backpressure
 export const RESPONSE_QUEUE_DEPTH = 4;         // parked responses awaiting their owner
 export const INSERT_QUEUE_DEPTH = 4;           // user interrupts waiting for a checkpoint
 export const MAX_TOOL_ITERATIONS = 10;         // LLM rounds per request
-export const MAX_CONTEXT_PROVIDERS = 8;
-export const MAX_COMPLETION_OBSERVERS = 4;
-export const MAX_SUBAGENTS = 3;
+export const MAX_CONTEXT_PROVIDERS = 8;        // providers asked per iteration; bounds context building
+export const MAX_COMPLETION_OBSERVERS = 4;     // listeners told when a request ends
+export const MAX_SUBAGENTS = 3;                // further cores; each holds a session and an LLM call's buffers
 
 // ---- LLM (SPEC §5) ----
-export const LLM_TIMEOUT_MS = 120_000;         // whole request, first byte to last
+export const LLM_TIMEOUT_MS = 120_000;         // one HTTP attempt, start to last byte (llm.timeout_ms): long replies stream for a while
+export const LLM_TIMEOUT_MIN_MS = 1000;        // llm.timeout_ms below this could not even finish a TLS handshake
+export const LLM_TIMEOUT_MAX_MS = 600_000;     // llm.timeout_ms above this holds the one LLM slot too long
 export const LLM_MAX_TOKENS = 8192;            // default max_tokens sent to the model
+export const LLM_MAX_TOKENS_CEILING = 1_000_000; // llm.max_tokens above this is a typo, not a model
+export const LLM_COUNT_SETTING_MAX = 1e12;     // other whole-number llm.* settings: far past any limit, exact as a double
 export const LLM_CALLS_PER_HOUR = 100;         // rate limits persisted across reboots
-export const LLM_CALLS_PER_DAY = 1000;
+export const LLM_CALLS_PER_DAY = 1000;         // a runaway loop or schedule stops here within a day
 export const IMAGE_MAX_BYTES = 512 * 1024;     // local image before base64
-export const LLM_RETRY_COUNT = 3;              // connect errors, 429, 5xx
-export const LLM_RETRY_BACKOFF_MS = [2000, 4000, 8000] as const;
+export const LLM_RETRY_BACKOFF_MS = [2000, 4000, 8000] as const; // one wait per retry of connect errors, 429, 5xx: 3 retries
 export const LLM_RETRY_BUDGET_MS = 45_000;     // wall clock for all retries of one call
 export const LLM_TOKENS_PER_DAY = 2_000_000;    // prompt + output tokens a day (config llm.tokens_per_day; 0 = no limit)
 export const LLM_REPLY_MAX_BYTES = 256 * 1024; // one reply, streamed or not: far above 8192 tokens, well below the JS heap
@@ -29,9 +32,10 @@ export const LLM_TEST_MAX_TOKENS = 64;         // `llm test`: a short reply is e
 export const HTTP_BODY_START_BYTES = 4 * 1024; // response buffer starts here, doubling
 export const HTTP_BODY_MAX_BYTES = 1024 * 1024;// cap: an LLM reply larger than this is an error
 export const HTTP_HEADER_MAX_BYTES = 8 * 1024; // status line + headers
-export const HTTP_CONNECT_TIMEOUT_MS = 15_000;
-export const HTTP_FIRST_BYTE_TIMEOUT_MS = 60_000;
-export const HTTP_TOTAL_TIMEOUT_MS = 120_000;    // whole request when the caller gives none (= the LLM timeout)
+export const HTTP_CONNECT_TIMEOUT_MS = 15_000;      // DNS + TCP + TLS handshake: seconds on a working Wi-Fi, so more is a dead route
+export const HTTP_FIRST_BYTE_TIMEOUT_MS = 60_000;  // request sent -> first body byte: a model may think a while before it streams
+export const HTTP_TOTAL_TIMEOUT_MS = LLM_TIMEOUT_MS; // whole request when the caller gives none: every caller so far is an LLM call
+export const HTTP_HEAD_START_BYTES = 512;           // response head buffer at first; grows by doubling up to HTTP_HEADER_MAX_BYTES
 export const HTTP_ERROR_BODY_MAX_BYTES = 16 * 1024; // non-2xx body kept for the error message; the rest is dropped with the connection
 export const HTTP_ERROR_MESSAGE_MAX_BYTES = 160;    // body prefix quoted in "HTTP 429: ..." when it has no JSON message
 export const HTTP_CHUNK_LINE_MAX_BYTES = 256;       // chunk-size line with extensions; longer is a protocol error
@@ -41,18 +45,20 @@ export const HTTP_POOL_IDLE_PER_ORIGIN = 2;         // idle keep-alive connectio
 export const HTTP_POOL_IDLE_MS = 30_000;            // an idle pooled connection is closed after this
 export const HTTP_STALE_RETRIES = 1;                // a reused connection that dies before any response byte is replaced this many times
 export const SSE_EVENT_MAX_BYTES = 64 * 1024;       // one server-sent event (all its lines); bigger is an error, not unbounded growth
+export const SSE_LINE_START_BYTES = 256;            // SSE line and data buffers at first; most events fit, bigger ones double
 
-// ---- sessions (SPEC §6) ----
+// ---- sessions (SPEC §6; not built yet) ----
 export const SESSION_FILE_MAX_BYTES = 150 * 1024; // compaction threshold
 export const MESSAGE_MAX_BYTES = 4096;            // one history message
 
 // ---- console and channels (SPEC §8) ----
-export const CONSOLE_ASK_TIMEOUT_MS = 130_000;
+export const CONSOLE_ASK_TIMEOUT_MS = 130_000;    // a console question waits this long: the LLM timeout plus a margin
 export const CONSOLE_LINE_MAX_BYTES = 4096;       // longer input lines are refused
-export const CONSOLE_HISTORY_LINES = 32;
+export const CONSOLE_HISTORY_LINES = 32;          // lines recalled with the up arrow
 export const CONSOLE_PENDING_LINES = 16;          // lines typed while a command runs; more are refused
+export const CONSOLE_ESCAPE_MAX_BYTES = 16;       // a terminal escape sequence longer than this is garbage: dropped
 export const CONSOLE_BAUD = 115200;               // the ESP32-S3 console UART's usual rate (ignored on lin)
-export const TELEGRAM_MESSAGE_MAX_CHARS = 4096;
+export const TELEGRAM_MESSAGE_MAX_CHARS = 4096;   // the Bot API's limit for one message's text
 
 // ---- config (key-value) ----
 export const CONFIG_KEY_MAX_CHARS = 15;           // NVS key names are at most 15 characters
@@ -62,5 +68,5 @@ export const CONFIG_MAX_ENTRIES = 64;             // keeps the config namespace 
 export const CONFIG_VALUE_MAX_BYTES = 1024;       // well under NVS's ~4000-byte value limit
 
 // ---- memory pools (lin host emulation of the ESP32-S3) ----
-export const INTERNAL_RAM_BYTES = 320 * 1024;
-export const PSRAM_BYTES = 8 * 1024 * 1024;
+export const INTERNAL_RAM_BYTES = 320 * 1024;     // the ESP32-S3's on-chip RAM left to the app (hosts/lin/src/buffers.c, tested)
+export const PSRAM_BYTES = 8 * 1024 * 1024;       // the PSRAM of the boards we target (hosts/lin/src/buffers.c, tested)

@@ -6,6 +6,7 @@
 // without (a cooked tty or a pipe), the terminal has already shown it.
 // Limits: no cursor movement within the line (left/right arrows are ignored); a
 // character deleted by backspace is assumed to be one column wide.
+import { CONSOLE_ESCAPE_MAX_BYTES } from "budgets";
 
 export type LineEvent =
 	| { type: "line"; text: string }
@@ -21,7 +22,6 @@ export interface LineEditorOptions {
 	echo?: (text: string) => void;
 }
 
-const ESCAPE_MAX_BYTES = 16;   // an escape sequence longer than this is garbage: dropped
 
 const enum State { Text, AfterCR, Escape, Sequence, Overflow }
 
@@ -52,7 +52,7 @@ export class LineEditor {
 					if (byte === 0x41) this.#move(-1);          // "A": up
 					else if (byte === 0x42) this.#move(1);      // "B": down
 				}
-				else if (++this.#escapeLength > ESCAPE_MAX_BYTES) this.#state = State.Text;
+				else if (++this.#escapeLength > CONSOLE_ESCAPE_MAX_BYTES) this.#state = State.Text;
 				return undefined;
 			case State.AfterCR:
 				this.#state = State.Text;

@@ -19,7 +19,9 @@
 //   llm.calls_per_hour      (default LLM_CALLS_PER_HOUR)
 //   llm.calls_per_day       (default LLM_CALLS_PER_DAY)
 // Booleans accept true/false, yes/no, on/off, 1/0.
-import { IMAGE_MAX_BYTES, LLM_MAX_TOKENS, LLM_TIMEOUT_MS } from "budgets";
+import {
+	IMAGE_MAX_BYTES, LLM_COUNT_SETTING_MAX, LLM_MAX_TOKENS, LLM_MAX_TOKENS_CEILING, LLM_TIMEOUT_MAX_MS, LLM_TIMEOUT_MIN_MS, LLM_TIMEOUT_MS,
+} from "budgets";
 import type { BackendRegistry } from "llm/registry";
 import { LlmError, type AuthKind, type MaxTokensField, type ModelProfile } from "llm/types";
 
@@ -51,7 +53,7 @@ export function parseBoolean(name: string, text: string | undefined, fallback: b
 	throw new LlmError("config", `${name} must be true or false (it is "${text}"): use config set ${name} true`);
 }
 
-export function parseCount(name: string, text: string | undefined, fallback: number, { min = 0, max = 1e12 } = {}): number {
+export function parseCount(name: string, text: string | undefined, fallback: number, { min = 0, max = LLM_COUNT_SETTING_MAX } = {}): number {
 	if (text === undefined || text === "") return fallback;
 	const t = text.trim().replace(/_/g, "");
 	if (!/^\d+$/.test(t) || Number(t) < min || Number(t) > max)
@@ -104,14 +106,14 @@ export function resolveProfile(get: ConfigGetter, registry: BackendRegistry): Pr
 		api_key: auth === "none" ? "" : apiKey,
 		auth,
 		model,
-		max_tokens: parseCount("llm.max_tokens", get("llm.max_tokens"), LLM_MAX_TOKENS, { min: 1, max: 1_000_000 }),
+		max_tokens: parseCount("llm.max_tokens", get("llm.max_tokens"), LLM_MAX_TOKENS, { min: 1, max: LLM_MAX_TOKENS_CEILING }),
 		max_tokens_field: oneOf("llm.max_tokens_field", get("llm.max_tokens_field"), ["max_tokens", "max_completion_tokens"] as const)
 			?? preset?.max_tokens_field ?? registration.defaults.max_tokens_field,
 		stream: parseBoolean("llm.stream", get("llm.stream"), true),
 		supports_tools: parseBoolean("llm.supports_tools", get("llm.supports_tools"), true),
 		supports_vision: parseBoolean("llm.supports_vision", get("llm.supports_vision"), preset?.supports_vision ?? false),
 		image_remote_url_only: parseBoolean("llm.image_remote_url_only", get("llm.image_remote_url_only"), false),
-		timeout_ms: parseCount("llm.timeout_ms", get("llm.timeout_ms"), LLM_TIMEOUT_MS, { min: 1000, max: 600_000 }),
+		timeout_ms: parseCount("llm.timeout_ms", get("llm.timeout_ms"), LLM_TIMEOUT_MS, { min: LLM_TIMEOUT_MIN_MS, max: LLM_TIMEOUT_MAX_MS }),
 		image_max_bytes: IMAGE_MAX_BYTES,
 	};
 	return { ok: true, profile };

@@ -9,7 +9,7 @@
 // afterwards. Bytes after the end of the message are not consumed: feed()
 // returns how many it took, and a caller that gets fewer back knows the
 // connection carries junk and must not be reused.
-import { HTTP_HEADER_MAX_BYTES, HTTP_INTERIM_RESPONSES_MAX } from "budgets";
+import { HTTP_HEAD_START_BYTES, HTTP_HEADER_MAX_BYTES, HTTP_INTERIM_RESPONSES_MAX } from "budgets";
 import { ByteBuffer } from "net/bytes";
 import { ChunkedDecoder } from "net/chunked";
 import { HttpError } from "net/types";
@@ -87,7 +87,7 @@ export class ResponseParser {
 
 	constructor(events: ResponseEvents, headerMaxBytes = HTTP_HEADER_MAX_BYTES) {
 		this.#events = events;
-		this.#headBytes = new ByteBuffer(512, headerMaxBytes, () => {
+		this.#headBytes = new ByteBuffer(HTTP_HEAD_START_BYTES, headerMaxBytes, () => {
 			throw new HttpError("too_large", `response headers larger than ${headerMaxBytes} bytes`);
 		});
 	}

@@ -10,7 +10,7 @@
 // bounded by SSE_EVENT_MAX_BYTES: more throws HttpError("too_large"), and the
 // parser is dead afterwards. At end() an unterminated event is dropped, as the
 // standard says.
-import { SSE_EVENT_MAX_BYTES } from "budgets";
+import { SSE_EVENT_MAX_BYTES, SSE_LINE_START_BYTES } from "budgets";
 import { ByteBuffer } from "net/bytes";
 import { HttpError } from "net/types";
 import { decodeUtf8 } from "net/utf8";
@@ -46,8 +46,8 @@ export class SseParser {
 			this.#failed = true;
 			throw new HttpError("too_large", `a server-sent event is larger than ${maxEventBytes} bytes`);
 		};
-		this.#line = new ByteBuffer(256, maxEventBytes, overflow);
-		this.#data = new ByteBuffer(256, maxEventBytes, overflow);
+		this.#line = new ByteBuffer(SSE_LINE_START_BYTES, maxEventBytes, overflow);
+		this.#data = new ByteBuffer(SSE_LINE_START_BYTES, maxEventBytes, overflow);
 	}
 
 	/** Parses more of the stream; calls the listener for each complete event. */

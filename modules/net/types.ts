@@ -173,6 +173,6 @@ export interface HttpClientOptions {
 	/** Monotonic milliseconds (default Date.now). */
 	now?: () => number;
 	Timer: TimerLike;
-	/** Idle pooled connections per origin kept (default budgets.HTTP_POOL_PER_ORIGIN). */
+	/** Idle pooled connections per origin kept (default budgets.HTTP_POOL_IDLE_PER_ORIGIN). */
 	maxIdlePerOrigin?: number;
 }
