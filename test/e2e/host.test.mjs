@@ -6,29 +6,30 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TEST_MAP, hostBinary, readManifest, checkImports } from "../../tools/build.mjs";
-import { VARIANTS, runHost } from "./xs.mjs";
+import { VARIANTS, runHost, withTempDir } from "./xs.mjs";
 
-const main = (specifier) => ["--modules", TEST_MAP, "--main", specifier, "--data", mkdtempSync(join(tmpdir(), "xsclaw-host-"))];
+const main = (specifier, data) => ["--modules", TEST_MAP, "--main", specifier, "--data", data];
+const inTempDir = withTempDir("xsclaw-host-");
 
 for (const variant of VARIANTS) {
-	test(`running out of XS heap exits 2 with a clear message [${variant}]`, async () => {
-		const r = await runHost(main("test/peer/oom"), { variant, env: { ASAN_OPTIONS: "detect_leaks=0" } });
+	test(`running out of XS heap exits 2 with a clear message [${variant}]`, inTempDir(async (data) => {
+		const r = await runHost(main("test/peer/oom", data), { variant, env: { ASAN_OPTIONS: "detect_leaks=0" } });
 		assert.equal(r.code, 2, r.stderr);
 		assert.match(r.stderr, /out of memory: the XS heap .* is exhausted/);
 		assert.doesNotMatch(r.stderr, /unreachable|Segmentation|AddressSanitizer/);
-	});
+	}));
 
-	test(`an unhandled rejection exits 1 naming the error [${variant}]`, async () => {
-		const r = await runHost(main("test/peer/reject"), { variant });
+	test(`an unhandled rejection exits 1 naming the error [${variant}]`, inTempDir(async (data) => {
+		const r = await runHost(main("test/peer/reject", data), { variant });
 		assert.equal(r.code, 1);
 		assert.match(r.stderr, /unhandled rejection: Error: nobody handles this/);
-	});
+	}));
 
-	test(`importing a specifier missing from the manifest names it [${variant}]`, async () => {
-		const r = await runHost(main("test/peer/missing-import"), { variant });
+	test(`importing a specifier missing from the manifest names it [${variant}]`, inTempDir(async (data) => {
+		const r = await runHost(main("test/peer/missing-import", data), { variant });
 		assert.equal(r.code, 0, r.stderr);
 		assert.match(r.stderr, /caught: module not found: no\/such\/module/);
-	});
+	}));
 }
 
 test("a missing --modules map is a usage error (exit 64)", async () => {
@@ -37,11 +38,11 @@ test("a missing --modules map is a usage error (exit 64)", async () => {
 	assert.match(r.stderr, /cannot open module map/);
 });
 
-test("an unknown main module fails the boot with its name", async () => {
-	const r = await runHost(main("no-such-main"));
+test("an unknown main module fails the boot with its name", inTempDir(async (data) => {
+	const r = await runHost(main("no-such-main", data));
 	assert.equal(r.code, 1);
 	assert.match(r.stderr, /no-such-main/);
-});
+}));
 
 test("the build refuses an import that resolves nowhere, naming it", () => {
 	const map = new Map([["app", "/x/app"]]);
