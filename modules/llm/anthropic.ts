@@ -27,11 +27,10 @@ import { LLM_CACHE_BREAKPOINTS } from "budgets";
 import { arrayAt, emptyUsage, isObject, numberAt, objectAt, parseJson, stringAt } from "llm/json";
 import {
 	LlmError,
-	type AssistantDelta, type AssistantMessage, type BackendEnv, type BackendRegistration, type ChatOptions, type ChatRequest,
-	type ChatResponse, type ContentPart, type FinishReason, type JsonObject, type JsonValue, type LlmBackend, type ModelProfile,
-	type PreparedMediaRequest, type ToolCall, type Usage,
+	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type ContentPart, type FinishReason,
+	type JsonObject, type JsonValue, type ModelProfile, type ToolCall, type Usage,
 } from "llm/types";
-import { authHeaders, exchange, imageMarker, joinUrl, type Attachment, type ParsedReply, type StreamAssembler } from "llm/wire";
+import { protocolBackend, type ParsedReply, type StreamAssembler } from "llm/wire";
 
 export interface ConvertedRequest {
 	body: JsonObject;
@@ -377,67 +376,13 @@ export class AnthropicStreamAssembler implements StreamAssembler {
 
 // ---- backend ----
 
-const ANTHROPIC_VERSION = "2023-06-01"; // the Messages API version this code speaks
-
-class AnthropicCompatible implements LlmBackend {
-	#profile: ModelProfile | undefined = undefined;
-	#env: BackendEnv | undefined = undefined;
-
-	init(profile: ModelProfile, env: BackendEnv): void {
-		this.#profile = profile;
-		this.#env = env;
-	}
-
-	#send(converted: ConvertedRequest, options: ChatOptions, attachment?: Attachment): Promise<ChatResponse> {
-		const profile = this.#profile!, env = this.#env!;
-		for (const note of converted.notes) trace(`llm: ${note}\n`);
-		return exchange(env, profile, {
-			url: joinUrl(profile.base_url, "messages"),
-			headers: { ...authHeaders(profile), "anthropic-version": ANTHROPIC_VERSION },
-			body: converted.body,
-			attachment,
-			stream: profile.stream,
-			parse: parseAnthropicResponse,
-			assembler: (emit) => new AnthropicStreamAssembler(emit),
-		}, options);
-	}
-
-	chat(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
-		if (!this.#profile) return Promise.reject(new LlmError("invalid", "the anthropic_compatible backend was used before init()"));
-		try {
-			return this.#send(toAnthropicRequest(request, this.#profile, this.#profile.stream), options);
-		} catch (error) {
-			return Promise.reject(error);
-		}
-	}
-
-	infer_media(request: PreparedMediaRequest, options: ChatOptions): Promise<ChatResponse> {
-		if (!this.#profile) return Promise.reject(new LlmError("invalid", "the anthropic_compatible backend was used before init()"));
-		try {
-			const image = request.image;
-			const marker = imageMarker();
-			const source: JsonObject = "url" in image
-				? { type: "url", url: image.url }
-				: { type: "base64", media_type: image.mime, data: marker };
-			const converted = toAnthropicRequest({
-				messages: request.system ? [{ role: "system", content: request.system }] : [],
-				max_tokens: request.max_tokens,
-			}, this.#profile, this.#profile.stream);
-			(converted.body.messages as JsonValue[]).push({ role: "user", content: [{ type: "image", source }, { type: "text", text: request.prompt }] });
-			return this.#send(converted, options, "bytes" in image ? { marker, bytes: image.bytes } : undefined);
-		} catch (error) {
-			return Promise.reject(error);
-		}
-	}
-
-	deinit(): void {
-		this.#profile = undefined;
-		this.#env = undefined;
-	}
-}
-
-export const anthropicCompatible: BackendRegistration = Object.freeze({
+export const anthropicCompatible: BackendRegistration = protocolBackend({
 	id: "anthropic_compatible",
-	defaults: Object.freeze({ auth: "api-key", max_tokens_field: "max_tokens" }),
-	create: (): LlmBackend => new AnthropicCompatible(),
+	defaults: { auth: "api-key", max_tokens_field: "max_tokens" },
+	path: "messages",
+	headers: { "anthropic-version": "2023-06-01" }, // the Messages API version this code speaks
+	toBody: (request, profile) => toAnthropicRequest(request, profile, profile.stream),
+	mediaContent: (prompt, image) => [image, { type: "text", text: prompt }], // Anthropic advises the image first
+	parse: parseAnthropicResponse,
+	assembler: (emit) => new AnthropicStreamAssembler(emit),
 });

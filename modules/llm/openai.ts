@@ -11,10 +11,10 @@
 import { arrayAt, isObject, numberAt, objectAt, parseJson, stringAt, emptyUsage } from "llm/json";
 import {
 	LlmError,
-	type AssistantDelta, type AssistantMessage, type BackendEnv, type BackendRegistration, type ChatOptions, type ChatRequest,
-	type ChatResponse, type FinishReason, type JsonObject, type JsonValue, type LlmBackend, type Message, type ModelProfile, type PreparedMediaRequest, type ToolCall, type Usage,
+	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type FinishReason, type JsonObject,
+	type JsonValue, type Message, type ModelProfile, type ToolCall, type Usage,
 } from "llm/types";
-import { authHeaders, exchange, imageMarker, joinUrl, type Attachment, type ParsedReply, type StreamAssembler } from "llm/wire";
+import { protocolBackend, type ParsedReply, type StreamAssembler } from "llm/wire";
 
 // ---- request ----
 
@@ -207,53 +207,12 @@ export class OpenAIStreamAssembler implements StreamAssembler {
 
 // ---- backend ----
 
-class OpenAICompatible implements LlmBackend {
-	#profile: ModelProfile | undefined = undefined;
-	#env: BackendEnv | undefined = undefined;
-
-	init(profile: ModelProfile, env: BackendEnv): void {
-		this.#profile = profile;
-		this.#env = env;
-	}
-
-	#send(body: JsonObject, options: ChatOptions, attachment?: Attachment): Promise<ChatResponse> {
-		const profile = this.#profile!, env = this.#env!;
-		return exchange(env, profile, {
-			url: joinUrl(profile.base_url, "chat/completions"),
-			headers: authHeaders(profile),
-			body,
-			attachment,
-			stream: profile.stream,
-			parse: parseOpenAIResponse,
-			assembler: (emit) => new OpenAIStreamAssembler(emit),
-		}, options);
-	}
-
-	chat(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
-		if (!this.#profile) return Promise.reject(new LlmError("invalid", "the openai_compatible backend was used before init()"));
-		return this.#send(toOpenAIRequest(request, this.#profile, this.#profile.stream), options);
-	}
-
-	infer_media(request: PreparedMediaRequest, options: ChatOptions): Promise<ChatResponse> {
-		if (!this.#profile) return Promise.reject(new LlmError("invalid", "the openai_compatible backend was used before init()"));
-		const image = request.image;
-		const marker = imageMarker();
-		const url = "url" in image ? image.url : `data:${image.mime};base64,${marker}`;
-		const messages: Message[] = [];
-		if (request.system) messages.push({ role: "system", content: request.system });
-		messages.push({ role: "user", content: [{ type: "text", text: request.prompt }, { type: "image_url", image_url: { url } }] });
-		const body = toOpenAIRequest({ messages, max_tokens: request.max_tokens }, this.#profile, this.#profile.stream);
-		return this.#send(body, options, "bytes" in image ? { marker, bytes: image.bytes } : undefined);
-	}
-
-	deinit(): void {
-		this.#profile = undefined;
-		this.#env = undefined;
-	}
-}
-
-export const openaiCompatible: BackendRegistration = Object.freeze({
+export const openaiCompatible: BackendRegistration = protocolBackend({
 	id: "openai_compatible",
-	defaults: Object.freeze({ auth: "bearer", max_tokens_field: "max_tokens" }),
-	create: (): LlmBackend => new OpenAICompatible(),
+	defaults: { auth: "bearer", max_tokens_field: "max_tokens" },
+	path: "chat/completions",
+	toBody: (request, profile) => ({ body: toOpenAIRequest(request, profile, profile.stream) }),
+	mediaContent: (prompt, image) => [{ type: "text", text: prompt }, image],
+	parse: parseOpenAIResponse,
+	assembler: (emit) => new OpenAIStreamAssembler(emit),
 });

@@ -2,6 +2,8 @@
 // injected transport, read a whole JSON reply or an SSE stream, emit events, and
 // turn every failure into an LlmError. Protocol specifics come in as parse() and
 // assembler(); everything else (headers, errors, events, byte counts) lives here once.
+// protocolBackend() turns a protocol's conversions into a registered backend, so
+// the built-in backends share one init / chat / infer_media / deinit.
 //
 // Events: message_start when the reply starts (first streamed byte, or the whole
 // body), message_update per delta, then exactly one message_end — with `error` when
@@ -16,8 +18,9 @@ import { emptyUsage, parseJson } from "llm/json";
 import { SseParser } from "net/sse";
 import {
 	LlmError,
-	type AssistantDelta, type AssistantMessage, type BackendEnv, type ChatOptions, type ChatResponse, type FinishReason,
-	type JsonObject, type JsonValue, type LlmEvent, type ModelProfile, type Usage,
+	type AssistantDelta, type AssistantMessage, type BackendEnv, type BackendRegistration, type ChatOptions, type ChatRequest,
+	type ChatResponse, type ContentPart, type FinishReason, type ImagePart, type JsonObject, type JsonValue, type LlmBackend,
+	type LlmEvent, type Message, type ModelProfile, type PreparedMediaRequest, type Usage,
 } from "llm/types";
 
 export interface ParsedReply {
@@ -242,4 +245,82 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 	} finally {
 		if (bodyBuffer) buffers.free(bodyBuffer);
 	}
+}
+
+// ---- backends over a wire protocol ----
+
+/** What one wire protocol brings to protocolBackend(). */
+export interface ProtocolSpec extends Pick<BackendRegistration, "id" | "defaults"> {
+	/** Appended to the profile's base_url, e.g. "chat/completions". */
+	path: string;
+	/** Sent besides the auth header (e.g. a protocol version). */
+	headers?: Readonly<Record<string, string>>;
+	/** The JSON body of a chat request, and sentences about what the conversion had to change (traced, never fatal). */
+	toBody(request: ChatRequest, profile: ModelProfile): { body: JsonObject; notes?: string[] };
+	/** The user message of a one-shot image request: the prompt and the image in the order the protocol prefers. */
+	mediaContent(prompt: string, image: ImagePart): ContentPart[];
+	parse(json: JsonValue): ParsedReply;
+	assembler(emit: (delta: AssistantDelta) => void): StreamAssembler;
+}
+
+/** A backend bound to one profile between init and deinit. */
+class ProtocolBackend implements LlmBackend {
+	readonly #spec: ProtocolSpec;
+	#profile: ModelProfile | undefined = undefined;
+	#env: BackendEnv | undefined = undefined;
+
+	constructor(spec: ProtocolSpec) {
+		this.#spec = spec;
+	}
+
+	init(profile: ModelProfile, env: BackendEnv): void {
+		this.#profile = profile;
+		this.#env = env;
+	}
+
+	chat(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
+		return this.#send(request, options);
+	}
+
+	/** A local image travels as a data URL whose base64 is a marker, replaced by the bytes in serializeBody. */
+	infer_media(request: PreparedMediaRequest, options: ChatOptions): Promise<ChatResponse> {
+		const image = request.image;
+		const marker = imageMarker();
+		const url = "url" in image ? image.url : `data:${image.mime};base64,${marker}`;
+		const messages: Message[] = [];
+		if (request.system) messages.push({ role: "system", content: request.system });
+		messages.push({ role: "user", content: this.#spec.mediaContent(request.prompt, { type: "image_url", image_url: { url } }) });
+		return this.#send({ messages, max_tokens: request.max_tokens }, options, "bytes" in image ? { marker, bytes: image.bytes } : undefined);
+	}
+
+	deinit(): void {
+		this.#profile = undefined;
+		this.#env = undefined;
+	}
+
+	#send(request: ChatRequest, options: ChatOptions, attachment?: Attachment): Promise<ChatResponse> {
+		const spec = this.#spec, profile = this.#profile, env = this.#env;
+		if (!profile || !env) return Promise.reject(new LlmError("invalid", `the ${spec.id} backend was used before init()`));
+		let converted: { body: JsonObject; notes?: string[] };
+		try {
+			converted = spec.toBody(request, profile);
+		} catch (error) {
+			return Promise.reject(toLlmError(error, profile));
+		}
+		for (const note of converted.notes ?? []) trace(`llm: ${note}\n`);
+		return exchange(env, profile, {
+			url: joinUrl(profile.base_url, spec.path),
+			headers: { ...authHeaders(profile), ...spec.headers },
+			body: converted.body,
+			attachment,
+			stream: profile.stream,
+			parse: spec.parse,
+			assembler: spec.assembler,
+		}, options);
+	}
+}
+
+/** The registration of a backend speaking spec's protocol. */
+export function protocolBackend(spec: ProtocolSpec): BackendRegistration {
+	return Object.freeze({ id: spec.id, defaults: Object.freeze({ ...spec.defaults }), create: (): LlmBackend => new ProtocolBackend(spec) });
 }
