@@ -33,6 +33,17 @@ test("a cleared timer never fires", async () => {
 	assert.equal(fired, false);
 });
 
+test("a timer weeks away (or at Infinity) does not hold back the others", async () => {
+	// Past poll()'s int milliseconds: the host once waited forever for it.
+	const far = Timer.set(() => {}, 30 * 24 * 3600 * 1000);
+	const never = Timer.set(() => {}, Infinity);
+	const start = now();
+	await new Promise((resolve) => Timer.set(resolve, 5));
+	assert.ok(now() - start < 1000, `the 5 ms timer fired after ${now() - start} ms`);
+	Timer.clear(far);
+	Timer.clear(never);
+});
+
 test("Timer rejects a non-function callback and a bad interval", () => {
 	assert.throws(() => Timer.set(42 as any, 1), "callback must be a function", TypeError);
 	assert.throws(() => Timer.set(() => {}, -1), "invalid interval", RangeError);

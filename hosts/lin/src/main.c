@@ -392,13 +392,15 @@ static void runLoop(xsMachine *the)
 		if (!gWatches && !gTimers)
 			break;
 		double now = hostNowMs();
-		int timeout = -1;
+		double soonest = -1;   /* ms until the first timer is due; -1: no timer */
 		for (HostTimer *t = gTimers; t; t = t->next) {
-			double wait = t->when - now;
-			int ms = wait <= 0 ? 0 : (int)(wait + 0.999);
-			if (timeout < 0 || ms < timeout)
-				timeout = ms;
+			double wait = t->when > now ? t->when - now : 0;
+			if (soonest < 0 || wait < soonest)
+				soonest = wait;
 		}
+		/* poll() takes int milliseconds: a timer further away than INT_MAX ms
+		 * (24.8 days, or Infinity) is waited for in steps of that. */
+		int timeout = soonest < 0 ? -1 : soonest >= INT_MAX ? INT_MAX : (int)ceil(soonest);
 		int count = 0;
 		for (HostWatch *w = gWatches; w; w = w->next)
 			count++;

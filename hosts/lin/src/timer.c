@@ -8,6 +8,8 @@
 #include "xsAll.h"
 #include "host.h"
 
+#include <limits.h>
+
 typedef struct {
 	xsMachine *the;
 	HostTimer *pending;
@@ -141,10 +143,15 @@ static void xs_timer_clear(xsMachine *the)
 		timerUnschedule(the, timer);
 }
 
+/* Blocks the whole host. A delay past INT_MAX ms (24.8 days, or Infinity) is
+ * cut to that rather than overflow the conversion to seconds. */
 static void xs_timer_delay(xsMachine *the)
 {
 	double ms = delayArgument(the, 0);
-	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (double)(long)(ms / 1000) * 1000) * 1e6) };
+	if (ms > INT_MAX)
+		ms = INT_MAX;
+	double seconds = floor(ms / 1000);
+	struct timespec ts = { (time_t)seconds, (long)((ms - seconds * 1000) * 1e6) };
 	nanosleep(&ts, NULL);
 }
 
