@@ -78,20 +78,25 @@ function kib(n: number): string {
 	return `${Math.round(n / 1024)} KiB`;
 }
 
+/** Refuses, before anything is sent, an image the profile cannot take: any at all, or a local one. */
+export function checkImageUse(profile: ModelProfile, local: boolean): void {
+	if (!profile.supports_vision)
+		throw new LlmError("unsupported", `the model ${profile.model} cannot see images (llm.supports_vision is false); nothing was sent`);
+	if (local && profile.image_remote_url_only)
+		throw new LlmError("unsupported", `the model ${profile.model} takes images by http(s) URL only (llm.image_remote_url_only); nothing was sent`);
+}
+
 export function prepareImage(
 	image: ImageSource,
 	profile: ModelProfile,
 	files: ImageFiles | undefined,
 	buffers: BufferPool,
 ): PreparedImage {
-	if (!profile.supports_vision)
-		throw new LlmError("unsupported", `the model ${profile.model} cannot see images (llm.supports_vision is false); nothing was sent`);
+	checkImageUse(profile, !("url" in image));
 	if ("url" in image) {
 		if (!/^https?:\/\/\S+$/i.test(image.url)) throw new LlmError("invalid", "an image URL must start with http:// or https://");
 		return { url: image.url };
 	}
-	if (profile.image_remote_url_only)
-		throw new LlmError("unsupported", `the model ${profile.model} takes images by http(s) URL only (llm.image_remote_url_only); nothing was sent`);
 	const tooBig = (size: number) => new LlmError("unsupported", `the image is ${kib(size)}; at most ${kib(profile.image_max_bytes)} can be sent. Use a smaller image.`);
 	let bytes: ArrayBufferLike;
 	if ("path" in image) {

@@ -17,7 +17,7 @@ import type { AbortSignalLike, HttpTransport } from "net/types";
 import { heapBuffers, type BufferPool } from "util/buffers";
 import { backends as sharedRegistry } from "llm/backends";
 import { UsageLimiter, type Limits, type UsageSnapshot, type UsageStore } from "llm/limits";
-import { prepareImage, type ImageFiles } from "llm/media";
+import { checkImageUse, prepareImage, type ImageFiles } from "llm/media";
 import { parseCount, resolveProfile, PRESETS } from "llm/profiles";
 import type { BackendRegistry } from "llm/registry";
 import { DEFAULT_RETRY_POLICY, systemClock, withRetries, type Clock, type RetryInfo, type RetryPolicy } from "llm/retry";
@@ -298,8 +298,5 @@ export function checkChat(request: ChatRequest, profile: ModelProfile): void {
 	if (request.tools?.length && !profile.supports_tools)
 		throw new LlmError("unsupported", `the model ${profile.model} does not take tools (llm.supports_tools is false); nothing was sent`);
 	const images = hasImages(request);
-	if (images.any && !profile.supports_vision)
-		throw new LlmError("unsupported", `the model ${profile.model} cannot see images (llm.supports_vision is false); nothing was sent`);
-	if (images.local && profile.image_remote_url_only)
-		throw new LlmError("unsupported", `the model ${profile.model} takes images by http(s) URL only (llm.image_remote_url_only); nothing was sent`);
+	if (images.any) checkImageUse(profile, images.local);
 }
