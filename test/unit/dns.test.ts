@@ -118,3 +118,8 @@ test("the resolver checks its receiver, its options and its state", () => {
 	resolver.close();
 	assert.throws(() => resolver.resolve({ host: "x", onResolved: ok }), "Resolver: closed");
 });
+
+test("a resolver closed by a getter of the options it was given throws \"closed\"", () => {
+	const resolver = new Resolver({});
+	assert.throws(() => resolver.resolve({ get host() { resolver.close(); return "127.0.0.1"; }, onResolved() {} }), "Resolver: closed");
+});

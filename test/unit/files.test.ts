@@ -304,6 +304,15 @@ test("closed files and directories throw \"closed\"; close is idempotent; the ro
 	assert.ok([...files].includes("closed.txt"), "the root still works");
 });
 
+test("a directory closed by a getter of the options it was given throws \"closed\"", () => {
+	files.createDirectory("closed-by-getter");
+	const directory = files.openDirectory({ path: "closed-by-getter" });
+	assert.throws(() => directory.openFile({ mode: "w", get path() { directory.close(); return "f"; } }), "files: closed");
+	const again = files.openDirectory({ path: "closed-by-getter" });
+	assert.throws(() => again.openDirectory({ get path() { again.close(); return "sub"; } }), "files: closed");
+	assert.equal(files.delete("closed-by-getter"), true, "nothing was created in it");
+});
+
 test("the classes cannot be constructed directly; files are opened", () => {
 	const file = files.openFile({ path: "construct.txt", mode: "w" });
 	const FileClass = (file as any).constructor;

@@ -321,7 +321,7 @@ static void xs_resolver_constructor(xsMachine *the)
 
 static void xs_resolver_resolve(xsMachine *the)
 {
-	Resolver *r = hostThis(the, &gResolverHooks, "Resolver");
+	hostThis(the, &gResolverHooks, "Resolver");
 	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
 		xsTypeError("Resolver: options object required");
 	char host[DNS_NAME_CHARS];
@@ -333,6 +333,8 @@ static void xs_resolver_resolve(xsMachine *the)
 	hostCallbackOption(the, &xsArg(0), "onError", &onError, "Resolver");
 	if (xsTypeOf(onResolved) == xsUndefinedType && xsTypeOf(onError) == xsUndefinedType)
 		xsTypeError("Resolver: onResolved or onError required");
+	/* Fetched after the options: a getter among them may have closed it. */
+	Resolver *r = hostThis(the, &gResolverHooks, "Resolver");
 	if (r->pending >= DNS_PENDING_MAX)
 		xsUnknownError("Resolver: %d lookups are already pending; wait for their answers", DNS_PENDING_MAX);
 	DNSRequest *request = calloc(1, sizeof(DNSRequest));

@@ -517,7 +517,7 @@ static void xs_directory_constructor(xsMachine *the)
 
 static void xs_directory_openFile(xsMachine *the)
 {
-	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
+	hostThis(the, &gDirectoryHooks, "files");
 	optionsArgument(the, "openFile");
 	char mode[4] = "r";
 	xsVars(1);
@@ -533,6 +533,8 @@ static void xs_directory_openFile(xsMachine *the)
 	xsVar(0) = xsGet(xsArg(0), hostID("path"));
 	char path[FILES_PATH_MAX], below[FILES_PATH_MAX], full[PATH_MAX];
 	pathArgument(the, &xsVar(0), path);
+	/* Fetched after the options: a getter among them may have closed it. */
+	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
 	resolvePath(the, directory, path, below, full);
 
 	int flags = !strcmp(mode, "r") ? O_RDONLY
@@ -561,12 +563,14 @@ static void xs_directory_openFile(xsMachine *the)
 
 static void xs_directory_openDirectory(xsMachine *the)
 {
-	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
+	hostThis(the, &gDirectoryHooks, "files");
 	optionsArgument(the, "openDirectory");
 	xsVars(1);
 	xsVar(0) = xsGet(xsArg(0), hostID("path"));
 	char path[FILES_PATH_MAX], below[FILES_PATH_MAX], full[PATH_MAX];
 	pathArgument(the, &xsVar(0), path);
+	/* Fetched after the options: a getter among them may have closed it. */
+	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
 	resolvePath(the, directory, path, below, full);
 	struct stat status;
 	if (stat(full, &status) < 0)
