@@ -68,6 +68,31 @@ function oneOf<T extends string>(name: string, text: string | undefined, allowed
 	throw new LlmError("config", `${name} must be one of ${allowed.join(", ")} (it is "${text}")`);
 }
 
+export interface Settings {
+	provider: string;
+	/** The provider's preset; undefined for "custom" and for unknown names. */
+	preset: Preset | undefined;
+	backend: string;
+	base_url: string;
+	model: string;
+	api_key: string;
+}
+
+/** The llm.* names that pick the model, trimmed, with the preset's defaults filled in; not validated. */
+export function readSettings(get: ConfigGetter): Settings {
+	const text = (name: string) => (get(name) ?? "").trim();
+	const provider = text("llm.provider").toLowerCase() || "openai";
+	const preset = Object.hasOwn(PRESETS, provider) ? PRESETS[provider] : undefined; // not "constructor" and friends
+	return {
+		provider,
+		preset,
+		backend: text("llm.backend") || preset?.backend || "openai_compatible",
+		base_url: text("llm.base_url") || preset?.base_url || "",
+		model: text("llm.model"),
+		api_key: text("llm.api_key"),
+	};
+}
+
 export type ProfileResult =
 	| { ok: true; profile: ModelProfile }
 	/** Not configured: guidance is the answer a request gets (nothing is sent). */
@@ -78,21 +103,16 @@ export type ProfileResult =
  * that is set but wrong throws LlmError("config") saying how to fix it.
  */
 export function resolveProfile(get: ConfigGetter, registry: BackendRegistry): ProfileResult {
-	const provider = (get("llm.provider") ?? "openai").trim().toLowerCase() || "openai";
-	const preset = PRESETS[provider];
+	const { provider, preset, backend: backendId, base_url: baseUrl, model, api_key: apiKey } = readSettings(get);
 	if (!preset && provider !== "custom")
 		throw new LlmError("config", `llm.provider "${provider}" is unknown: use one of ${[...Object.keys(PRESETS), "custom"].join(", ")}`);
-	const baseUrl = (get("llm.base_url") ?? "").trim() || preset?.base_url || "";
 	if (!baseUrl) throw new LlmError("config", "llm.provider is custom, so llm.base_url is needed: use config set llm.base_url https://host/v1");
 	if (!/^https?:\/\/[^/\s]+/i.test(baseUrl)) throw new LlmError("config", `llm.base_url must start with http:// or https:// (it is "${baseUrl}")`);
 
-	const backendId = (get("llm.backend") ?? "").trim() || preset?.backend || "openai_compatible";
 	const registration = registry.get(backendId);
 	if (!registration) throw new LlmError("config", `llm.backend "${backendId}" is not registered: use one of ${registry.ids().join(", ")}`);
 
 	const auth = oneOf("llm.auth", get("llm.auth"), ["bearer", "api-key", "none"] as const) ?? preset?.auth ?? registration.defaults.auth;
-	const apiKey = (get("llm.api_key") ?? "").trim();
-	const model = (get("llm.model") ?? "").trim();
 
 	const missing: string[] = [];
 	if (!apiKey && auth !== "none") missing.push("`config set llm.api_key ...`");

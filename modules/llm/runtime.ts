@@ -18,7 +18,7 @@ import { heapBuffers, type BufferPool } from "util/buffers";
 import { backends as sharedRegistry } from "llm/backends";
 import { UsageLimiter, type Limits, type UsageSnapshot, type UsageStore } from "llm/limits";
 import { checkImageUse, prepareImage, type ImageFiles } from "llm/media";
-import { parseCount, resolveProfile, PRESETS } from "llm/profiles";
+import { parseCount, readSettings, resolveProfile } from "llm/profiles";
 import type { BackendRegistry } from "llm/registry";
 import { DEFAULT_RETRY_POLICY, systemClock, withRetries, type Clock, type RetryInfo, type RetryPolicy } from "llm/retry";
 import { emptyUsage } from "llm/json";
@@ -236,16 +236,14 @@ export class Llm {
 	}
 
 	status(): LlmStatus {
-		const get = (name: string) => this.#options.config.get(name);
-		const key = (get("llm.api_key") ?? "").trim();
-		const provider = (get("llm.provider") ?? "openai").trim().toLowerCase() || "openai";
+		const settings = readSettings((name) => this.#options.config.get(name));
 		const status: LlmStatus = {
 			configured: false,
-			provider,
-			backend: (get("llm.backend") ?? "").trim() || PRESETS[provider]?.backend || "",
-			model: (get("llm.model") ?? "").trim(),
-			base_url: (get("llm.base_url") ?? "").trim() || PRESETS[provider]?.base_url || "",
-			api_key: key ? mask(key) : "(not set)",
+			provider: settings.provider,
+			backend: settings.backend,
+			model: settings.model,
+			base_url: settings.base_url,
+			api_key: settings.api_key ? mask(settings.api_key) : "(not set)",
 			stream: true,
 			usage: this.#limiter.snapshot(),
 			limits: { callsPerHour: LLM_CALLS_PER_HOUR, callsPerDay: LLM_CALLS_PER_DAY, tokensPerDay: LLM_TOKENS_PER_DAY },

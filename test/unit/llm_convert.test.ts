@@ -288,6 +288,8 @@ test("presets give each provider its URL, auth and max_tokens field; any base UR
 	assert.equal(custom.auth, "api-key", "the backend's default auth");
 	assert.equal(custom.max_tokens, 1024);
 	assert.throws(() => profile({ ...key, "llm.provider": "skynet" }), "llm.provider \"skynet\" is unknown");
+	for (const inherited of ["constructor", "toString", "__proto__"]) // names every object has are no presets
+		assert.throws(() => profile({ ...key, "llm.provider": inherited, "llm.base_url": "https://llm.lan/v1" }), `llm.provider "${inherited.toLowerCase()}" is unknown`);
 	assert.throws(() => profile({ ...key, "llm.base_url": "ftp://x" }), "must start with http:// or https://");
 	assert.throws(() => profile({ ...key, "llm.backend": "nope" }), "llm.backend \"nope\" is not registered");
 	assert.throws(() => profile({ ...key, "llm.max_tokens": "lots" }), "llm.max_tokens must be a whole number");
