@@ -212,6 +212,21 @@ test("a socket nobody references stays alive until closed", async () => {
 	assert.equal(await echoed, "kept");
 });
 
+test("callbacks that option getters create survive a collection while the options are read", async () => {
+	const churn = () => { const kept = []; for (let i = 0; i < 2000; i++) kept.push({ i }); return kept.length; };
+	const message = await new Promise<string>((resolve) => {
+		new TCP({
+			address: "127.0.0.1",
+			port: REFUSED,
+			get onReadable() { collectGarbage(); return () => {}; },
+			get onWritable() { collectGarbage(); return () => {}; },
+			get onError() { collectGarbage(); return (m: string) => resolve(m); },
+			get target() { collectGarbage(); churn(); return undefined; },
+		} as any);
+	});
+	assert.match(message, /^TCP: cannot connect to 127\.0\.0\.1/);
+});
+
 test("the constructor checks every option", () => {
 	const ok = () => {};
 	const T = TCP as any;

@@ -11,7 +11,7 @@
 import TLS from "embedded:io/socket/tcp/tls";
 import TCP from "embedded:io/socket/tcp";
 import Timer from "timer";
-import { heap, option } from "host/platform";
+import { collectGarbage, heap, option } from "host/platform";
 import { assert, test } from "testing";
 import { connect, connectError, pumpPattern, roundTrip, type StreamClass } from "./stream";
 
@@ -97,6 +97,18 @@ if (MODE === "default") {
 		assert.deepEqual(events, ["readable 7", "goodbye", "TLS: connection closed by peer"]);
 		assert.throws(() => socket.write(new ArrayBuffer(1)), "TLS: cannot write after an error: connection closed by peer");
 		socket.close();
+	});
+
+	test("callbacks that option getters create survive a collection while the options are read", async () => {
+		const churn = () => { const kept = []; for (let i = 0; i < 2000; i++) kept.push({ i }); return kept.length; };
+		const writable = await new Promise<number>((resolve) => {
+			const socket = new TLS({
+				...at(TRUSTED),
+				get onWritable() { collectGarbage(); return (bytes: number) => { socket.close(); resolve(bytes); }; },
+				get secure() { collectGarbage(); churn(); return { certificate: CA_DER }; },
+			});
+		});
+		assert.equal(writable, 16384);
 	});
 
 	test("write() before the handshake completes throws", () => {

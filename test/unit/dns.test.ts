@@ -20,6 +20,8 @@ function lookup(resolver: Resolver, host: string): Promise<Answer> {
 }
 
 const delay = (ms: number) => new Promise((resolve) => Timer.set(resolve, ms));
+// Allocates enough that slots freed by a collection are taken again.
+const churn = () => { const kept = []; for (let i = 0; i < 2000; i++) kept.push({ i }); return kept.length; };
 
 test("an IPv4 literal answers itself on a later turn, with the resolver as this", async () => {
 	const resolver = new Resolver({});
@@ -117,6 +119,19 @@ test("the resolver checks its receiver, its options and its state", () => {
 	assert.throws(() => resolver.resolve({ host: "x", onError: "no" as any }), "Resolver: onError must be a function", TypeError);
 	resolver.close();
 	assert.throws(() => resolver.resolve({ host: "x", onResolved: ok }), "Resolver: closed");
+});
+
+test("callbacks that option getters create survive a collection while the options are read", async () => {
+	const resolver = new Resolver({});
+	const address = await new Promise<string>((resolve) => {
+		resolver.resolve({
+			host: "127.0.0.1",
+			get onResolved() { collectGarbage(); return (_h: string, a: string) => resolve(a); },
+			get onError() { collectGarbage(); churn(); return undefined; },
+		});
+	});
+	assert.equal(address, "127.0.0.1");
+	resolver.close();
 });
 
 test("a resolver closed by a getter of the options it was given throws \"closed\"", () => {

@@ -321,6 +321,9 @@ static void xs_resolver_constructor(xsMachine *the)
 
 static void xs_resolver_resolve(xsMachine *the)
 {
+	/* The callbacks wait in xsVars until the request holds them: a getter may
+	 * return a function nothing else holds, and the next one collect garbage. */
+	xsVars(2);
 	hostThis(the, &gResolverHooks, "Resolver");
 	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
 		xsTypeError("Resolver: options object required");
@@ -328,10 +331,9 @@ static void xs_resolver_resolve(xsMachine *the)
 	hostStringOption(the, &xsArg(0), "host", host, sizeof(host), 1, "Resolver");
 	if (!host[0])
 		xsTypeError("Resolver: host required");
-	xsSlot onResolved, onError;
-	hostCallbackOption(the, &xsArg(0), "onResolved", &onResolved, "Resolver");
-	hostCallbackOption(the, &xsArg(0), "onError", &onError, "Resolver");
-	if (xsTypeOf(onResolved) == xsUndefinedType && xsTypeOf(onError) == xsUndefinedType)
+	hostCallbackOption(the, &xsArg(0), "onResolved", &xsVar(0), "Resolver");
+	hostCallbackOption(the, &xsArg(0), "onError", &xsVar(1), "Resolver");
+	if (xsTypeOf(xsVar(0)) == xsUndefinedType && xsTypeOf(xsVar(1)) == xsUndefinedType)
 		xsTypeError("Resolver: onResolved or onError required");
 	/* Fetched after the options: a getter among them may have closed it. */
 	Resolver *r = hostThis(the, &gResolverHooks, "Resolver");
@@ -341,8 +343,8 @@ static void xs_resolver_resolve(xsMachine *the)
 	if (!request)
 		xsUnknownError("Resolver: out of memory");
 	request->resolver = r;
-	request->onResolved = onResolved;
-	request->onError = onError;
+	request->onResolved = xsVar(0);
+	request->onError = xsVar(1);
 	strcpy(request->host, host);
 	if (!dnsAnswerAtOnce(request)) {
 		int error = dnsStartJob(request);

@@ -76,7 +76,9 @@ int hostHasOption(xsMachine *the, xsSlot *options, const char *name);
 int hostIntegerOption(xsMachine *the, xsSlot *options, const char *name, int min, int max, int fallback, const char *cls);
 /* Copies a string option into buf; returns 0 when absent (and required==0). */
 int hostStringOption(xsMachine *the, xsSlot *options, const char *name, char *buf, size_t size, int required, const char *cls);
-/* Fetches a callback option into *slot (undefined when absent); throws if not a function. */
+/* Fetches a callback option into *slot (undefined when absent); throws if not
+ * a function. Make *slot an xsVar or a marked slot: a getter may return a
+ * function that nothing else holds. */
 void hostCallbackOption(xsMachine *the, xsSlot *options, const char *name, xsSlot *slot, const char *cls);
 /* A view of bytes from ArrayBuffer, TypedArray, DataView or SharedArrayBuffer.
  * The pointer is valid until the next allocation in the machine. */

@@ -57,10 +57,16 @@ typedef struct {
 	int port;
 	int nodelay;                    /* -1 absent, 0 or 1 */
 	int format;                     /* NET_FORMAT_* */
-	xsSlot onReadable, onWritable, onError;  /* undefined when absent; held by xsArg(0) meanwhile */
 } NetOptions;
 
 enum { NET_FORMAT_BUFFER = 0, NET_FORMAT_NUMBER = 1 };
+
+/* The callbacks wait in the constructor's first xsVars, where the garbage
+ * collector sees them, until netOpen hands them to the socket (and its
+ * marker): a getter on the options may return a function nothing else holds.
+ * A constructor calls xsVars(NET_VARS + its own) before anything else, and
+ * uses xsVar(NET_VARS) onwards for itself. Undefined when absent. */
+enum { NET_VAR_ON_READABLE, NET_VAR_ON_WRITABLE, NET_VAR_ON_ERROR, NET_VARS };
 
 /* Reads xsArg(0) of a constructor; throws specific errors naming cls. */
 void netParseOptions(xsMachine *the, const NetClass *cls, NetOptions *options);

@@ -363,9 +363,9 @@ void netParseOptions(xsMachine *the, const NetClass *cls, NetOptions *o)
 		else if (strcmp(format, "buffer"))
 			xsRangeError("%s: invalid format (\"buffer\" or \"number\")", name);
 	}
-	hostCallbackOption(the, options, "onReadable", &o->onReadable, name);
-	hostCallbackOption(the, options, "onWritable", &o->onWritable, name);
-	hostCallbackOption(the, options, "onError", &o->onError, name);
+	hostCallbackOption(the, options, "onReadable", &xsVar(NET_VAR_ON_READABLE), name);
+	hostCallbackOption(the, options, "onWritable", &xsVar(NET_VAR_ON_WRITABLE), name);
+	hostCallbackOption(the, options, "onError", &xsVar(NET_VAR_ON_ERROR), name);
 	if (hostHasOption(the, options, "target")) {
 		xsSlot target = xsGet(*options, hostID("target"));
 		xsDefine(xsThis, hostID("target"), target, xsDefault);
@@ -397,9 +397,9 @@ NetSocket *netOpen(xsMachine *the, const NetClass *cls, const NetOptions *o, voi
 	s->format = o->format;
 	s->port = o->port;
 	strcpy(s->addressText, o->text);
-	s->onReadable = o->onReadable;
-	s->onWritable = o->onWritable;
-	s->onError = o->onError;
+	s->onReadable = xsVar(NET_VAR_ON_READABLE);
+	s->onWritable = xsVar(NET_VAR_ON_WRITABLE);
+	s->onError = xsVar(NET_VAR_ON_ERROR);
 	s->state = STATE_CONNECTING;
 	if (o->nodelay >= 0) {
 		int value = o->nodelay;
@@ -634,6 +634,7 @@ static const NetClass gTCP = { "TCP", &gTCPHooks, &gPlain };
 
 static void xs_tcp_constructor(xsMachine *the)
 {
+	xsVars(NET_VARS);
 	NetOptions options;
 	netParseOptions(the, &gTCP, &options);
 	netOpen(the, &gTCP, &options, NULL);

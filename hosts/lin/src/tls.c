@@ -272,26 +272,28 @@ static int tlsConfigure(TLSContext *ctx, mbedtls_x509_crt *chain, int verify)
 	return 0;
 }
 
+enum { TLS_VAR_SECURE = NET_VARS, TLS_VAR_CERTIFICATE, TLS_VARS };
+
 static void xs_tls_constructor(xsMachine *the)
 {
-	xsVars(2);
+	xsVars(TLS_VARS);
 	NetOptions options;
 	netParseOptions(the, &gTLS, &options);
 	char name[TLS_NAME_CHARS] = "";
 	hostStringOption(the, &xsArg(0), "host", name, sizeof(name), 0, "TLS");
 	int verify = 1, hasCertificate = 0;
 	if (hostHasOption(the, &xsArg(0), "secure")) {
-		xsVar(0) = xsGet(xsArg(0), hostID("secure"));
-		if (!xsIsInstanceOf(xsVar(0), xsObjectPrototype))
+		xsVar(TLS_VAR_SECURE) = xsGet(xsArg(0), hostID("secure"));
+		if (!xsIsInstanceOf(xsVar(TLS_VAR_SECURE), xsObjectPrototype))
 			xsTypeError("TLS: secure must be an object");
-		hostStringOption(the, &xsVar(0), "serverName", name, sizeof(name), 0, "TLS");
-		if (hostHasOption(the, &xsVar(0), "verify"))
-			verify = xsToBoolean(xsGet(xsVar(0), hostID("verify")));
-		if (hostHasOption(the, &xsVar(0), "certificate")) {
+		hostStringOption(the, &xsVar(TLS_VAR_SECURE), "serverName", name, sizeof(name), 0, "TLS");
+		if (hostHasOption(the, &xsVar(TLS_VAR_SECURE), "verify"))
+			verify = xsToBoolean(xsGet(xsVar(TLS_VAR_SECURE), hostID("verify")));
+		if (hostHasOption(the, &xsVar(TLS_VAR_SECURE), "certificate")) {
 			hasCertificate = 1;
-			xsVar(1) = xsGet(xsVar(0), hostID("certificate"));
+			xsVar(TLS_VAR_CERTIFICATE) = xsGet(xsVar(TLS_VAR_SECURE), hostID("certificate"));
 			size_t length;
-			hostBytes(the, &xsVar(1), &length, "TLS: secure.certificate");
+			hostBytes(the, &xsVar(TLS_VAR_CERTIFICATE), &length, "TLS: secure.certificate");
 		}
 	}
 	if (verify && !name[0])
@@ -314,7 +316,7 @@ static void xs_tls_constructor(xsMachine *the)
 	if (verify && hasCertificate) {
 		size_t length;
 		/* Nothing allocates in the machine between this and the parse. */
-		const unsigned char *der = hostBytes(the, &xsVar(1), &length, "TLS: secure.certificate");
+		const unsigned char *der = hostBytes(the, &xsVar(TLS_VAR_CERTIFICATE), &length, "TLS: secure.certificate");
 		int result = mbedtls_x509_crt_parse_der(&ctx->ownCA, der, length);
 		if (result) {
 			tlsErrorText(result, detail, sizeof(detail));
