@@ -113,7 +113,7 @@ export function toLlmError(error: unknown, profile: ModelProfile): LlmError {
 				return new LlmError("aborted", "the LLM request was cancelled");
 			case "status": {
 				const status = error.status ?? 0;
-				return new LlmError("http", scrub(error.message), {
+				return new LlmError("http", scrub(error.message) + statusHint(status), {
 					status,
 					retryable: status === 429 || status >= 500,
 					retryAfterMs: error.retryAfterMs,
@@ -122,15 +122,25 @@ export function toLlmError(error: unknown, profile: ModelProfile): LlmError {
 			case "timeout":
 				return new LlmError("network", `the LLM did not answer in time (${scrub(error.message)})${error.timeout === "total" ? "; if long replies need more, raise llm.timeout_ms" : ""}`, { retryable: error.timeout === "connect" });
 			case "too_large":
-				return new LlmError("network", `the LLM reply is too large (${scrub(error.message)})`);
-			case "connect": case "dns":
-				return new LlmError("network", `cannot reach the LLM at ${originOf(profile.base_url)}: ${scrub(error.message)}`, { retryable: RETRYABLE_KINDS.has(error.kind) });
+				return new LlmError("network", `the LLM reply is too large (${scrub(error.message)}); lower llm.max_tokens or ask for a shorter answer`);
+			case "connect": case "dns": {
+				const why = scrub(error.message);
+				const hint = /\bcheck\b/i.test(why) ? "" : "; check llm.base_url and the network";
+				return new LlmError("network", `cannot reach the LLM at ${originOf(profile.base_url)}: ${why}${hint}`, { retryable: RETRYABLE_KINDS.has(error.kind) });
+			}
 			default:
 				return new LlmError("network", `the connection to the LLM at ${originOf(profile.base_url)} failed: ${scrub(error.message)}`);
 		}
 	}
 	const message = error instanceof Error ? error.message : String(error);
 	return new LlmError("protocol", scrub(`the LLM request failed: ${message}`));
+}
+
+/** What a person can do about a status, when the status says (the provider's text says why). */
+function statusHint(status: number): string {
+	if (status === 401 || status === 403) return " (check the key: config set llm.api_key ...)";
+	if (status === 404) return " (check llm.base_url and llm.model)";
+	return "";
 }
 
 function originOf(url: string): string {
@@ -202,7 +212,7 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 						start();
 						try {
 							streamed += bytes.length;
-							if (streamed > LLM_REPLY_MAX_BYTES) throw new LlmError("network", `the LLM reply is larger than ${LLM_REPLY_MAX_BYTES} bytes; it was cut off`);
+							if (streamed > LLM_REPLY_MAX_BYTES) throw new LlmError("network", `the LLM reply is larger than ${LLM_REPLY_MAX_BYTES} bytes; it was cut off: lower llm.max_tokens or ask for a shorter answer`);
 							stream.push(bytes);
 						} catch (error) {
 							// Kept, so the transport's "protocol" wrapper does not hide kind and status.
@@ -223,7 +233,7 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 		} else {
 			start();
 			const json = parseJson(response.body);
-			if (json === undefined) throw new LlmError("protocol", `the LLM reply is not JSON (${response.body.length} bytes starting ${JSON.stringify(response.body.slice(0, 40))})`);
+			if (json === undefined) throw new LlmError("protocol", `the LLM reply is not JSON (${response.body.length} bytes starting ${JSON.stringify(response.body.slice(0, 40))}): check that llm.base_url is the API's address`);
 			reply = spec.parse(json);
 			emitWhole(reply.message, emit);
 		}

@@ -11,7 +11,7 @@ import { Llm, type LlmOptions } from "llm/runtime";
 import { LlmError, type ChatRequest, type ToolDefinition } from "llm/types";
 import { encode } from "util/base64";
 import {
-	ANTHROPIC, FakeClock, FakeTransport, MemoryStore, OPENAI, config, fail, hang, json, status, stream, type Reply,
+	ANTHROPIC, FakeClock, FakeTransport, MemoryStore, OPENAI, config, fail, hang, json, response, status, stream, type Reply,
 } from "./llm_fakes";
 
 const HI: ChatRequest = { messages: [{ role: "user", content: "hi" }] };
@@ -93,6 +93,25 @@ test("connect errors and connect timeouts are retried; TLS and first-byte timeou
 	transport.replies = [fail("timeout", "first byte timeout after 60000 ms", { timeout: "first_byte" })];
 	await assert.rejects(llm.chat(HI), "did not answer in time");
 	assert.equal(clock.sleeps.length, 3);
+	llm.close();
+});
+
+test("errors a person can fix say which setting to check", async () => {
+	const { llm, transport } = setup();
+	transport.script(status(401, "invalid x-api-key"));
+	await assert.rejects(llm.chat(HI), "HTTP 401: invalid x-api-key (check the key: config set llm.api_key ...)");
+	transport.script(status(404, "no such model"));
+	await assert.rejects(llm.chat(HI), "HTTP 404: no such model (check llm.base_url and llm.model)");
+	transport.script(status(400, "messages: bad"));
+	const plain = await assert.rejects(llm.chat(HI), "HTTP 400");
+	assert.equal(plain.message, "HTTP 400: messages: bad", "a status with no setting to blame is left as the provider said it");
+	transport.script(...Array.from({ length: 4 }, () => fail("connect", "cannot connect to api.openai.com:443: connection refused")));
+	await assert.rejects(llm.chat(HI), "connection refused; check llm.base_url and the network; gave up after 4 attempts");
+	transport.script(...Array.from({ length: 4 }, () => fail("dns", "cannot resolve api.openai.com: check the host name and the network")));
+	const dns = await assert.rejects(llm.chat(HI), "check the host name and the network; gave up");
+	assert.ok(!dns.message.includes("llm.base_url and the network"), "one hint is enough");
+	transport.script(() => response("<html>not an API</html>"));
+	await assert.rejects(llm.chat(HI), "not JSON (23 bytes starting \"<html>not an API</html>\"): check that llm.base_url is the API's address");
 	llm.close();
 });
 
