@@ -30,7 +30,7 @@ import {
 	HTTP_ERROR_MESSAGE_MAX_BYTES, HTTP_FIRST_BYTE_TIMEOUT_MS, HTTP_POOL_IDLE_MS, HTTP_POOL_IDLE_PER_ORIGIN,
 	HTTP_STALE_RETRIES, HTTP_TOTAL_TIMEOUT_MS,
 } from "budgets";
-import { ResponseParser, type ResponseHead } from "net/response";
+import { hasToken, ResponseParser, type ResponseHead } from "net/response";
 import {
 	HttpError, type AbortSignalLike, type HttpClientOptions, type HttpRequest, type HttpResponse,
 	type HttpTransport, type ResolverLike, type TcpSocketLike, type TimerLike,
@@ -586,7 +586,7 @@ class Exchange {
 
 function wantsClose(headers: Record<string, string>): boolean {
 	for (const name in headers) {
-		if (name.toLowerCase() === "connection" && /(^|,)\s*close\s*(,|$)/i.test(headers[name])) return true;
+		if (name.toLowerCase() === "connection" && hasToken(headers[name], "close")) return true;
 	}
 	return false;
 }
@@ -688,12 +688,11 @@ export class HttpClient implements HttpTransport {
 	}
 
 	putIdle(connection: Connection): void {
-		let list = this.#idle.get(connection.origin);
-		if (!list) this.#idle.set(connection.origin, list = []);
 		const limit = this.options.maxIdlePerOrigin ?? HTTP_POOL_IDLE_PER_ORIGIN;
 		if (limit <= 0) return connection.close();
-		while (list.length >= limit) this.#dropIdle(list[0]);
-		if (!this.#idle.has(connection.origin)) this.#idle.set(connection.origin, list);
+		const list = this.#idle.get(connection.origin) ?? [];
+		while (list.length >= limit) this.#dropIdle(list[0]); // the oldest go first; may unmap an emptied list
+		this.#idle.set(connection.origin, list);
 		list.push(connection);
 		connection.onIdleEvent = (c) => this.#dropIdle(c);
 		connection.idleTimer = this.timer.set(() => this.#dropIdle(connection), HTTP_POOL_IDLE_MS);

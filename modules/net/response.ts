@@ -43,6 +43,11 @@ function protocolError(why: string): HttpError {
 	return new HttpError("protocol", `invalid HTTP response: ${why}`);
 }
 
+/** Whether a comma-separated header value (e.g. Connection) lists token, in any case. */
+export function hasToken(value: string, token: string): boolean {
+	return value.split(",").some((item) => item.trim().toLowerCase() === token);
+}
+
 /** Parses a finished head (status line and header lines, without the empty line). */
 export function parseHead(text: string): ResponseHead {
 	const lines = text.split(/\r?\n/);
@@ -164,8 +169,8 @@ export class ResponseParser {
 			return; // stay in State.Head for the final response
 		}
 		const headers = head.headers;
-		const connection = (headers["connection"] ?? "").toLowerCase();
-		this.#keepAlive = head.minor === 1 ? !/(^|,)\s*close\s*(,|$)/.test(connection) : /(^|,)\s*keep-alive\s*(,|$)/.test(connection);
+		const connection = headers["connection"] ?? "";
+		this.#keepAlive = head.minor === 1 ? !hasToken(connection, "close") : hasToken(connection, "keep-alive");
 		const encoding = headers["transfer-encoding"];
 		const length = headers["content-length"];
 		if (head.status === 204 || head.status === 304) this.#framing = "none";

@@ -28,6 +28,7 @@ function fieldIs(line: Uint8Array, end: number, name: string): boolean {
 export class SseParser {
 	readonly #onEvent: SseListener;
 	readonly #max: number;
+	readonly #overflow: () => never;
 	readonly #line: ByteBuffer;   // a line split across chunks
 	readonly #data: ByteBuffer;   // data lines of the current event, joined by LF
 	#hasData = false;
@@ -42,7 +43,7 @@ export class SseParser {
 	constructor(onEvent: SseListener, maxEventBytes = SSE_EVENT_MAX_BYTES) {
 		this.#onEvent = onEvent;
 		this.#max = maxEventBytes;
-		const overflow = (): never => {
+		const overflow = this.#overflow = (): never => {
 			this.#failed = true;
 			throw new HttpError("too_large", `a server-sent event is larger than ${maxEventBytes} bytes`);
 		};
@@ -91,10 +92,7 @@ export class SseParser {
 	}
 
 	#checkSize(): void {
-		if (this.#line.length + this.#data.length > this.#max) {
-			this.#failed = true;
-			throw new HttpError("too_large", `a server-sent event is larger than ${this.#max} bytes`);
-		}
+		if (this.#line.length + this.#data.length > this.#max) this.#overflow();
 	}
 
 	#processLine(line: Uint8Array): void {
