@@ -78,15 +78,16 @@ export function storageKeys(name: string): string[] {
 
 // The reason given never quotes the stored text: it may hold a secret.
 function parseRecord(bytes: ArrayBuffer): { name: string; value: string } {
-	let record: any;
+	let record: { name?: unknown; value?: unknown } | null;
 	try {
 		record = JSON.parse(String.fromArrayBuffer(bytes));
 	} catch {
 		throw new TypeError("it is not UTF-8 JSON");
 	}
-	if (typeof record?.name !== "string" || typeof record.value !== "string") throw new TypeError("it is not a {name, value} record");
-	checkName(record.name);
-	return { name: record.name, value: record.value };
+	const name = record?.name, value = record?.value;
+	if (typeof name !== "string" || typeof value !== "string") throw new TypeError("it is not a {name, value} record");
+	checkName(name);
+	return { name, value };
 }
 
 export class Config {
