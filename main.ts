@@ -1,7 +1,9 @@
-// main: assembles the firmware. Today: the config store and the serial console;
-// the agent core, providers, capabilities, channels and router join here later
+// main: assembles the firmware. Today: the config store, the serial console, the
+// shared HTTP client and the LLM service; the agent core, providers,
+// capabilities, channels and router join here later
 // (SPEC §1: config -> core -> providers -> caps -> channels -> router).
-// Nothing slow runs before the prompt: opening config reads a few small entries.
+// Nothing slow runs before the prompt: config and the LLM usage record are a few
+// small key-value reads; the LLM backend is built on the first request.
 import keyValue from "embedded:storage/key-value";
 import TCP from "embedded:io/socket/tcp";
 import TLS from "embedded:io/socket/tcp/tls";
