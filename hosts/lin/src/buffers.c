@@ -123,18 +123,16 @@ static size_t lengthArgument(xsMachine *the, int index)
 /* The buffer argument's data (NULL once freed); throws for anything else. */
 static void *bufferArgument(xsMachine *the, int index)
 {
-	if (hostArgc > index && xsIsInstanceOf(xsArg(index), xsObjectPrototype)) {
-		txSlot *host = fxToInstance(the, &xsArg(index))->next;
-		if (host && host->kind == XS_HOST_KIND && (host->flag & XS_HOST_HOOKS_FLAG) && host->value.host.variant.hooks == &gBufferHooks)
-			return host->value.host.data;
-	}
-	xsTypeError("psram: expected a buffer from allocate()");
-	return NULL;
+	void *data;
+	if (hostArgc <= index || !hostDataOf(the, &xsArg(index), &gBufferHooks, &data))
+		xsTypeError("psram: expected a buffer from allocate()");
+	return data;
 }
 
 /* new Buffer(byteLength, pool): the allocate() of the psram module. */
 static void xs_buffer_constructor(xsMachine *the)
 {
+	hostConstructThis(the, &gBufferHooks, "psram");
 	size_t length = lengthArgument(the, 0);
 	Pool *pool = poolArgument(the, 1);
 	poolCheck(the, pool, (double)length);

@@ -122,6 +122,7 @@ static void pinChanged(int pin, int before)
 static void xs_digital_constructor(xsMachine *the)
 {
 	xsVars(2);
+	hostConstructThis(the, &gDigitalHooks, "Digital");
 	xsSlot *options = &xsArg(0);
 	if (hostArgc < 1 || !xsIsInstanceOf(*options, xsObjectPrototype))
 		xsTypeError("Digital: options object required");

@@ -309,6 +309,7 @@ static void resolverMarker(xsMachine *the, void *data, xsMarkRoot markRoot)
 
 static void xs_resolver_constructor(xsMachine *the)
 {
+	hostConstructThis(the, &gResolverHooks, "Resolver");
 	if (hostArgc > 0 && xsTypeOf(xsArg(0)) != xsUndefinedType && !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
 		xsTypeError("Resolver: options must be an object");
 	Resolver *r = calloc(1, sizeof(Resolver));

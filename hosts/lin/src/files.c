@@ -604,12 +604,12 @@ static void xs_directory_delete(xsMachine *the)
 /* move's optional third argument: the directory that `to` is relative to. */
 static DirectoryRecord *directoryArgument(xsMachine *the, xsSlot *slot)
 {
-	txSlot *host = xsIsInstanceOf(*slot, xsObjectPrototype) ? fxToInstance(the, slot)->next : NULL;
-	if (!host || host->kind != XS_HOST_KIND || !(host->flag & XS_HOST_HOOKS_FLAG) || host->value.host.variant.hooks != &gDirectoryHooks)
+	void *directory;
+	if (!hostDataOf(the, slot, &gDirectoryHooks, &directory))
 		hostThrowMessage(the, XS_TYPE_ERROR, "files: move target must be a directory");
-	if (!host->value.host.data)
+	if (!directory)
 		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: move target directory is closed");
-	return host->value.host.data;
+	return directory;
 }
 
 static void xs_directory_move(xsMachine *the)

@@ -58,8 +58,9 @@ typedef struct {
 } HostMember;
 
 /* Defines a class on the native object: native[name] = constructor.
- * The constructor gets `this` as a fresh host instance of the prototype
- * (with hooks set), so xsGetHostDataValidate(xsThis, hooks) works in methods.
+ * The constructor gets `this` as a fresh host instance of new.target's
+ * prototype (with its hooks), checks it with hostConstructThis, and attaches
+ * its record with xsSetHostData; methods get it back with hostThis.
  * members is terminated by {NULL}. */
 void hostDefineClass(xsMachine *the, xsSlot *native, const char *name,
 	xsCallback constructor, int length, const HostMember *members, xsHostHooks *hooks);
@@ -70,6 +71,14 @@ void hostDefineFunction(xsMachine *the, xsSlot *native, const char *name, xsCall
  * TypeError("<cls>: invalid receiver") / Error("<cls>: closed") when NULL. */
 void *hostThis(xsMachine *the, xsHostHooks *hooks, const char *cls);
 void *hostThisOrNull(xsMachine *the, xsHostHooks *hooks, const char *cls);
+/* First in a constructor: throws TypeError unless `this` is a fresh instance
+ * of the class (or a subclass). Reflect.construct with another native class
+ * as new.target would otherwise give that class's methods and destructor a
+ * record of the wrong type. */
+void hostConstructThis(xsMachine *the, xsHostHooks *hooks, const char *cls);
+/* Whether value is an instance made with hooks; if so *data is its host data
+ * (NULL once closed). For arguments that must be instances of a class. */
+int hostDataOf(xsMachine *the, xsSlot *value, xsHostHooks *hooks, void **data);
 
 /* Argument helpers, throwing specific errors naming cls and the option. */
 int hostHasOption(xsMachine *the, xsSlot *options, const char *name);

@@ -480,15 +480,31 @@ void hostDefineFunction(xsMachine *the, xsSlot *native, const char *name, xsCall
 	xsDefine(*native, hostID(name), xsNewHostFunctionObject(callback, length, hostID(name)), xsDontEnum);
 }
 
+int hostDataOf(xsMachine *the, xsSlot *value, xsHostHooks *hooks, void **data)
+{
+	(void)the;
+	if (value->kind != XS_REFERENCE_KIND)
+		return 0;
+	txSlot *host = value->value.reference->next;
+	if (!host || host->kind != XS_HOST_KIND || !(host->flag & XS_HOST_HOOKS_FLAG) || host->value.host.variant.hooks != hooks)
+		return 0;
+	*data = host->value.host.data;
+	return 1;
+}
+
+void hostConstructThis(xsMachine *the, xsHostHooks *hooks, const char *cls)
+{
+	void *data;
+	if (!hostDataOf(the, &xsThis, hooks, &data) || data)
+		xsTypeError("%s: invalid new.target: construct with new %s(...) or a subclass", cls, cls);
+}
+
 void *hostThisOrNull(xsMachine *the, xsHostHooks *hooks, const char *cls)
 {
-	if (!xsIsInstanceOf(xsThis, xsObjectPrototype))
+	void *data;
+	if (!hostDataOf(the, &xsThis, hooks, &data))
 		xsTypeError("%s: invalid receiver", cls);
-	txSlot *instance = fxToInstance(the, &xsThis);
-	txSlot *host = instance->next;
-	if (!host || host->kind != XS_HOST_KIND || !(host->flag & XS_HOST_HOOKS_FLAG) || host->value.host.variant.hooks != hooks)
-		xsTypeError("%s: invalid receiver", cls);
-	return host->value.host.data;
+	return data;
 }
 
 void *hostThis(xsMachine *the, xsHostHooks *hooks, const char *cls)

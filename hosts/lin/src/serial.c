@@ -236,6 +236,7 @@ static int formatArgument(xsMachine *the, xsSlot *value)
 static void xs_serial_constructor(xsMachine *the)
 {
 	xsVars(4);
+	hostConstructThis(the, &gSerialHooks, "Serial");
 	xsSlot *options = &xsArg(0);
 	if (hostArgc < 1 || !xsIsInstanceOf(*options, xsObjectPrototype))
 		xsTypeError("Serial: options object required");

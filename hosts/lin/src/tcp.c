@@ -332,6 +332,7 @@ void netMarker(xsMachine *the, void *data, xsMarkRoot markRoot)
 void netParseOptions(xsMachine *the, const NetClass *cls, NetOptions *o)
 {
 	const char *name = cls->name;
+	hostConstructThis(the, cls->hooks, name);
 	memset(o, 0, sizeof(*o));
 	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
 		xsTypeError("%s: options object required", name);

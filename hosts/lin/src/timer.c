@@ -79,14 +79,13 @@ static double delayArgument(xsMachine *the, int index)
 	return ms;
 }
 
+/* A timer keeps its record until the garbage collector takes it. */
 static TimerRecord *timerArgument(xsMachine *the)
 {
-	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
+	void *timer;
+	if (hostArgc < 1 || !hostDataOf(the, &xsArg(0), &gTimerHooks, &timer))
 		xsTypeError("Timer: expected a timer");
-	txSlot *host = fxToInstance(the, &xsArg(0))->next;
-	if (!host || host->kind != XS_HOST_KIND || !(host->flag & XS_HOST_HOOKS_FLAG) || host->value.host.variant.hooks != &gTimerHooks)
-		xsTypeError("Timer: expected a timer");
-	return host->value.host.data;
+	return timer;
 }
 
 static void timerSchedule(xsMachine *the, TimerRecord *timer, double delay, double interval)
@@ -129,8 +128,6 @@ static void xs_timer_repeat(xsMachine *the)
 static void xs_timer_schedule(xsMachine *the)
 {
 	TimerRecord *timer = timerArgument(the);
-	if (!timer)
-		xsUnknownError("Timer: cleared");
 	timerSchedule(the, timer, delayArgument(the, 1), delayArgument(the, 2));
 }
 
@@ -138,9 +135,7 @@ static void xs_timer_clear(xsMachine *the)
 {
 	if (hostArgc < 1 || xsTypeOf(xsArg(0)) == xsUndefinedType || xsTypeOf(xsArg(0)) == xsNullType)
 		return;
-	TimerRecord *timer = timerArgument(the);
-	if (timer)
-		timerUnschedule(the, timer);
+	timerUnschedule(the, timerArgument(the));
 }
 
 /* Blocks the whole host. A delay past INT_MAX ms (24.8 days, or Infinity) is
