@@ -115,7 +115,7 @@ static size_t lengthArgument(xsMachine *the, int index)
 	if (type != xsIntegerType && type != xsNumberType)
 		xsTypeError("psram: byteLength must be a number");
 	double length = xsToNumber(xsArg(index));
-	if (length != length || length < 0 || length > BUFFERS_MAX_BYTES || length != (double)(long long)length)
+	if (!hostIsWhole(length, 0, BUFFERS_MAX_BYTES))
 		xsRangeError("psram: invalid byteLength");
 	return (size_t)length;
 }
@@ -224,7 +224,7 @@ void hostInstallBuffers(xsMachine *the, xsSlot *native)
 		if (option) {
 			char *end;
 			double size = strtod(option, &end);
-			if (end == option || *end || size != size || size < 0 || size > BUFFERS_MAX_BYTES || size != (double)(long long)size)
+			if (end == option || *end || !hostIsWhole(size, 0, BUFFERS_MAX_BYTES))
 				xsRangeError("psram: --%s must be a byte count (0 to %d)", pool->option, BUFFERS_MAX_BYTES);
 			pool->size = size;
 		}

@@ -239,7 +239,7 @@ static int pinArgument(xsMachine *the)
 	if (type != xsIntegerType && type != xsNumberType)
 		xsTypeError("pins: pin must be a number");
 	double pin = xsToNumber(xsArg(0));
-	if (pin != pin || pin < 0 || pin >= DIGITAL_PIN_COUNT || pin != (double)(int)pin)
+	if (!hostIsWhole(pin, 0, DIGITAL_PIN_COUNT - 1))
 		xsRangeError("pins: invalid pin (0 to %d)", DIGITAL_PIN_COUNT - 1);
 	return (int)pin;
 }

@@ -387,7 +387,7 @@ static long long byteArgument(xsMachine *the, int index, const char *what)
 	if (type != xsIntegerType && type != xsNumberType)
 		hostThrowMessage(the, XS_TYPE_ERROR, "files: %s must be a number", what);
 	double value = xsToNumber(xsArg(index));
-	if (!(value >= 0 && value <= FILES_OFFSET_MAX) || value != (double)(long long)value)
+	if (!hostIsWhole(value, 0, FILES_OFFSET_MAX))
 		hostThrowMessage(the, XS_RANGE_ERROR, "files: invalid %s", what);
 	return (long long)value;
 }

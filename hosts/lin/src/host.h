@@ -80,6 +80,13 @@ void hostConstructThis(xsMachine *the, xsHostHooks *hooks, const char *cls);
  * (NULL once closed). For arguments that must be instances of a class. */
 int hostDataOf(xsMachine *the, xsSlot *value, xsHostHooks *hooks, void **data);
 
+/* Whether value is a whole number in [min, max] (both finite); false for NaN.
+ * Use it before converting a JS number to an integer type: the conversion is
+ * undefined behaviour when the number does not fit. */
+int hostIsWhole(double value, double min, double max);
+/* The largest count a JS number holds exactly (2^53 - 1). */
+#define HOST_MAX_SAFE_INTEGER 9007199254740991.0
+
 /* Argument helpers, throwing specific errors naming cls and the option. */
 int hostHasOption(xsMachine *the, xsSlot *options, const char *name);
 int hostIntegerOption(xsMachine *the, xsSlot *options, const char *name, int min, int max, int fallback, const char *cls);

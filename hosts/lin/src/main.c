@@ -515,6 +515,11 @@ void *hostThis(xsMachine *the, xsHostHooks *hooks, const char *cls)
 	return data;
 }
 
+int hostIsWhole(double value, double min, double max)
+{
+	return value >= min && value <= max && value == floor(value);
+}
+
 int hostHasOption(xsMachine *the, xsSlot *options, const char *name)
 {
 	if (!xsIsInstanceOf(*options, xsObjectPrototype))
@@ -531,7 +536,7 @@ int hostIntegerOption(xsMachine *the, xsSlot *options, const char *name, int min
 	if (type != xsIntegerType && type != xsNumberType)
 		xsTypeError("%s: %s must be a number", cls, name);
 	double number = xsToNumber(value);
-	if (number != number || number < min || number > max || number != (double)(long long)number)
+	if (!hostIsWhole(number, min, max))
 		xsRangeError("%s: invalid %s", cls, name);
 	return (int)number;
 }

@@ -304,7 +304,7 @@ static void xs_serial_read(xsMachine *the)
 		if (type != xsIntegerType && type != xsNumberType)
 			xsTypeError("Serial: read takes a byte count or a buffer");
 		double requested = xsToNumber(xsArg(0));
-		if (requested != requested || requested < 0 || requested != (double)(long long)requested)
+		if (!hostIsWhole(requested, 0, HOST_MAX_SAFE_INTEGER))
 			xsRangeError("Serial: invalid byteLength");
 		if (!available)
 			return;
@@ -354,7 +354,7 @@ static void xs_serial_write(xsMachine *the)
 	int type = xsTypeOf(xsArg(0));
 	if (type == xsIntegerType || type == xsNumberType) {
 		double value = xsToNumber(xsArg(0));
-		if (value != value || value < 0 || value > 255 || value != (double)(int)value)
+		if (!hostIsWhole(value, 0, 255))
 			xsRangeError("Serial: a byte is 0 to 255");
 		uint8_t byte = (uint8_t)value;
 		writeAll(the, &byte, 1);

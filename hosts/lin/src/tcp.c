@@ -476,7 +476,7 @@ void netRead(xsMachine *the, const NetClass *cls)
 		int type = xsTypeOf(xsArg(0));
 		if (type == xsIntegerType || type == xsNumberType) {
 			double n = xsToNumber(xsArg(0));
-			if (!(n >= 1) || n != (double)(long long)n)
+			if (!hostIsWhole(n, 1, HOST_MAX_SAFE_INTEGER))
 				xsRangeError("%s: invalid read size", cls->name);
 			if (n < NET_INPUT_BYTES)
 				wanted = (size_t)n;
@@ -521,7 +521,7 @@ void netWrite(xsMachine *the, const NetClass *cls)
 	if (s->format == NET_FORMAT_NUMBER) {
 		int type = hostArgc > 0 ? xsTypeOf(xsArg(0)) : xsUndefinedType;
 		double n = (type == xsIntegerType || type == xsNumberType) ? xsToNumber(xsArg(0)) : -1;
-		if (!(n >= 0 && n <= 255) || n != (double)(int)n)
+		if (!hostIsWhole(n, 0, 255))
 			xsRangeError("%s: invalid byte (0 to 255 in \"number\" format)", cls->name);
 		byte = (uint8_t)n;
 		bytes = &byte;
