@@ -30,7 +30,7 @@ import {
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type ContentPart, type FinishReason,
 	type JsonObject, type JsonValue, type ModelProfile, type ToolCall, type Usage,
 } from "llm/types";
-import { protocolBackend, type ParsedReply, type StreamAssembler } from "llm/wire";
+import { protocolBackend, retryableStatus, type ParsedReply, type StreamAssembler } from "llm/wire";
 
 export interface ConvertedRequest {
 	body: JsonObject;
@@ -303,7 +303,7 @@ export class AnthropicStreamAssembler implements StreamAssembler {
 				const error = objectAt(event, "error");
 				const type = stringAt(error, "type") ?? "error";
 				const status = type === "overloaded_error" ? 529 : type === "api_error" ? 500 : type === "rate_limit_error" ? 429 : 0;
-				throw new LlmError("http", `the LLM stream failed: ${type}: ${stringAt(error, "message") ?? "no message"}`, { retryable: status > 0, status: status || undefined });
+				throw new LlmError("http", `the LLM stream failed: ${type}: ${stringAt(error, "message") ?? "no message"}`, { retryable: retryableStatus(status), status: status || undefined });
 			}
 			default:
 				break; // ping and future event types

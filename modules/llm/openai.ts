@@ -14,7 +14,7 @@ import {
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type FinishReason, type JsonObject,
 	type JsonValue, type Message, type ModelProfile, type ToolCall, type Usage,
 } from "llm/types";
-import { protocolBackend, type ParsedReply, type StreamAssembler } from "llm/wire";
+import { protocolBackend, retryableStatus, type ParsedReply, type StreamAssembler } from "llm/wire";
 
 // ---- request ----
 
@@ -145,7 +145,7 @@ export class OpenAIStreamAssembler implements StreamAssembler {
 		if (error) {
 			const message = stringAt(error, "message") ?? "unknown error";
 			const code = typeof error.code === "number" ? error.code : 0;
-			throw new LlmError("http", `the LLM stream failed: ${message}`, { retryable: code === 429 || code >= 500, status: code || undefined });
+			throw new LlmError("http", `the LLM stream failed: ${message}`, { retryable: retryableStatus(code), status: code || undefined });
 		}
 		if (typeof chunk.model === "string") this.#model = chunk.model;
 		if (isObject(chunk.usage)) this.#usage = usageOf(chunk);

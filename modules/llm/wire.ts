@@ -94,8 +94,6 @@ export function serializeBody(body: JsonObject, attachment: Attachment | undefin
 	return { body: out, buffer };
 }
 
-const RETRYABLE_KINDS = new Set(["connect", "dns"]);
-
 /**
  * The LlmError for what the transport, a protocol parser or our own code threw,
  * with the API key scrubbed from its message: a provider's error text (a status
@@ -115,7 +113,7 @@ export function toLlmError(error: unknown, profile: ModelProfile): LlmError {
 				const status = error.status ?? 0;
 				return new LlmError("http", scrub(error.message) + statusHint(status), {
 					status,
-					retryable: status === 429 || status >= 500,
+					retryable: retryableStatus(status),
 					retryAfterMs: error.retryAfterMs,
 				});
 			}
@@ -126,7 +124,7 @@ export function toLlmError(error: unknown, profile: ModelProfile): LlmError {
 			case "connect": case "dns": {
 				const why = scrub(error.message);
 				const hint = /\bcheck\b/i.test(why) ? "" : "; check llm.base_url and the network";
-				return new LlmError("network", `cannot reach the LLM at ${originOf(profile.base_url)}: ${why}${hint}`, { retryable: RETRYABLE_KINDS.has(error.kind) });
+				return new LlmError("network", `cannot reach the LLM at ${originOf(profile.base_url)}: ${why}${hint}`, { retryable: true });
 			}
 			default:
 				return new LlmError("network", `the connection to the LLM at ${originOf(profile.base_url)} failed: ${scrub(error.message)}`);
@@ -134,6 +132,11 @@ export function toLlmError(error: unknown, profile: ModelProfile): LlmError {
 	}
 	const message = error instanceof Error ? error.message : String(error);
 	return new LlmError("protocol", scrub(`the LLM request failed: ${message}`));
+}
+
+/** Statuses worth another attempt: rate limits and server errors. */
+export function retryableStatus(status: number): boolean {
+	return status === 429 || status >= 500;
 }
 
 /** What a person can do about a status, when the status says (the provider's text says why). */
