@@ -137,6 +137,9 @@ test("move into another directory takes it as the third argument", () => {
 	assert.equal(readFile("arrived.txt", into), "travels");
 	into.move("arrived.txt", "back.txt", files);
 	assert.equal(readFile("back.txt"), "travels");
+	files.move("back.txt", "still-here.txt", undefined);
+	assert.equal(readFile("still-here.txt"), "travels", "an undefined third argument is no target");
+	files.move("still-here.txt", "back.txt");
 	into.close();
 	assert.throws(() => files.move("back.txt", "x.txt", into), "files: move target directory is closed");
 	assert.throws(() => files.move("back.txt", "x.txt", {} as Directory), "files: move target must be a directory", TypeError);

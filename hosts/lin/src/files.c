@@ -617,7 +617,8 @@ static void xs_directory_move(xsMachine *the)
 	char fromBelow[FILES_PATH_MAX], fromFull[PATH_MAX], toPath[FILES_PATH_MAX], toBelow[FILES_PATH_MAX], toFull[PATH_MAX];
 	directoryPath(the, fromBelow, fromFull);
 	requireArgument(the, 1, "target path");
-	DirectoryRecord *target = hostArgc > 2 ? directoryArgument(the, &xsArg(2)) : hostThis(the, &gDirectoryHooks, "files");
+	DirectoryRecord *target = hostArgc > 2 && xsTypeOf(xsArg(2)) != xsUndefinedType
+		? directoryArgument(the, &xsArg(2)) : hostThis(the, &gDirectoryHooks, "files");
 	pathArgument(the, &xsArg(1), toPath);
 	resolvePath(the, target, toPath, toBelow, toFull);
 	if (hostStorageOperation())
