@@ -99,6 +99,10 @@ void hostCallbackOption(xsMachine *the, xsSlot *options, const char *name, xsSlo
 /* A view of bytes from ArrayBuffer, TypedArray, DataView or SharedArrayBuffer.
  * The pointer is valid until the next allocation in the machine. */
 void *hostBytes(xsMachine *the, xsSlot *value, size_t *length, const char *cls);
+/* Throws error (XS_UNKNOWN_ERROR, XS_TYPE_ERROR, XS_RANGE_ERROR) with a message
+ * of up to 1 KiB: xsUnknownError and friends cut at 127 bytes, short of a path. */
+void hostThrowMessage(xsMachine *the, int error, const char *format, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
 
 /* ---- configuration ---------------------------------------------------- */
 
@@ -133,10 +137,6 @@ void hostPowerLoss(void) __attribute__((noreturn));
 int hostMakeDirectories(const char *path);  /* mkdir -p */
 int hostWriteAll(int fd, const void *data, size_t length, long long position);
 int hostSyncParent(const char *path);       /* fsync the directory holding path */
-/* Throws error (XS_UNKNOWN_ERROR, XS_TYPE_ERROR, XS_RANGE_ERROR) with a message
- * of up to 1 KiB: xsUnknownError and friends cut at 127 bytes, short of a path. */
-void hostThrowMessage(xsMachine *the, int error, const char *format, ...)
-	__attribute__((noreturn, format(printf, 3, 4)));
 
 /* Socket accounting for instrumentation. */
 extern int hostOpenSockets;

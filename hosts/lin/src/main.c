@@ -601,6 +601,39 @@ void *hostBytes(xsMachine *the, xsSlot *value, size_t *length, const char *cls)
 	return NULL;
 }
 
+#define HOST_MESSAGE_MAX 1024   /* a thrown message naming two paths (files.c move) */
+
+/* As fxThrowMessage, with room for paths. */
+void hostThrowMessage(xsMachine *the, int error, const char *format, ...)
+{
+	char message[HOST_MESSAGE_MAX];
+	va_list arguments;
+	va_start(arguments, format);
+	vsnprintf(message, sizeof(message), format, arguments);
+	va_end(arguments);
+	/* Do not end inside a UTF-8 sequence cut by the limit. */
+	size_t length = strlen(message);
+	if (length == sizeof(message) - 1)
+		while (length && (message[length - 1] & 0x80))
+			message[--length] = 0;
+	txSlot *slot = fxNewSlot(the);
+	slot->kind = XS_INSTANCE_KIND;
+	slot->value.instance.garbage = C_NULL;
+	slot->value.instance.prototype = mxErrorPrototypes(error).value.reference;
+	mxException.kind = XS_REFERENCE_KIND;
+	mxException.value.reference = slot;
+	slot = slot->next = fxNewSlot(the);
+	slot->flag = XS_INTERNAL_FLAG;
+	slot->kind = XS_ERROR_KIND;
+	slot->value.error.info = C_NULL;
+	slot->value.error.which = error;
+	if (gxDefaults.captureErrorStack)
+		gxDefaults.captureErrorStack(the, slot, the->frame);
+	fxNextStringProperty(the, slot, message, mxID(_message), XS_DONT_ENUM_FLAG);
+	fxJump(the);
+	abort();   /* fxJump does not return; this tells the compiler so */
+}
+
 /* ---- system: exit, reboot, trace, heap figures ------------------------- */
 
 static void xs_system_exit(xsMachine *the)
