@@ -7,7 +7,8 @@
  * afterwards. Nothing here blocks.
  *
  * Native classes are installed on a hidden object (the "native" object) that
- * the platform modules in hosts/lin/modules/ read; see hostInstall* in main.c.
+ * the platform modules in hosts/lin/modules/ read: main.c calls one
+ * hostInstall* per native module file (gInstallers).
  */
 #ifndef XSCLAW_HOST_H
 #define XSCLAW_HOST_H

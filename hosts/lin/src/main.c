@@ -16,7 +16,6 @@
 #include "host.h"
 
 #include <limits.h>
-#include <sys/time.h>
 
 /* ---- command line and module map -------------------------------------- */
 
@@ -104,6 +103,8 @@ static void loadMap(const char *path)
 		}
 		gMap[gMapCount].specifier = strdup(line);
 		gMap[gMapCount].path = strdup(tab + 1);
+		if (!gMap[gMapCount].specifier || !gMap[gMapCount].path)
+			usage("out of memory reading module map");
 		gMapCount++;
 	}
 	fclose(file);

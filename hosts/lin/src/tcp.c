@@ -469,7 +469,7 @@ void netRead(xsMachine *the, const NetClass *cls)
 {
 	NetSocket *s = hostThis(the, cls->hooks, cls->name);
 	size_t wanted = NET_INPUT_BYTES;
-	int intoBuffer = 0;
+	uint8_t *into = NULL;   /* read(buffer): nothing allocates before the copy */
 	if (s->format == NET_FORMAT_NUMBER)
 		wanted = 1;
 	else if (hostArgc > 0 && xsTypeOf(xsArg(0)) != xsUndefinedType) {
@@ -481,12 +481,8 @@ void netRead(xsMachine *the, const NetClass *cls)
 			if (n < NET_INPUT_BYTES)
 				wanted = (size_t)n;
 		}
-		else {
-			size_t length;
-			hostBytes(the, &xsArg(0), &length, cls->name);
-			wanted = length;
-			intoBuffer = 1;
-		}
+		else
+			into = hostBytes(the, &xsArg(0), &wanted, cls->name);
 	}
 	if (!s->inLength)
 		return;
@@ -494,11 +490,8 @@ void netRead(xsMachine *the, const NetClass *cls)
 	const uint8_t *from = s->input + s->inStart;
 	if (s->format == NET_FORMAT_NUMBER)
 		xsResult = xsInteger(from[0]);
-	else if (intoBuffer) {
-		size_t length;
-		/* Fetched again: nothing may allocate between this and the copy. */
-		uint8_t *to = hostBytes(the, &xsArg(0), &length, cls->name);
-		memcpy(to, from, count);
+	else if (into) {
+		memcpy(into, from, count);
 		xsResult = xsInteger((int)count);
 	}
 	else

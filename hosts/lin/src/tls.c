@@ -62,11 +62,6 @@ static void tlsFreeShared(void)
 	gShared.caLoaded = gShared.seeded = 0;
 }
 
-static void tlsErrorText(int code, char *buffer, size_t size)
-{
-	mbedtls_strerror(code, buffer, size);
-}
-
 static void tlsSeed(xsMachine *the)
 {
 	static int registered = 0;
@@ -83,7 +78,7 @@ static void tlsSeed(xsMachine *the)
 	int result = mbedtls_ctr_drbg_seed(&gShared.drbg, mbedtls_entropy_func, &gShared.entropy, personal, sizeof(personal) - 1);
 	if (result) {
 		char detail[TLS_DETAIL_CHARS];
-		tlsErrorText(result, detail, sizeof(detail));
+		mbedtls_strerror(result, detail, sizeof(detail));
 		tlsFreeShared();
 		xsUnknownError("TLS: cannot seed the random generator: %s", detail);
 	}
@@ -102,7 +97,7 @@ static mbedtls_x509_crt *tlsDefaultCA(xsMachine *the)
 	if (result < 0 || !gShared.ca.version) {
 		char detail[TLS_DETAIL_CHARS] = "no certificate in it";
 		if (result < 0)
-			tlsErrorText(result, detail, sizeof(detail));
+			mbedtls_strerror(result, detail, sizeof(detail));
 		mbedtls_x509_crt_free(&gShared.ca);
 		if (option)
 			xsUnknownError("TLS: --ca needs a PEM or DER certificate: %s: %s", path, detail);
@@ -162,7 +157,7 @@ static int tlsFailure(NetSocket *s, int code, const char *during)
 	if (ctx->ioError)
 		snprintf(detail, sizeof(detail), "%s", strerror(ctx->ioError));
 	else
-		tlsErrorText(code, detail, sizeof(detail));
+		mbedtls_strerror(code, detail, sizeof(detail));
 	return netFail(s, "TLS: %s with %s port %d failed: %s", during, netAddressText(s), netPort(s), detail);
 }
 
@@ -319,7 +314,7 @@ static void xs_tls_constructor(xsMachine *the)
 		const unsigned char *der = hostBytes(the, &xsVar(TLS_VAR_CERTIFICATE), &length, "TLS: secure.certificate");
 		int result = mbedtls_x509_crt_parse_der(&ctx->ownCA, der, length);
 		if (result) {
-			tlsErrorText(result, detail, sizeof(detail));
+			mbedtls_strerror(result, detail, sizeof(detail));
 			tlsRelease(ctx);
 			xsTypeError("TLS: secure.certificate is not a DER certificate: %s", detail);
 		}
@@ -327,7 +322,7 @@ static void xs_tls_constructor(xsMachine *the)
 	}
 	int result = tlsConfigure(ctx, chain, verify);
 	if (result) {
-		tlsErrorText(result, detail, sizeof(detail));
+		mbedtls_strerror(result, detail, sizeof(detail));
 		tlsRelease(ctx);
 		xsUnknownError("TLS: cannot set up the session: %s", detail);
 	}
