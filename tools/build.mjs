@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Builds the lin host from the manifest, as mcconfig would for a device:
-// manifest.json -> module map (build/lin/app.map, build/lin/test.map) -> tsc -> make.
+// tsc -> module maps from manifest.json (build/lin/app.map, and build/lin/test.map
+// from test/manifest.json) -> make (hosts/lin).
 //
-//   node tools/build.mjs [--asan] [--no-make]
+//   node tools/build.mjs [--asan] [--no-make] [--lax]
 //
 // The module maps list every specifier the lin platform provides; a compiled
 // module importing a specifier that resolves nowhere fails the build, naming it.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, basename } from "node:path";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -165,7 +167,7 @@ export function build({ asan = false, make = true, quiet = false, lax = false } 
 	const testCount = writeMap(TEST_MAP, join(ROOT, "test", "manifest.json"));
 	log(`build: module maps (${appCount} app modules, ${testCount} with tests)`);
 	if (make) {
-		const jobs = String(Math.max(2, Math.min(4, (process.env.CI ? 2 : 4))));
+		const jobs = String(Math.min(4, availableParallelism()));
 		for (const variant of asan ? ["release", "asan"] : ["release"]) {
 			log(`build: host (${variant})`);
 			execFileSync("make", ["-C", join(ROOT, "hosts", "lin"), `-j${jobs}`, `VARIANT=${variant}`], { stdio: "inherit" });
