@@ -1,5 +1,6 @@
 // The engine and the host basics: modules, timers, promises, heap figures.
 import Timer from "timer";
+import Instrumentation from "instrumentation";
 import { heap, now, option } from "host/platform";
 import { assert, test } from "testing";
 
@@ -70,4 +71,16 @@ test("ES2022 features run: classes with private fields, async iteration, at()", 
 	assert.deepEqual(seen, [1, 2]);
 	assert.equal(new Box().v, 2);
 	assert.equal([1, 2, 3].at(-1), 3);
+});
+
+test("instrumentation maps Moddable's names to the host's heap and socket figures", () => {
+	const h = heap();
+	const used = Instrumentation.get(Instrumentation.map("XS Chunk Heap Used"));
+	assert.equal(typeof used, "number");
+	assert.ok(Math.abs((used as number) - h.chunkUsed) < 64 * 1024, "chunk use close to host/platform's figure");
+	assert.equal(Instrumentation.get(Instrumentation.map("Network Sockets")), h.sockets);
+	assert.equal(Instrumentation.name(Instrumentation.map("XS Slot Heap Used")), "XS Slot Heap Used");
+	assert.equal(Instrumentation.map("Pixels Drawn"), undefined, "a figure the host does not keep");
+	assert.equal(Instrumentation.get(0), undefined);
+	assert.equal(Instrumentation.get(99), undefined);
 });
