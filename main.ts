@@ -10,7 +10,7 @@ import TLS from "embedded:io/socket/tcp/tls";
 import Resolver from "embedded:network/dns/resolver/udp";
 import Timer from "timer";
 import * as psram from "psram";
-import { exit, heap, name as platformName, now, reboot } from "host/platform";
+import { consoleKind, exit, heap, name as platformName, now, reboot } from "host/platform";
 import { configCommands } from "config/commands";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
 import { Config, type KeyValueStore } from "config/store";
@@ -62,8 +62,8 @@ const http = new HttpClient({
 // The LLM runtime is built lazily from llm.* settings on the first request.
 const llm = openLlm({ config, transport: http, buffers });
 const commands = new CommandTable();
-// A UART terminal shows nothing by itself; a tty on lin echoes and edits lines.
-const repl = openConsole({ table: commands, terminal: platformName === "lin" ? "cooked" : "raw", onEnd: () => exit(0) });
+// The console edits and echoes lines on a UART and on a terminal; piped input is read as is.
+const repl = openConsole({ table: commands, consoleKind, onEnd: () => exit(0) });
 commands.add(
 	...systemCommands({
 		table: commands,

@@ -13,7 +13,10 @@
 //   typings have no onError option: pass it in an object typed loosely.)
 //   Unread input survives reboot(): the next Serial's onReadable fires on the
 //   first loop turn with the rest. onWritable always reports 4096 bytes.
-//   flush() discards unread input.
+//   flush() discards unread input. When stdin is a terminal (host/platform's
+//   consoleKind "tty"), the open Serial holds it in character mode: keys arrive
+//   one by one, unechoed (Ctrl-D is byte 4; Ctrl-C still raises SIGINT). The
+//   terminal's mode is put back when the Serial closes or the program ends.
 // - Digital simulates pins 0..48: mode constants Input 0, InputPullUp 1,
 //   InputPullDown 2, InputPullUpDown 3, Output 8, OutputOpenDrain 9; edges
 //   Rising 1, Falling 2 (the SDK's values). onReadable is called with no

@@ -9,5 +9,7 @@ declare const __xsclaw: {
 	heap(): import("host/platform").HeapFigures;
 	gc(): void;
 	resetPeak(): void;
+	/** Whether stdin is a terminal (hosts/lin/src/serial.c). */
+	stdinIsTerminal(): boolean;
 	[name: string]: any;
 };

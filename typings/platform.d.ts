@@ -23,4 +23,13 @@ declare module "host/platform" {
 	/** Resets the peak heap figures to the current use. */
 	export function resetPeak(): void;
 	export const name: string;
+	/**
+	 * What the console's serial port talks to. "uart": the device's UART, whose
+	 * terminal program shows nothing by itself and needs CRLF line ends. "tty"
+	 * (lin): stdin is a terminal, which the open Serial holds in character mode:
+	 * it shows nothing by itself, turns "\n" into CRLF, and Ctrl-D is how a person
+	 * ends input. "pipe" (lin): stdin is a pipe, a file or /dev/null.
+	 */
+	export type ConsoleKind = "uart" | "tty" | "pipe";
+	export const consoleKind: ConsoleKind;
 }

@@ -1,10 +1,11 @@
 // host/platform on the ESP32-S3. NOT YET COMPLETE: the device issue fills in
 // heap figures from instrumentation and a native monotonic clock; this keeps
 // the firmware's imports resolvable on the device build meanwhile.
-import type { HeapFigures } from "host/platform";
+import type { ConsoleKind, HeapFigures } from "host/platform";
 import Instrumentation from "instrumentation";
 
 export const name = "esp32";
+export const consoleKind: ConsoleKind = "uart";
 export function exit(_code: number): void { reboot(); }
 export function reboot(): void { (globalThis as any).device?.restart?.(); }
 export function option(_name: string): string | undefined { return undefined; }

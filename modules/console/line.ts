@@ -1,9 +1,10 @@
 // console/line: turns console bytes into lines. Owns the line buffer (bounded),
-// backspace and Ctrl-U, CR / LF / CRLF line ends, and the history of recent lines
-// recalled with the up and down arrows (ESC [ A / ESC [ B).
+// backspace (BS or DEL) and Ctrl-U, CR / LF / CRLF line ends, the history of recent
+// lines recalled with the up and down arrows (ESC [ A / ESC [ B, or ESC O A / B),
+// and, where asked, Ctrl-D on an empty line as the end of input.
 //
-// With echo (a raw terminal, as on a UART), it draws what the person types;
-// without (a cooked tty or a pipe), the terminal has already shown it.
+// With echo (a raw terminal: a UART, or a tty on lin), it draws what the person
+// types; without (a pipe), no one is watching. Other control bytes are ignored.
 // Limits: no cursor movement within the line (left/right arrows are ignored); a
 // character deleted by backspace is assumed to be one column wide.
 import { CONSOLE_ESCAPE_MAX_BYTES } from "budgets";
@@ -11,15 +12,22 @@ import { CONSOLE_ESCAPE_MAX_BYTES } from "budgets";
 export type LineEvent =
 	| { type: "line"; text: string }
 	| { type: "too_long" }          // the line passed maxBytes; it was dropped whole
-	| { type: "bad_utf8" };         // the line was not UTF-8; it was dropped
+	| { type: "bad_utf8" }          // the line was not UTF-8; it was dropped
+	| { type: "end" };              // Ctrl-D on an empty line (with endOnCtrlD): input is over
 
 export interface LineEditorOptions {
 	maxBytes: number;
 	historyLines: number;
 	/** Redrawn in front of a recalled line. */
 	prompt: string;
-	/** Draws typed characters back to the terminal; omit when the terminal echoes. */
+	/** Draws typed characters back to the terminal; omit when nothing should show. */
 	echo?: (text: string) => void;
+	/** What echo draws for a line end: "\r\n" (the default) on a UART, "\n" where
+	 * the terminal's output processing adds the carriage return. */
+	lineEnd?: string;
+	/** Ctrl-D (0x04) on an empty line ends input, as a terminal's end of file does;
+	 * on a line with text, or without this, it is ignored. */
+	endOnCtrlD?: boolean;
 }
 
 
@@ -27,6 +35,7 @@ const enum State { Text, AfterCR, Escape, Sequence, Overflow }
 
 export class LineEditor {
 	#options: LineEditorOptions;
+	#lineEnd: string;
 	#buffer: Uint8Array;
 	#length = 0;
 	#state = State.Text;
@@ -37,6 +46,7 @@ export class LineEditor {
 
 	constructor(options: LineEditorOptions) {
 		this.#options = options;
+		this.#lineEnd = options.lineEnd ?? "\r\n";
 		this.#buffer = new Uint8Array(options.maxBytes);
 	}
 
@@ -63,12 +73,12 @@ export class LineEditor {
 				this.#state = byte === 0x0d ? State.AfterCR : State.Text;
 				this.#length = 0;
 				this.#recall = this.#history.length;
-				this.#echo("\r\n");
+				this.#echo(this.#lineEnd);
 				return { type: "too_long" };
 		}
 		if (byte === 0x0d || byte === 0x0a) {
 			this.#state = byte === 0x0d ? State.AfterCR : State.Text;
-			this.#echo("\r\n");
+			this.#echo(this.#lineEnd);
 			return this.#take();
 		}
 		if (byte === 0x1b) {
@@ -77,6 +87,10 @@ export class LineEditor {
 		}
 		else if (byte === 0x08 || byte === 0x7f) this.#erase();
 		else if (byte === 0x15) this.#replace("");      // Ctrl-U
+		else if (byte === 0x04 && this.#options.endOnCtrlD && !this.#length) {
+			this.#echo(this.#lineEnd);                   // what follows starts on a line of its own
+			return { type: "end" };
+		}
 		else if (byte === 0x09) this.#append(0x20);     // a tab is a space
 		else if (byte >= 0x20) this.#append(byte);
 		return undefined;

@@ -4,10 +4,12 @@
 //
 // One command runs at a time: lines typed meanwhile wait (at most
 // CONSOLE_PENDING_LINES), except commands flagged `concurrent`, which run at once.
-// At end of input the waiting lines still run, then onEnd is called.
+// At end of input (or Ctrl-D on an empty line, where asked) the waiting lines still
+// run, then onEnd is called; input after that is left unread.
 // stop() ends all input processing (before a reboot): receive() then consumes
 // nothing more, so bytes not yet taken stay with the caller.
 import { CONSOLE_HISTORY_LINES, CONSOLE_LINE_MAX_BYTES, CONSOLE_PENDING_LINES } from "budgets";
+import type { ConsoleKind } from "host/platform";
 import { LineEditor, type LineEvent } from "console/line";
 import type { CommandTable } from "console/table";
 import { UsageError, type Output } from "console/types";
@@ -19,10 +21,12 @@ export interface ReplOptions {
 	/** Writes console output. Must not throw. */
 	write(text: string): void;
 	/**
-	 * "raw": the terminal shows nothing by itself (a UART): the console echoes what is
-	 * typed and ends lines with CRLF. "cooked": a tty in line mode or a pipe.
+	 * What the console talks to (host/platform's consoleKind). "uart": the console
+	 * echoes and edits what is typed and ends lines with CRLF. "tty": the same with
+	 * LF line ends (the terminal adds the CR), and Ctrl-D on an empty line ends input.
+	 * "pipe": no echo, LF line ends, and Ctrl-D is a byte like any other (ignored).
 	 */
-	terminal: "raw" | "cooked";
+	consoleKind: ConsoleKind;
 	/** Called once, when input has ended and every waiting line has run. */
 	onEnd(): void;
 }
@@ -39,13 +43,15 @@ export class Repl {
 
 	constructor(options: ReplOptions) {
 		this.#options = options;
-		this.#newline = options.terminal === "raw" ? "\r\n" : "\n";
+		this.#newline = options.consoleKind === "uart" ? "\r\n" : "\n";
 		this.#output = { line: (text) => options.write(text + this.#newline) };
 		this.#editor = new LineEditor({
 			maxBytes: CONSOLE_LINE_MAX_BYTES,
 			historyLines: CONSOLE_HISTORY_LINES,
 			prompt: PROMPT,
-			echo: options.terminal === "raw" ? options.write : undefined,
+			echo: options.consoleKind === "pipe" ? undefined : options.write,
+			lineEnd: this.#newline,
+			endOnCtrlD: options.consoleKind === "tty",
 		});
 	}
 
@@ -59,9 +65,9 @@ export class Repl {
 		return this.#editor.history();
 	}
 
-	/** False once stop() was called. */
+	/** False once stop() or end() was called. */
 	get accepting(): boolean {
-		return !this.#stopped;
+		return !this.#stopped && !this.#ended;
 	}
 
 	/** Shows the first prompt. */
@@ -69,10 +75,10 @@ export class Repl {
 		this.#options.write(PROMPT);
 	}
 
-	/** Takes console bytes; returns how many it consumed (fewer only once stopped). */
+	/** Takes console bytes; returns how many it consumed (fewer only once not accepting). */
 	receive(bytes: Uint8Array): number {
 		let used = 0;
-		while (used < bytes.length && !this.#stopped) {
+		while (used < bytes.length && this.accepting) {
 			const event = this.#editor.feed(bytes[used++]);
 			if (event) this.#accept(event);
 		}
@@ -95,6 +101,7 @@ export class Repl {
 	}
 
 	#accept(event: LineEvent): void {
+		if (event.type === "end") return this.end();
 		if (event.type === "too_long") return this.#refuse(`that line was longer than ${CONSOLE_LINE_MAX_BYTES} bytes and was ignored: type a shorter one.`);
 		if (event.type === "bad_utf8") return this.#refuse("that line was not valid UTF-8 and was ignored: check the terminal's encoding.");
 		if (!this.#busy || this.#isConcurrent(event.text)) return this.#run(event.text);

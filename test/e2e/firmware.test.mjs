@@ -6,7 +6,8 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { APP_MAP, ROOT } from "../../tools/build.mjs";
-import { VARIANTS, assertClean, runHost, withTempDir } from "./xs.mjs";
+import { CHARACTER_MODE, mode, runOnPty, see, type } from "./pty.mjs";
+import { SANITIZER_ERROR, VARIANTS, assertClean, runHost, withTempDir } from "./xs.mjs";
 
 const PROMPT = "xsclaw> ";
 const manifest = JSON.parse(readFileSync(join(ROOT, "manifest.json"), "utf8"));
@@ -30,6 +31,54 @@ for (const variant of VARIANTS) {
 		assert.match(stdout, /heap: chunks [\d.]+ KiB of [\d.]+ KiB \(peak [\d.]+ KiB\), slots /);
 	}));
 }
+
+// On a terminal, keys arrive one by one: the console echoes and edits them. The
+// kernel turns each "\n" the console writes into "\r\n"; `shown` drops the "\r"s.
+const UP = "\x1b[A", BACKSPACE = "\x7f", CTRL_H = "\x08", CTRL_U = "\x15", CTRL_D = "\x04";
+const shown = (run) => run.output.replace(/\r/g, "");
+
+for (const variant of VARIANTS) {
+	test(`on a terminal the console echoes, edits and recalls lines; Ctrl-D exits 0 and puts the terminal back [${variant}]`, withDataDir(async (data) => {
+		const run = runOnPty(["--modules", APP_MAP, "--data", data], [
+			see(PROMPT), mode("running"),
+			type("config set llm.model one\r"), see("ok: llm.model = one"), see(PROMPT),
+			type("status\r"), see("uptime:"), see(PROMPT),
+			type(`${UP}${UP}\r`), see("ok: llm.model = one"), see(PROMPT),
+			type(`config get llm.modex${BACKSPACE}l\r`), see("one"), see(PROMPT),
+			type(`statux${CTRL_H}s\r`), see("uptime:"), see(PROMPT),
+			type(`junk${CTRL_U}config show\r`), see("llm.model = one"), see(PROMPT),
+			type(`not the end${CTRL_D}${CTRL_U}${CTRL_D}`),
+		], { variant });
+		assert.equal(run.failure, null, run.output + run.stderr);
+		assert.equal(run.code, 0, run.stderr);
+		assert.doesNotMatch(run.stderr, SANITIZER_ERROR);
+		assert.deepEqual(run.modes.running, CHARACTER_MODE);
+		assert.ok(run.restored, `the mode after exit is the mode before: ${JSON.stringify(run.modes.after)}`);
+		const output = shown(run);
+		assert.ok(output.includes(`\x1b[K${PROMPT}status\x1b[K${PROMPT}config set llm.model one\n`), "two up-arrows redraw the line twice");
+		assert.equal(output.split("ok: llm.model = one\n").length - 1, 2, "the recalled command ran again");
+		assert.ok(output.includes(`${PROMPT}config get llm.modex\b \bl\none\n${PROMPT}`), "DEL erased a character");
+		assert.ok(output.includes(`${PROMPT}statux\b \bs\nfirmware: xsclaw`), "BS erased a character");
+		assert.ok(output.includes(`${PROMPT}junk\x1b[K${PROMPT}config show\n`), "Ctrl-U cleared the line");
+		assert.doesNotMatch(output, /\^\[|\^D/, "the terminal itself echoed nothing");
+		assert.ok(output.endsWith(`not the end\x1b[K${PROMPT}\n`), "Ctrl-D ended input on the empty line only, then a fresh line");
+	}));
+}
+
+test("on a terminal, after reboot the console is still in character mode and echoes", withDataDir(async (data) => {
+	const run = runOnPty(["--modules", APP_MAP, "--data", data], [
+		see(PROMPT), type("config set llm.model kept\r"), see(PROMPT),
+		type("reboot\r"), see("rebooting…"), see(PROMPT), mode("rebooted"),
+		type("config get llm.model\r"), see("kept"), see(PROMPT),
+		type(CTRL_D),
+	]);
+	assert.equal(run.failure, null, run.output + run.stderr);
+	assert.equal(run.code, 0, run.stderr);
+	assert.deepEqual(run.modes.rebooted, CHARACTER_MODE);
+	assert.ok(run.restored);
+	const [, afterBoot] = shown(run).split("rebooting…\n");
+	assert.match(afterBoot, new RegExp(`^xsclaw .*\n${PROMPT}config get llm.model\nkept\n${PROMPT}\n$`), afterBoot);
+}));
 
 test("status shows the version in manifest.json's config", withDataDir(async (data) => {
 	const result = await firmware(data, "status\n");

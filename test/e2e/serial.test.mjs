@@ -1,12 +1,12 @@
 // The console on embedded:io/serial (hosts/lin/src/serial.c), driven through
 // stdin/stdout with test/peer/serial.ts as the program: echo, end of input,
 // reboot keeping unread input, long input read fast and slow, close, and stdin
-// as /dev/null or a terminal.
+// as /dev/null or a terminal (held in character mode while the Serial is open).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { TEST_MAP, hostBinary } from "../../tools/build.mjs";
-import { VARIANTS, assertClean, runHost } from "./xs.mjs";
+import { TEST_MAP } from "../../tools/build.mjs";
+import { CHARACTER_MODE, mode, runOnPty, see, signal, type } from "./pty.mjs";
+import { SANITIZER_ERROR, VARIANTS, assertClean, runHost } from "./xs.mjs";
 
 const PEER = ["--modules", TEST_MAP, "--main", "test/peer/serial"];
 const TIMEOUT_MS = 20_000;
@@ -17,37 +17,6 @@ function lines(text) {
 
 // Failure messages carry the last 2000 characters of stderr.
 const STDERR_TAIL = 2000;
-
-// Runs the peer on a pseudo-terminal (python3's pty module: node has none):
-// types "hello", waits for the echo, then types ^D, the terminal's end of input.
-const PTY_DRIVER = `
-import os, pty, select, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-out = b""
-def wait_for(text, seconds):
-    global out
-    end = time.time() + seconds
-    while text not in out and time.time() < end:
-        if select.select([fd], [], [], 0.1)[0]:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-    return text in out
-wait_for(b"boot", 10)
-os.write(fd, b"hello\\n")
-wait_for(b"line: hello", 10)
-os.write(fd, b"\\x04")
-wait_for(b"end: end of input", 10)
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(out.decode(errors="replace"))
-sys.exit(os.waitstatus_to_exitcode(status))
-`;
 
 for (const variant of VARIANTS) {
 	test(`serial echoes piped lines and reports the end of input once, then exits 0 [${variant}]`, async () => {
@@ -88,18 +57,29 @@ for (const variant of VARIANTS) {
 		assert.deepEqual(lines(result.stdout), ["boot"]);
 	});
 
-	test(`serial on a terminal echoes a typed line and ends at ^D [${variant}]`, () => {
-		const result = spawnSync("python3", ["-c", PTY_DRIVER, hostBinary(variant), ...PEER], {
-			encoding: "utf8",
-			timeout: TIMEOUT_MS,
-			env: { ...process.env, ASAN_OPTIONS: "detect_leaks=1:abort_on_error=0" },
-		});
-		assert.equal(result.error, undefined, "python3 with its pty module is needed for this test");
-		assert.equal(result.status, 0, `exit ${result.status}\n${result.stdout}\n${result.stderr}`);
-		const output = result.stdout.replace(/\r/g, "");
-		assert.match(output, /^boot$/m);
-		assert.match(output, /^line: hello$/m);
-		assert.match(output, /^end: end of input$/m);
-		assert.doesNotMatch(output, /Sanitizer|runtime error:/);
+	test(`serial holds a terminal in character mode, again after a reboot, and puts it back at exit [${variant}]`, () => {
+		const run = runOnPty([...PEER, "--reboot", "yes"], [
+			see("boot"), mode("open"),
+			type("hello\n"), see("line: hello"),
+			type("reboot\n"), see("line: reboot"), see("boot"), mode("rebooted"),
+			type("exit\n"), see("line: exit"),
+		], { variant });
+		assert.equal(run.failure, null, run.output + run.stderr);
+		assert.equal(run.code, 0, run.stderr.slice(-STDERR_TAIL));
+		assert.deepEqual(run.modes.open, CHARACTER_MODE);
+		assert.deepEqual(run.modes.rebooted, CHARACTER_MODE);
+		assert.deepEqual(lines(run.output.replace(/\r/g, "")), ["boot", "line: hello", "line: reboot", "boot", "line: exit"], "the terminal echoed nothing");
+		assert.ok(run.restored, `the mode after exit is the mode before: ${JSON.stringify(run.modes.after)}`);
+		assert.doesNotMatch(run.stderr, SANITIZER_ERROR);
 	});
+
+	for (const [how, step] of [["Ctrl-C", type("\x03")], ["SIGTERM", signal("SIGTERM")], ["SIGHUP", signal("SIGHUP")]]) {
+		test(`${how} ends serial's program as before and puts the terminal back first [${variant}]`, () => {
+			const run = runOnPty(PEER, [see("boot"), mode("open"), step], { variant });
+			assert.equal(run.failure, null, run.output + run.stderr);
+			assert.deepEqual(run.modes.open, CHARACTER_MODE);
+			assert.equal(run.signal, how === "Ctrl-C" ? "SIGINT" : how, `ended by ${run.signal ?? `exit ${run.code}`}`);
+			assert.ok(run.restored, `the mode after the signal is the mode before: ${JSON.stringify(run.modes.after)}`);
+		});
+	}
 }

@@ -3,7 +3,8 @@
 // "line: <text>" for each input line, and "end: <message>" once onError
 // reports the end of input (then exits 0 after a pause, so a second onError
 // would show). With --reboot yes, the line "reboot" reboots the machine,
-// leaving the rest of the input unread. With --close yes, it closes the
+// leaving the rest of the input unread. The line "exit" exits 0 at once
+// (a terminal has no end of input). With --close yes, it closes the
 // Serial at once and waits for nothing: the program must end by itself.
 // With --slow yes, it reads one line per millisecond instead of on onReadable.
 import Serial from "embedded:io/serial";
@@ -33,6 +34,7 @@ function answerLine(serial: Serial): boolean {
 			continue;
 		}
 		send(serial, `line: ${line}\n`);
+		if (line === "exit") exit(0);
 		if (line === "reboot" && option("reboot") === "yes") {
 			rebooting = true;
 			reboot();

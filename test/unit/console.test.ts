@@ -8,6 +8,7 @@ import { PROMPT, Repl } from "console/repl";
 import { systemCommands, formatUptime } from "console/system";
 import { CommandTable } from "console/table";
 import { UsageError, type Command } from "console/types";
+import type { ConsoleKind } from "host/platform";
 import { assert, test } from "testing";
 import Timer from "timer";
 
@@ -42,11 +43,11 @@ class MemoryStore implements KeyValueStore {
 }
 
 // A console wired as main.ts wires it, with fake IO.
-function harness(extra: Command[] = [], terminal: "raw" | "cooked" = "cooked") {
+function harness(extra: Command[] = [], consoleKind: ConsoleKind = "pipe") {
 	const table = new CommandTable();
 	const state = { out: "", ended: 0, rebooted: 0 };
 	const config = new Config(new MemoryStore());
-	const repl: Repl = new Repl({ table, terminal, write: (t) => (state.out += t), onEnd: () => state.ended++ });
+	const repl: Repl = new Repl({ table, consoleKind, write: (t) => (state.out += t), onEnd: () => state.ended++ });
 	table.add(
 		...systemCommands({
 			table,
@@ -104,6 +105,15 @@ test("up and down arrows recall history and come back to the draft", () => {
 	assert.deepEqual(lines(feedAll(e, bytes("dra\x1b[A\x1b[A\n"))), ["first"]);
 	assert.deepEqual(lines(feedAll(e, bytes("dra\x1b[A\x1b[A\x1b[B\x1b[Bft\n"))), ["draft"]);
 	assert.deepEqual(lines(feedAll(e, bytes("\x1b[A\x1b[A\x1b[A\x1b[C\n"))), ["first"], "stops at the oldest; other sequences ignored");
+	assert.deepEqual(lines(feedAll(e, bytes("\x1bOA\x1bOA\x1bOB\n"))), ["second"], "application-mode arrows (ESC O A) too");
+});
+
+test("Ctrl-D on an empty line ends input where asked; on a typed line, or unasked, it is ignored", () => {
+	let shown = "";
+	const tty = new LineEditor({ maxBytes: 64, historyLines: 4, prompt: PROMPT, echo: (t) => (shown += t), lineEnd: "\n", endOnCtrlD: true });
+	assert.deepEqual(lines(feedAll(tty, bytes("sta\x04tus\n\x04"))), ["status", "<end>"]);
+	assert.equal(shown, "status\n\n", "the end is drawn as a line end, the ignored Ctrl-D as nothing");
+	assert.deepEqual(lines(feedAll(editor(), bytes("\x04help\n\x04"))), ["help"]);
 });
 
 test("history keeps the most recent lines, no blanks, no immediate repeats", () => {
@@ -208,13 +218,33 @@ test("wrong arguments print the usage; a failing command prints its error and th
 	assert.equal(state.out.split(PROMPT).length - 1, 3, "a prompt after each line");
 });
 
-test("a raw terminal gets echo and CRLF line ends; a cooked one neither", () => {
-	const raw = harness([], "raw");
-	raw.type("status\r");
-	assert.ok(raw.state.out.startsWith("status\r\nfirmware: xsclaw 9.9.9 (test)\r\n"), JSON.stringify(raw.state.out.slice(0, 60)));
-	const cooked = harness();
-	cooked.type("status\n");
-	assert.ok(cooked.state.out.startsWith("firmware: "), "no echo");
+test("a UART gets echo and CRLF line ends, a tty echo and LF, a pipe neither", () => {
+	const uart = harness([], "uart");
+	uart.type("status\r");
+	assert.ok(uart.state.out.startsWith("status\r\nfirmware: xsclaw 9.9.9 (test)\r\n"), JSON.stringify(uart.state.out.slice(0, 60)));
+	const tty = harness([], "tty");
+	tty.type("statux\x7fs\r");
+	assert.ok(tty.state.out.startsWith("statux\b \bs\nfirmware: xsclaw 9.9.9 (test)\n"), JSON.stringify(tty.state.out.slice(0, 60)));
+	const pipe = harness();
+	pipe.type("status\n");
+	assert.ok(pipe.state.out.startsWith("firmware: "), "no echo");
+});
+
+test("Ctrl-D on a tty ends the console after the running command; later input is left unread", async () => {
+	let release!: () => void;
+	const slow: Command = { name: "slow", usage: "", help: "waits", run: () => new Promise<void>((r) => (release = r)) };
+	const { state, type, repl } = harness([slow], "tty");
+	assert.equal(type("slow\n\x04status\n"), "slow\n\x04".length);
+	assert.equal(repl.accepting, false);
+	assert.equal(state.ended, 0, "not while a command runs");
+	release();
+	await settle();
+	assert.equal(state.ended, 1);
+	assert.ok(!state.out.includes("firmware:"), "the line after Ctrl-D did not run");
+	const uart = harness([], "uart");
+	uart.type("\x04status\r");
+	assert.equal(uart.state.ended, 0, "a UART has no end of input");
+	assert.ok(uart.state.out.includes("firmware:"));
 });
 
 test("lines typed while an async command runs wait their turn; concurrent ones run at once", async () => {

@@ -5,6 +5,7 @@
 import Serial from "embedded:io/serial";
 import Timer from "timer";
 import { allocate, free } from "psram";
+import { consoleKind } from "host/platform";
 import { assert, test } from "testing";
 
 type Options = ConstructorParameters<typeof Serial>[0];
@@ -17,6 +18,10 @@ function open(options: object = {}): Serial {
 function settle(): Promise<void> {
 	return new Promise((resolve) => Timer.set(() => resolve(), SETTLE_MS));
 }
+
+test("on the runner's pipe the console kind is pipe (a terminal is tested in e2e)", () => {
+	assert.equal(consoleKind, "pipe");
+});
 
 test("one Serial at a time: a second open throws until the first closes", () => {
 	const first = open({ baud: 115200, port: 0 });

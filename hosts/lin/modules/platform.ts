@@ -1,9 +1,10 @@
 // host/platform on the lin host: thin over the native system functions.
-import type { HeapFigures } from "host/platform";
+import type { ConsoleKind, HeapFigures } from "host/platform";
 
 const native = __xsclaw;
 
 export const name = "lin";
+export const consoleKind: ConsoleKind = native.stdinIsTerminal() ? "tty" : "pipe";
 export function exit(code: number): void { native.exit(code); }
 export function reboot(): void { native.reboot(); }
 export function option(name: string): string | undefined { return native.option(name); }

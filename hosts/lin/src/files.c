@@ -34,7 +34,8 @@
  * bytes (strictly shorter; random from --crash-seed S / XSCLAW_CRASH_SEED,
  * deterministic for a seed), other operations do nothing; then the process
  * prints "xsclaw: power lost after N writes" and _exits 86, running no JS and
- * no destructors. Everything written before stays, as the page cache keeps
+ * no destructors (only a terminal the console held is put back in its mode).
+ * Everything written before stays, as the page cache keeps
  * it: the model is "the first N operations happened, the next was torn".
  * --count-writes 1 prints "xsclaw: storage operations: N" at exit, so a
  * harness can crash at every point 1..N.
@@ -127,6 +128,7 @@ uint32_t hostCrashRandom(uint32_t bound)
 void hostPowerLoss(void)
 {
 	fprintf(stderr, "xsclaw: power lost after %lld writes\n", gCrashAfter);
+	hostTerminalRestore();   /* _exit skips atexit, which would put a terminal back */
 	_exit(HOST_POWER_LOSS_EXIT);
 }
 

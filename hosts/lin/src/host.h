@@ -110,6 +110,13 @@ void hostThrowMessage(xsMachine *the, int error, const char *format, ...)
 const char *hostDataDir(void);       /* --data DIR, default ./data */
 const char *hostOption(const char *name); /* --name value from the command line, or NULL */
 
+/* ---- the console (serial.c) ------------------------------------------- */
+
+/* Puts stdin back in the terminal mode it had before a Serial held it in
+ * character mode; does nothing otherwise. Async-signal-safe: for exit paths
+ * that skip atexit (_exit). */
+void hostTerminalRestore(void);
+
 /* ---- per-module installers (one per native module file) ---------------- */
 void hostInstallTimer(xsMachine *the, xsSlot *native);
 void hostInstallSystem(xsMachine *the, xsSlot *native);

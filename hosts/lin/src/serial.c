@@ -19,6 +19,22 @@
  * console. onWritable fires after construction and after each write(), always
  * reporting SERIAL_WRITABLE_BYTES.
  *
+ * Terminal: when stdin is a terminal, an open Serial holds it in character
+ * mode, as a UART is: no line editing and no echo (ICANON, ECHO, ECHONL and
+ * IEXTEN off), so each key reaches the console at once and the console draws
+ * it (modules/console/line.ts). ISIG stays on, so Ctrl-C and Ctrl-Z still
+ * signal. Input flags and output processing stay as they were, so a "\n" on
+ * stdout or stderr still returns the carriage: the console writes "\n" on a
+ * terminal (host/platform's consoleKind "tty"; "\r\n" only on a UART). The
+ * mode the terminal had is put back when the Serial closes (close(), or the
+ * destructor when reboot or exit tears the machine down), at exit(), before
+ * a simulated power loss, on SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGABRT,
+ * SIGSEGV, SIGBUS, SIGFPE and SIGILL, which then end the program as before,
+ * and while Ctrl-Z has it stopped (character mode again on SIGCONT). A signal
+ * that was ignored, or had a handler (a sanitizer's), is left alone; SIGKILL,
+ * or a crash a sanitizer reports, leaves the terminal in character mode
+ * (`stty sane` repairs it). Nothing changes when stdin is not a terminal.
+ *
  * One Serial may be open at a time (port 0); a second open throws.
  * Callbacks are called with the Serial as `this`; an exception escaping one
  * ends the program, as an uncaught exception does on the device.
@@ -27,6 +43,8 @@
 #include "host.h"
 
 #include <poll.h>
+#include <signal.h>
+#include <termios.h>
 
 #define SERIAL_INPUT_BYTES 4096        /* stdin bytes held for the program: a few console lines */
 #define SERIAL_WRITABLE_BYTES 4096     /* reported by onWritable: stdout writes block, any size fits */
@@ -99,6 +117,115 @@ static size_t ringFill(void)
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return 0;
 	gInput.ended = 1;
+	return 0;
+}
+
+/* ---- the terminal ------------------------------------------------------- */
+
+static struct termios gTerminalSaved;          /* stdin's mode before the first Serial changed it */
+static struct termios gTerminalCharacterMode;  /* gTerminalSaved without line editing and echo */
+static int gTerminalPrepared = 0;              /* both are set, atexit and handlers installed */
+static volatile sig_atomic_t gTerminalHeld = 0;   /* an open Serial holds stdin in character mode */
+static struct sigaction gStopAction;           /* SIGTSTP's handler, installed again after each stop */
+
+/* The signals whose default action ends the program. */
+static const int kEndingSignals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+
+/* Async-signal-safe; keeps errno, as a handler must. */
+static void terminalSet(const struct termios *mode)
+{
+	int saved = errno;
+	tcsetattr(STDIN_FILENO, TCSANOW, mode);
+	errno = saved;
+}
+
+void hostTerminalRestore(void)
+{
+	if (gTerminalHeld) {
+		gTerminalHeld = 0;
+		terminalSet(&gTerminalSaved);
+	}
+}
+
+/* SA_RESETHAND made the action the default again: the signal raised here
+ * ends the program once the handler returns. */
+static void onEndingSignal(int number)
+{
+	hostTerminalRestore();
+	raise(number);
+}
+
+/* Ctrl-Z: the shell gets its terminal back while this program is stopped.
+ * The stop happens inside raise() (the action is the default again and the
+ * signal unblocked), so the handler resumes after SIGCONT, or at once in an
+ * orphaned process group, where the kernel discards the stop. */
+static void onStopSignal(int number)
+{
+	int saved = errno;
+	if (gTerminalHeld)
+		terminalSet(&gTerminalSaved);
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, number);
+	sigprocmask(SIG_UNBLOCK, &stop, NULL);
+	raise(number);
+	sigaction(number, &gStopAction, NULL);
+	if (gTerminalHeld)
+		terminalSet(&gTerminalCharacterMode);
+	errno = saved;
+}
+
+/* Installs handler for the signal when its action is still the default, and
+ * copies the new action to *installed. An ignored signal stays ignored;
+ * another handler (a sanitizer's) stays in place. */
+static void terminalCatch(int number, void (*handler)(int), int flags, struct sigaction *installed)
+{
+	struct sigaction action;
+	if (sigaction(number, NULL, &action) < 0 || (action.sa_flags & SA_SIGINFO) || action.sa_handler != SIG_DFL)
+		return;
+	memset(&action, 0, sizeof(action));
+	action.sa_handler = handler;
+	action.sa_flags = flags;
+	sigemptyset(&action.sa_mask);
+	if (sigaction(number, &action, NULL) == 0 && installed)
+		*installed = action;
+}
+
+/* Once per process: remembers the terminal's mode and arranges for it to be
+ * put back on every way out. Returns -1 with errno when the mode cannot be read. */
+static int terminalPrepare(void)
+{
+	if (gTerminalPrepared)
+		return 0;
+	if (tcgetattr(STDIN_FILENO, &gTerminalSaved) < 0)
+		return -1;
+	gTerminalCharacterMode = gTerminalSaved;
+	gTerminalCharacterMode.c_lflag &= ~(tcflag_t)(ICANON | ECHO | ECHONL | IEXTEN);
+	gTerminalCharacterMode.c_cc[VMIN] = 1;
+	gTerminalCharacterMode.c_cc[VTIME] = 0;
+	atexit(hostTerminalRestore);
+	for (size_t i = 0; i < sizeof(kEndingSignals) / sizeof(kEndingSignals[0]); i++)
+		terminalCatch(kEndingSignals[i], onEndingSignal, SA_RESETHAND, NULL);
+	terminalCatch(SIGTSTP, onStopSignal, SA_RESETHAND | SA_RESTART, &gStopAction);
+	gTerminalPrepared = 1;
+	return 0;
+}
+
+/* When stdin is a terminal, puts it in character mode. Returns 0, or -1 with errno. */
+static int terminalHold(void)
+{
+	if (!isatty(STDIN_FILENO))
+		return 0;
+	if (terminalPrepare() < 0)
+		return -1;
+	/* Held first: a signal arriving in between then restores a mode that was never left. */
+	gTerminalHeld = 1;
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &gTerminalCharacterMode) < 0) {
+		int error = errno;
+		gTerminalHeld = 0;
+		errno = error;
+		return -1;
+	}
 	return 0;
 }
 
@@ -197,8 +324,10 @@ static void serialFree(SerialRecord *serial)
 {
 	hostUnwatch(serial->watch);
 	hostTimerCancel(serial->kick);
-	if (gOpenSerial == serial)
+	if (gOpenSerial == serial) {
 		gOpenSerial = NULL;
+		hostTerminalRestore();
+	}
 	free(serial);
 }
 
@@ -261,6 +390,11 @@ static void xs_serial_constructor(xsMachine *the)
 	SerialRecord *serial = calloc(1, sizeof(SerialRecord));
 	if (!serial)
 		xsUnknownError("Serial: out of memory");
+	if (terminalHold() < 0) {
+		int error = errno;
+		free(serial);
+		xsUnknownError("Serial: cannot put the terminal in character mode: %s", strerror(error));
+	}
 	serial->the = the;
 	serial->self = xsThis;
 	serial->onReadable = xsVar(0);
@@ -404,6 +538,13 @@ static void xs_serial_set_format(xsMachine *the)
 	serial->format = formatArgument(the, &xsArg(0));
 }
 
+/* Whether stdin is a terminal: an open Serial then holds it in character
+ * mode, and the console draws what is typed. */
+static void xs_serial_stdinIsTerminal(xsMachine *the)
+{
+	xsResult = xsBoolean(isatty(STDIN_FILENO) ? 1 : 0);
+}
+
 static const HostMember gSerialMembers[] = {
 	{ "read", xs_serial_read, 1, 0 },
 	{ "write", xs_serial_write, 1, 0 },
@@ -417,4 +558,5 @@ static const HostMember gSerialMembers[] = {
 void hostInstallSerial(xsMachine *the, xsSlot *native)
 {
 	hostDefineClass(the, native, "Serial", xs_serial_constructor, 1, gSerialMembers, &gSerialHooks);
+	hostDefineFunction(the, native, "stdinIsTerminal", xs_serial_stdinIsTerminal, 0);
 }
