@@ -129,7 +129,18 @@ export function toAnthropicRequest(request: ChatRequest, profile: ModelProfile, 
 		notes.push(`more than ${LLM_CACHE_BREAKPOINTS} cache breakpoints; the later ones were left out`);
 		return 0;
 	};
+	// Key order is prompt-prefix order (and Anthropic's own cache order): model,
+	// max_tokens, stream, tools, system, then `messages`, which grows every tool
+	// round, last, so two iterations' bodies share the longest possible prefix.
 	const body: JsonObject = { model: profile.model, max_tokens: request.max_tokens ?? profile.max_tokens };
+	if (stream) body.stream = true;
+	if (request.tools?.length) {
+		body.tools = request.tools.map((t) => {
+			const tool: JsonObject = { name: t.function.name, input_schema: t.function.parameters };
+			if (t.function.description) tool.description = t.function.description;
+			return tool;
+		});
+	}
 	if (system.length) {
 		if (system.some((s) => s.cache)) {
 			body.system = system.map((s) => {
@@ -150,14 +161,6 @@ export function toAnthropicRequest(request: ChatRequest, profile: ModelProfile, 
 		}
 		return { role: turn.role, content };
 	});
-	if (request.tools?.length) {
-		body.tools = request.tools.map((t) => {
-			const tool: JsonObject = { name: t.function.name, input_schema: t.function.parameters };
-			if (t.function.description) tool.description = t.function.description;
-			return tool;
-		});
-	}
-	if (stream) body.stream = true;
 	return { body, notes };
 }
 

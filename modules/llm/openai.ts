@@ -37,13 +37,17 @@ function toWireMessage(message: Message): JsonObject {
 
 /** The JSON body of a chat request for profile. */
 export function toOpenAIRequest(request: ChatRequest, profile: ModelProfile, stream: boolean): JsonObject {
-	const body: JsonObject = { model: profile.model, messages: request.messages.map(toWireMessage) };
-	if (request.tools?.length) body.tools = request.tools.map((t) => ({ type: "function", function: { ...t.function } }) as JsonObject);
+	// Key order is prompt-prefix order: what never changes within a request comes
+	// first and `messages`, which grows every tool round, comes last, so the bytes
+	// of two iterations' bodies share the longest possible prefix.
+	const body: JsonObject = { model: profile.model };
 	body[profile.max_tokens_field] = request.max_tokens ?? profile.max_tokens;
 	if (stream) {
 		body.stream = true;
 		body.stream_options = { include_usage: true };
 	}
+	if (request.tools?.length) body.tools = request.tools.map((t) => ({ type: "function", function: { ...t.function } }) as JsonObject);
+	body.messages = request.messages.map(toWireMessage);
 	return body;
 }
 
