@@ -11,6 +11,13 @@ export const MAX_CONTEXT_PROVIDERS = 8;        // providers asked per iteration;
 export const MAX_COMPLETION_OBSERVERS = 4;     // listeners told when a request ends
 export const MAX_SUBAGENTS = 3;                // further cores; each holds a session and an LLM call's buffers
 
+// ---- tools table and console wiring of the core (SPEC §7, §8) ----
+export const TOOLBOX_MAX_TOOLS = 64;           // every definition is sent with every request: more costs tokens and heap
+export const TOOL_SCHEMA_MAX_DEPTH = 4;        // nested objects/arrays checked in tool arguments; tool schemas need one or two
+export const TOOL_RESULT_MAX_CHARS = 16 * 1024;// one tool result in the context; longer is cut so one tool cannot flood it
+export const TOOL_ARGUMENT_PREVIEW_CHARS = 80; // names and values quoted in tool errors and log lines
+export const CONSOLE_SUBMIT_TIMEOUT_MS = 5000; // `ask` waits this long for room in the request queue before saying it is busy
+
 // ---- LLM (SPEC §5) ----
 export const LLM_TIMEOUT_MS = 120_000;         // one HTTP attempt, start to last byte (llm.timeout_ms): long replies stream for a while
 export const LLM_TIMEOUT_MIN_MS = 1000;        // llm.timeout_ms below this could not even finish a TLS handshake
