@@ -2,14 +2,25 @@
 // in its name and a one-line reason. Nothing numeric hides elsewhere; tools and
 // benchmarks read this file too.
 
-// ---- agent core (SPEC §4, §10; the core is not built yet, so nothing reads these) ----
+// ---- agent core (SPEC §4, §10; modules/core) ----
 export const REQUEST_QUEUE_DEPTH = 4;          // requests waiting for the serial core; more is backpressure
-export const RESPONSE_QUEUE_DEPTH = 4;         // parked responses awaiting their owner
+export const RESPONSE_QUEUE_DEPTH = 4;         // parked responses awaiting their owner; a 5th unclaimed one drops the oldest
 export const INSERT_QUEUE_DEPTH = 4;           // user interrupts waiting for a checkpoint
 export const MAX_TOOL_ITERATIONS = 10;         // LLM rounds per request
 export const MAX_CONTEXT_PROVIDERS = 8;        // providers asked per iteration; bounds context building
 export const MAX_COMPLETION_OBSERVERS = 4;     // listeners told when a request ends
 export const MAX_SUBAGENTS = 3;                // further cores; each holds a session and an LLM call's buffers
+export const CORE_SUBMIT_WAITERS_MAX = 8;      // callers waiting for room in a full request queue; more are refused at once
+export const CORE_RESPONSE_WAITERS_MAX = 8;    // callers blocked in receiveFor at once (console ask, tests)
+export const CORE_EVENT_LISTENERS_MAX = 8;     // event stream subscribers (console, router, bench)
+export const CORE_INTERRUPTS_PER_REQUEST_MAX = 8; // interrupts one request takes; later ones queue as new requests, so a chatty chat cannot keep one request alive forever
+export const CORE_STAGE_SUMMARY_MAX_CHARS = 150;  // verbose stage message: the model's text/reasoning summary
+export const CORE_STAGE_ARGS_PREVIEW_MAX_CHARS = 40; // verbose stage message: one call's arguments preview
+export const CORE_TOOL_SUMMARY_MAX_LINES = 16; // "- name: ok|failed" lines in a failure note; 10 rounds of a few calls fit
+export const CORE_TOOL_PROGRESS_MAX_CHARS = 200; // one tool_execution_update text; a progress line, not a result
+export const CORE_ERROR_MAX_CHARS = 400;       // an error sentence in a response or failure note (LLM errors quote bodies)
+export const SUBAGENT_REPORT_MAX_CHARS = 4000; // a subagent's final text wrapped into <subagent_completed>: about one history message
+export const SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS = 30_000; // a subagent's report waits this long for room in the root's queue
 
 // ---- tools table and console wiring of the core (SPEC §7, §8) ----
 export const TOOLBOX_MAX_TOOLS = 64;           // every definition is sent with every request: more costs tokens and heap
