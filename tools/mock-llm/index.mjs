@@ -25,6 +25,7 @@ export const DEFAULT_SCENARIO = Object.freeze({ type: 'text', text: 'hello from 
 const TYPES = new Set(['text', 'tool_calls', 'thinking']);
 const FAULTS = new Set(['stall', 'drop', 'malformed', 'huge', 'trickle']);
 const HUGE_PIECE = 'x'.repeat(16 * 1024);
+const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 function checkScenario(s) {
   const fail = (why) => { throw new TypeError(`mock-llm scenario ${JSON.stringify(s)}: ${why}`); };
@@ -104,7 +105,10 @@ function malformed(api, reply, ctx, stream) {
  * @returns {{port, url, requests, connections, pending, script(...scenarios), close()}}
  *   Each record in `requests`: {seq, conn (connection id), method, path, headers, body (raw
  *   string), json, protocol ('openai' | 'anthropic' | null), stream, scenario,
- *   response: {status, bytes, complete, aborted}}; `response` is updated as it is written.
+ *   response: {status, bytes, complete, aborted, receivedAt, closedAt}}; `response` is
+ *   updated as it is written. receivedAt (the request body was read) and closedAt (the
+ *   response ended or its connection closed; null until then) are CLOCK_MONOTONIC
+ *   milliseconds, the clock of the lin host's now(), so the two can be subtracted.
  */
 export async function startMockLLM({ tls, host = '127.0.0.1', port = 0, requireKey, onRequest } = {}) {
   const queue = [];
@@ -164,11 +168,14 @@ export async function startMockLLM({ tls, host = '127.0.0.1', port = 0, requireK
       protocol: proto?.name ?? null,
       stream: false,
       scenario: null,
-      response: { status: 0, bytes: 0, complete: false, aborted: false },
+      response: { status: 0, bytes: 0, complete: false, aborted: false, receivedAt: monotonicMs(), closedAt: null },
     };
     requests.push(rec);
     res.on('finish', () => { rec.response.complete = true; });
-    res.on('close', () => { rec.response.aborted = !res.writableFinished; });
+    res.on('close', () => {
+      rec.response.aborted = !res.writableFinished;
+      rec.response.closedAt = monotonicMs();
+    });
     onRequest?.(rec);
 
     const api = proto ?? openai; // unknown paths answer in OpenAI's error format
