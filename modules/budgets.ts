@@ -69,6 +69,21 @@ export const SSE_LINE_START_BYTES = 256;            // SSE line and data buffers
 export const SESSION_FILE_MAX_BYTES = 150 * 1024; // compaction threshold
 export const MESSAGE_MAX_BYTES = 4096;            // one history message
 
+// ---- memory and profile (SPEC §6; modules/memory) ----
+export const MEMORY_RECORDS_MAX = 200;             // full mode: records kept; a full store refuses writes until one is forgotten
+export const MEMORY_RECORD_MAX_BYTES = 1024;       // one record's (or MEMORY.md line's) UTF-8 text: a fact, not a document
+export const MEMORY_TOTAL_TEXT_MAX_BYTES = 48 * 1024; // full mode: all records' text; the file is rewritten whole on every change
+export const MEMORY_FILE_MAX_BYTES = 128 * 1024;   // full mode: the records file with its JSON and header; larger on open is corrupt
+export const MEMORY_TAGS_MAX = 8;                  // tags on one record
+export const MEMORY_TAG_MAX_CHARS = 32;            // one tag: a word, not a sentence
+export const MEMORY_SEARCH_MAX_RESULTS = 8;        // memory_search results (default and most): enough to choose from, small in the prompt
+export const MEMORY_QUERY_MAX_WORDS = 16;          // query words scored per search; more are ignored, so a search stays cheap
+export const MEMORY_LIGHT_MAX_BYTES = 16 * 1024;   // light mode: MEMORY.md as a whole
+export const MEMORY_CONTEXT_MAX_BYTES = 4096;      // the "memory" prompt section: stable prefix stays small and cacheable
+export const MEMORY_PREVIEW_CHARS = 100;           // `memory list` shows this much of each record
+export const PROFILE_PERSONA_MAX_BYTES = 2048;     // persona text: sent with every request
+export const PROFILE_NOTES_MAX_BYTES = 4096;       // user notes text: sent with every request
+
 // ---- console and channels (SPEC §8) ----
 export const CONSOLE_ASK_TIMEOUT_MS = 130_000;    // a console question waits this long: the LLM timeout plus a margin
 export const CONSOLE_LINE_MAX_BYTES = 4096;       // longer input lines are refused

@@ -1,0 +1,152 @@
+// memory/light: long-term memory in light mode: one MEMORY.md a person can read and
+// edit, at most MEMORY_LIGHT_MAX_BYTES. The same tools map onto it:
+//   memory_write  appends "- <text> #tag ..." (with id: replaces that line)
+//   memory_read   returns line <id>
+//   memory_search ranks lines as full mode ranks records ("#word"s are the tags)
+//   memory_forget removes line <id>, or the one line containing the given text
+// Ids are line numbers (1 = the first line), so forgetting a line renumbers the
+// ones below it; every answer names the current number. Blank lines and markdown
+// headings ("# ...") keep their numbers but are not memories. No dates are kept.
+// Changes rewrite the file power-loss safely (memory/flash). A file that is not
+// UTF-8 text or is over the limit is moved to MEMORY.md.bad on open.
+import type { Directory } from "embedded:storage/files";
+import { MEMORY_LIGHT_MAX_BYTES } from "budgets";
+import { byteLength, decodeText, keepAside, readWhole, staleTempRemoved, utf8, writeAtomically } from "memory/flash";
+import { checkedText, contextLines, normalTags, rank } from "memory/text";
+import type { Log, LongTermMemory, MemoryEntry, MemoryUsage } from "memory/types";
+
+export const LIGHT_FILE = "MEMORY.md";
+const HEADING = /^#{1,6}(\s|$)/;
+const TAG_IN_LINE = /(?:^|\s)#([^\s#,]+)/g;
+const BULLET = /^[-*]\s+/;
+
+function isEntry(line: string): boolean {
+	return line.trim().length > 0 && !HEADING.test(line.trim());
+}
+
+function entryOf(line: string, index: number): MemoryEntry {
+	const tags: string[] = [];
+	for (const match of line.matchAll(TAG_IN_LINE)) {
+		const tag = match[1].toLowerCase();
+		if (!tags.includes(tag)) tags.push(tag);
+	}
+	return { id: String(index + 1), text: line.trim().replace(BULLET, ""), tags, created: 0, updated: 0 };
+}
+
+export class LightMemory implements LongTermMemory {
+	readonly mode = "light" as const;
+	#directory: Directory;
+	#lines: string[] = [];
+
+	/** Opens (or starts) MEMORY.md in directory. Never throws: problems are logged and memory starts empty. */
+	constructor(directory: Directory, log: Log) {
+		this.#directory = directory;
+		try {
+			if (staleTempRemoved(directory, LIGHT_FILE)) log(`memory: an unfinished change to ${LIGHT_FILE} was discarded (power lost mid-write); the last saved memory is used.`);
+			const read = readWhole(directory, LIGHT_FILE, MEMORY_LIGHT_MAX_BYTES);
+			if (read.kind === "missing") return;
+			const text = read.kind === "ok" ? decodeText(read.bytes) : undefined;
+			if (text !== undefined) {
+				this.#lines = text.split(/\r?\n/);
+				if (this.#lines[this.#lines.length - 1] === "") this.#lines.pop();
+				return;
+			}
+			const why = read.kind === "too_big" ? `it is ${read.size} bytes, more than ${MEMORY_LIGHT_MAX_BYTES}` : "it is not UTF-8 text";
+			const bad = keepAside(directory, LIGHT_FILE);
+			log(`memory: ${LIGHT_FILE} is damaged (${why}); it was kept as ${bad} and long-term memory starts empty.`);
+		} catch (error) {
+			log(`memory: ${LIGHT_FILE} could not be opened (${error instanceof Error ? error.message : String(error)}); long-term memory starts empty and the next change rewrites the file.`);
+			this.#lines = [];
+		}
+	}
+
+	write(text: string, tags?: readonly string[], id?: string): MemoryEntry {
+		const checked = checkedText(text).replace(/\s*[\r\n]+\s*/g, " ");
+		const normal = normalTags(tags ?? []).filter((t) => !new RegExp(`(^|\\s)#${escape(t)}(\\s|$)`, "i").test(checked));
+		const line = `- ${checked}${normal.length ? " " + normal.map((t) => "#" + t).join(" ") : ""}`;
+		checkedText(line);   // the tags count against the line's bytes too
+		const lines = this.#lines.slice();
+		let index: number;
+		if (id !== undefined) {
+			index = this.#lineIndex(id);
+			lines[index] = line;
+		} else {
+			index = lines.push(line) - 1;
+		}
+		this.#commit(lines);
+		return entryOf(line, index);
+	}
+
+	read(id: string): MemoryEntry {
+		const index = this.#lineIndex(id);
+		return entryOf(this.#lines[index], index);
+	}
+
+	search(query: string, tag: string | undefined, limit: number): MemoryEntry[] {
+		return rank(this.list(), query, tag, limit);
+	}
+
+	forget(id: string): MemoryEntry {
+		const index = /^\s*\d+\s*$/.test(id) ? this.#lineIndex(id) : this.#matchingLine(id);
+		const entry = entryOf(this.#lines[index], index);
+		const lines = this.#lines.slice();
+		lines.splice(index, 1);
+		this.#commit(lines);
+		return entry;
+	}
+
+	list(): MemoryEntry[] {
+		const entries: MemoryEntry[] = [];
+		this.#lines.forEach((line, index) => {
+			if (isEntry(line)) entries.push(entryOf(line, index));
+		});
+		return entries;
+	}
+
+	usage(): MemoryUsage {
+		return { entries: this.list().length, maxEntries: 0, bytes: this.#lines.length ? byteLength(this.#text(this.#lines)) : 0, maxBytes: MEMORY_LIGHT_MAX_BYTES };
+	}
+
+	context(hint: string, budgetBytes: number): string | undefined {
+		return contextLines(this.list(), (e) => `${e.id}: ${e.text}`, hint, budgetBytes,
+			`Notes from ${LIGHT_FILE} (line number: text); memory_forget with the number removes a wrong one:`);
+	}
+
+	#text(lines: readonly string[]): string {
+		return lines.join("\n") + "\n";
+	}
+
+	#lineIndex(id: string): number {
+		const n = Number(id.trim());
+		if (!/^\d+$/.test(id.trim()) || n < 1 || n > this.#lines.length || !isEntry(this.#lines[n - 1]))
+			throw new Error(`there is no memory at line "${id}" of ${LIGHT_FILE}: use memory_search (or memory list on the console) to find the right line number.`);
+		return n - 1;
+	}
+
+	#matchingLine(text: string): number {
+		const wanted = text.trim().toLowerCase();
+		if (!wanted) throw new Error("say which memory to forget: give its line number or some of its text.");
+		const found: number[] = [];
+		this.#lines.forEach((line, index) => {
+			if (isEntry(line) && line.toLowerCase().includes(wanted)) found.push(index);
+		});
+		if (!found.length) throw new Error(`no line of ${LIGHT_FILE} contains "${text.trim()}": use memory_search to find the line number.`);
+		if (found.length > 1)
+			throw new Error(`${found.length} lines contain "${text.trim()}" (lines ${found.map((i) => i + 1).join(", ")}): give the line number of the one to forget.`);
+		return found[0];
+	}
+
+	// Writes first, then takes the new lines: a failed write leaves RAM as flash is.
+	#commit(lines: string[]): void {
+		const text = lines.length ? this.#text(lines) : "";
+		const size = byteLength(text);
+		if (size > MEMORY_LIGHT_MAX_BYTES)
+			throw new Error(`${LIGHT_FILE} would grow to ${size} bytes; it holds at most ${MEMORY_LIGHT_MAX_BYTES}: forget lines that no longer matter, then save again.`);
+		writeAtomically(this.#directory, LIGHT_FILE, utf8(text));
+		this.#lines = lines;
+	}
+}
+
+function escape(text: string): string {
+	return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
