@@ -130,6 +130,17 @@ test("full mode: a truncated records file is detected by its header and kept asi
 	assert.ok(names(directory).includes(RECORDS_FILE + ".bad"));
 });
 
+test("full mode: one changed byte in the records file is caught by its checksum", () => {
+	const directory = freshDirectory("bitflip");
+	const bytes = new Uint8Array(encodeRecords({ nextId: 2, records: [{ id: "m1", text: "the code is 1234", tags: [], created: 1, updated: 1 }] }));
+	const at = bytes.lastIndexOf(0x31);   // the last "1" (a date digit): still valid JSON after the change
+	bytes[at] = 0x39;
+	writeRaw(directory, RECORDS_FILE, bytes.buffer);
+	const { log, lines } = logLines();
+	assert.equal(open(directory, log).list().length, 0);
+	assert.match(lines[0] ?? "", /its checksum does not match/);
+});
+
 test("full mode: a records file with a good checksum but an invalid record is kept aside", () => {
 	const directory = freshDirectory("badrecord");
 	writeRaw(directory, RECORDS_FILE, encodeRecords({ nextId: 2, records: [{ id: "m5", text: "id past next_id", tags: [], created: 1, updated: 1 }] }));
