@@ -65,9 +65,20 @@ export const HTTP_STALE_RETRIES = 1;                // a reused connection that 
 export const SSE_EVENT_MAX_BYTES = 64 * 1024;       // one server-sent event (all its lines); bigger is an error, not unbounded growth
 export const SSE_LINE_START_BYTES = 256;            // SSE line and data buffers at first; most events fit, bigger ones double
 
-// ---- sessions (SPEC §6; not built yet) ----
-export const SESSION_FILE_MAX_BYTES = 150 * 1024; // compaction threshold
-export const MESSAGE_MAX_BYTES = 4096;            // one history message
+// ---- sessions (SPEC §6; modules/store) ----
+export const SESSION_FILE_MAX_BYTES = 150 * 1024; // a completed turn leaving the data file above this compacts it; still above: blocked
+export const MESSAGE_MAX_BYTES = 4096;            // one history message in the prompt (capped on read; the file keeps more)
+export const SESSION_RECORD_MAX_BYTES = 32 * 1024; // one stored record's JSON: bigger messages are capped on write, so a length field above this is damage
+export const SESSION_HISTORY_MAX_BYTES = 48 * 1024; // history given to the prompt per request: about 12k tokens
+export const SESSION_HISTORY_MAX_RECORDS = 256;   // records read back per request at most, whatever their size
+export const SESSION_READ_BATCH_RECORDS = 16;     // index entries read per step when walking back through a session
+export const SESSION_WRITE_BUFFER_BYTES = 16 * 1024; // compaction and index rebuilds write in pieces of this size
+export const SESSIONS_MAX = 32;                   // session files kept on flash; `session new` beyond this asks to delete one
+export const SESSION_CHATS_MAX = 64;              // channel+chat -> session entries; the oldest mapping is forgotten beyond this
+export const SESSIONS_OPEN_MAX = 4;               // session files held open at once (each holds two file handles)
+export const SESSION_SHOW_MAX_RECORDS = 40;       // `session show` prints the newest records up to this many
+export const SESSION_SHOW_LINE_CHARS = 160;       // one record's text in `session show`, longer is cut
+export const SESSION_SALVAGE_SCAN_BYTES = 256 * 1024; // bytes searched for the next intact record after damage inside a file
 
 // ---- memory and profile (SPEC §6; modules/memory) ----
 export const MEMORY_RECORDS_MAX = 200;             // full mode: records kept; a full store refuses writes until one is forgotten

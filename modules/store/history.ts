@@ -1,0 +1,65 @@
+// store/history: turns stored records into the history a prompt gets (SPEC §6):
+// the newest records within a byte budget, oldest first, each message capped,
+// an assistant tool call never separated from its results. Pure functions over
+// records already read; store/sessions does the reading.
+import type { Message } from "llm/types";
+import type { StoredRecord } from "store/session";
+import { byteLength, capMessage } from "store/messages";
+
+/** A piece of history that goes in or out whole: one message, or a tool round (call + every result). */
+interface Unit { messages: Message[]; bytes: number }
+
+/** The message a record contributes, capped; failure notes are assistant messages already. */
+function promptMessage(record: StoredRecord, capBytes: number): Message {
+	return capMessage(record.message, capBytes);
+}
+
+/**
+ * Groups records (oldest first) into units, dropping what must not reach a
+ * prompt: an assistant tool call without all of its results (a round cut by a
+ * power loss or a crash), and tool results with no call before them.
+ */
+export function historyUnits(records: StoredRecord[], capBytes: number): { units: Unit[]; dropped: number } {
+	const units: Unit[] = [];
+	let dropped = 0;
+	let i = 0;
+	// Each pass consumes at least one record: bounded by records.length.
+	while (i < records.length) {
+		const record = records[i];
+		if (record.kind === "tool_result") {
+			dropped++;
+			i++;
+			continue;
+		}
+		if (record.kind !== "assistant_tool") {
+			const message = promptMessage(record, capBytes);
+			units.push({ messages: [message], bytes: byteLength(JSON.stringify(message)) });
+			i++;
+			continue;
+		}
+		const call = record.message;
+		const wanted = new Set(call.role === "assistant" ? (call.tool_calls ?? []).map((c) => c.id) : []);
+		const results: StoredRecord[] = [];
+		let j = i + 1;
+		for (; j < records.length && records[j].kind === "tool_result"; j++) results.push(records[j]);
+		const answered = new Set(results.map((r) => (r.message.role === "tool" ? r.message.tool_call_id : "")));
+		const whole = wanted.size > 0 && [...wanted].every((id) => answered.has(id)) && results.every((r) => r.message.role === "tool" && wanted.has(r.message.tool_call_id));
+		if (whole) {
+			const messages = [record, ...results].map((r) => promptMessage(r, capBytes));
+			units.push({ messages, bytes: messages.reduce((n, m) => n + byteLength(JSON.stringify(m)), 0) });
+		} else {
+			dropped += 1 + results.length;
+		}
+		i = j;
+	}
+	return { units, dropped };
+}
+
+/** The newest units that fit budgetBytes together, oldest first; stops at the first that does not fit. */
+export function selectHistory(records: StoredRecord[], budgetBytes: number, capBytes: number): Message[] {
+	const { units } = historyUnits(records, capBytes);
+	let used = 0;
+	let first = units.length;
+	while (first > 0 && used + units[first - 1].bytes <= budgetBytes) used += units[--first].bytes;
+	return units.slice(first).flatMap((u) => u.messages);
+}

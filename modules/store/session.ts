@@ -1,0 +1,429 @@
+// store/session: one session's pair of files (FORMAT.md): open with recovery,
+// append a batch of records, read records back through the index, compact.
+//
+// Durability rules (littlefs-style): data is written and flushed before the
+// index entry that points at it; the data file is the truth and the index a
+// cache that open() rebuilds whenever it disagrees. Rewrites (compaction,
+// salvage) go to temporary files, flushed, then renamed data first: the data
+// rename is the commit point. Files that cannot be read are renamed *.bad and
+// kept; nothing is deleted silently. Every recovery logs one line.
+//
+// Known limits: open() checks every record's CRC, so it costs one read of the
+// data file (once per boot per session: the manager keeps sessions open);
+// readLast() costs O(n) whatever the file size.
+import type { Directory, File } from "embedded:storage/files";
+import type { RecordKind } from "core/types";
+import type { Message } from "llm/types";
+import { SESSION_RECORD_MAX_BYTES, SESSION_WRITE_BUFFER_BYTES } from "budgets";
+import {
+	DATA_MAGIC, ENTRY_BYTES, FLAG_TURN_COMPLETED, FRAME_HEADER_BYTES, HEADER_BYTES, INDEX_MAGIC,
+	type Entry, type Scan, decodeEntry, decodeHeader, encodeEntry, encodeFrame, encodeHeader,
+	frameIntact, decodeFrameHeader, indexDisagreement, kindCode, kindName, scanData,
+} from "store/format";
+import { capForStorage } from "store/messages";
+
+export const SESSIONS_DIR = "sessions";
+const BAD_NAME_TRIES = 8;   // file.bad, file.bad1 .. file.bad7; then the last is replaced
+
+/** A record as appended. */
+export interface NewRecord {
+	kind: RecordKind;
+	message: Message;
+	turn_completed: boolean;
+	time: number;
+	request_id: number;
+}
+
+/** A record as read back; index counts from 0, oldest first. */
+export interface StoredRecord extends NewRecord {
+	index: number;
+}
+
+export type Log = (line: string) => void;
+
+export function paths(id: string) {
+	const base = `${SESSIONS_DIR}/${id}`;
+	return { data: `${base}.dat`, index: `${base}.idx`, dataTmp: `${base}.dat.tmp`, indexTmp: `${base}.idx.tmp`, blocked: `${base}.blocked` };
+}
+
+export function exists(root: Directory, path: string): boolean {
+	try {
+		root.status(path);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+function messageOf(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}
+
+/** Renames path to a free path.bad name and returns it (keeps damaged files for whoever debugs them). */
+export function keepAside(root: Directory, path: string): string {
+	let target = `${path}.bad`;
+	for (let i = 1; i < BAD_NAME_TRIES && exists(root, target); i++) target = `${path}.bad${i}`;
+	root.move(path, target);
+	return target;
+}
+
+/** Writes bytes to a new file at path in pieces, flushed: one write per SESSION_WRITE_BUFFER_BYTES. */
+function writeWhole(file: File, pieces: Uint8Array[], position = 0): number {
+	let buffer = new Uint8Array(SESSION_WRITE_BUFFER_BYTES);
+	let used = 0;
+	const drain = () => {
+		if (!used) return;
+		file.write(buffer.subarray(0, used), position);
+		position += used;
+		used = 0;
+	};
+	for (const piece of pieces) {
+		if (used + piece.length > buffer.length) drain();
+		if (piece.length > buffer.length) {
+			file.write(piece, position);
+			position += piece.length;
+			continue;
+		}
+		buffer.set(piece, used);
+		used += piece.length;
+	}
+	drain();
+	return position;
+}
+
+function indexFileBytes(generation: number, entries: Uint8Array): Uint8Array[] {
+	return [encodeHeader(INDEX_MAGIC, generation), entries];
+}
+
+export class SessionFile {
+	readonly id: string;
+	#root: Directory;
+	#log: Log;
+	#data: File;
+	#index: File;
+	#size: number;
+	#count: number;
+	#generation: number;
+	#closed = false;
+	/** What open() found and repaired, one sentence each. */
+	readonly findings: string[];
+
+	private constructor(root: Directory, id: string, log: Log, data: File, index: File, size: number, count: number, generation: number, findings: string[]) {
+		this.#root = root;
+		this.id = id;
+		this.#log = log;
+		this.#data = data;
+		this.#index = index;
+		this.#size = size;
+		this.#count = count;
+		this.#generation = generation;
+		this.findings = findings;
+	}
+
+	/** Creates an empty session's files (temp file, flushed, renamed: never a torn header under the real name). */
+	static create(root: Directory, id: string): void {
+		const p = paths(id);
+		root.createDirectory(SESSIONS_DIR);
+		const tmp = root.openFile({ path: p.dataTmp, mode: "w" });
+		try {
+			tmp.write(encodeHeader(DATA_MAGIC, 1), 0);
+			tmp.flush();
+		} finally {
+			tmp.close();
+		}
+		root.move(p.dataTmp, p.data);
+		const index = root.openFile({ path: p.index, mode: "w" });
+		try {
+			index.write(encodeHeader(INDEX_MAGIC, 1), 0);
+			index.flush();
+		} finally {
+			index.close();
+		}
+	}
+
+	/**
+	 * Opens a session, repairing what a power loss or damage left: never throws
+	 * for bad content (a data file that cannot be read is kept as *.bad and the
+	 * session starts empty). Throws only when the storage itself fails.
+	 */
+	static open(root: Directory, id: string, log: Log): SessionFile {
+		const p = paths(id);
+		const findings: string[] = [];
+		const note = (text: string) => {
+			findings.push(text);
+			log(`store: session ${id}: ${text}`);
+		};
+		if (exists(root, p.dataTmp)) {
+			if (exists(root, p.data)) {
+				root.delete(p.dataTmp);
+				note("removed the temporary file of a rewrite that a power loss cut short; the session is as before it");
+			} else {
+				root.move(p.dataTmp, p.data);
+				note("finished a rewrite that a power loss cut between its renames");
+			}
+		}
+		if (exists(root, p.indexTmp)) root.delete(p.indexTmp);   // the index is rebuilt from the data anyway
+		if (!exists(root, p.data)) {
+			if (exists(root, p.index)) note(`the data file is missing; its index was kept as ${keepAside(root, p.index)} and the session starts empty`);
+			SessionFile.create(root, id);
+		}
+		let data = root.openFile({ path: p.data, mode: "r+" });
+		let size = data.status().size;
+		const header = decodeHeader(new Uint8Array(data.read(Math.min(HEADER_BYTES, size), 0)), DATA_MAGIC);
+		if ("problem" in header) {
+			data.close();
+			const kept = keepAside(root, p.data);
+			const keptIndex = exists(root, p.index) ? ` and ${keepAside(root, p.index)}` : "";
+			note(`the data file cannot be read (${header.problem}); it was kept as ${kept}${keptIndex} and the session starts empty`);
+			SessionFile.create(root, id);
+			data = root.openFile({ path: p.data, mode: "r+" });
+			size = data.status().size;
+		}
+		const generation = "problem" in header ? 1 : header.generation;
+		let scan = scanData(data, size, generation);
+		if (scan.holes.length || scan.tail.kind === "garbage") {
+			// Damage, not a power loss: keep the original whole, and go on with its intact records.
+			const bytes = scan.holes.reduce((n, h) => n + h.bytes, 0) + (scan.tail.kind === "garbage" ? scan.tail.bytes : 0);
+			data.close();
+			const original = rewrite(root, id, p.data, scan, Array.from({ length: scan.count }, (_, i) => i), generation + 1, true);
+			data = root.openFile({ path: p.data, mode: "r+" });
+			size = data.status().size;
+			const kept = scan.holes.length ? `${scan.holes.length} damaged stretch(es)` : "damaged bytes at the end";
+			note(`${kept} (${bytes} bytes) left out; ${scan.count} intact records kept; the original is kept as ${original}`);
+			scan = scanData(data, size, generation + 1);
+		} else if (scan.tail.kind === "torn") {
+			data.setSize(scan.end);
+			data.flush();
+			size = scan.end;
+			note(`cut a record torn by a power loss (${scan.tail.bytes} bytes at offset ${scan.tail.at}); ${scan.count} records intact`);
+		}
+		const index = SessionFile.#openIndex(root, p.index, scan, note);
+		return new SessionFile(root, id, log, data, index, size, scan.count, scan.generation, findings);
+	}
+
+	static #openIndex(root: Directory, path: string, scan: Scan, note: (text: string) => void): File {
+		let index: File;
+		let current: Uint8Array | undefined;
+		if (exists(root, path)) {
+			index = root.openFile({ path, mode: "r+" });
+			const size = index.status().size;
+			current = new Uint8Array(index.read(size, 0));
+		} else {
+			index = root.openFile({ path, mode: "w+" });
+		}
+		const why = indexDisagreement(current, scan);
+		if (why) {
+			const end = writeWhole(index, indexFileBytes(scan.generation, scan.entries));
+			index.setSize(end);
+			index.flush();
+			// A new session cut by a power loss before its index was written: nothing to report.
+			const quiet = scan.count === 0 && (!current || current.length < HEADER_BYTES);
+			if (!quiet) note(`${why}: rebuilt it from the data file (${scan.count} records)`);
+		}
+		return index;
+	}
+
+	get count(): number { return this.#count; }
+	get size(): number { return this.#size; }
+	get generation(): number { return this.#generation; }
+
+	/** Marker of a session that compaction could not bring under the limit. */
+	get blocked(): boolean {
+		return exists(this.#root, paths(this.id).blocked);
+	}
+
+	/**
+	 * Appends records: one data write + flush, then one index write + flush.
+	 * Throws when storage fails; the session must then be closed and reopened
+	 * (open() repairs whatever part landed).
+	 */
+	append(records: NewRecord[]): void {
+		this.#check();
+		if (!records.length) return;
+		const frames: Uint8Array[] = [];
+		const entries = new Uint8Array(records.length * ENTRY_BYTES);
+		let at = this.#size;
+		for (const [i, record] of records.entries()) {
+			const payload = new Uint8Array(ArrayBuffer.fromString(JSON.stringify(capForStorage(record.message, SESSION_RECORD_MAX_BYTES))));
+			// Checked before anything is written: a frame above the limit would read back as damage.
+			if (payload.length > SESSION_RECORD_MAX_BYTES) throw new Error(`store: a ${record.kind} record of ${payload.length} bytes is over the ${SESSION_RECORD_MAX_BYTES}-byte record limit even after capping`);
+			const flags = record.turn_completed ? FLAG_TURN_COMPLETED : 0;
+			const frame = encodeFrame(kindCode(record.kind), flags, record.request_id, record.time, payload);
+			const info = decodeFrameHeader(frame, at)!;
+			encodeEntry(info, entries, i * ENTRY_BYTES);
+			frames.push(frame);
+			at += frame.length;
+		}
+		const all = new Uint8Array(at - this.#size);
+		let offset = 0;
+		for (const frame of frames) {
+			all.set(frame, offset);
+			offset += frame.length;
+		}
+		this.#data.write(all, this.#size);
+		this.#data.flush();
+		this.#index.write(entries, HEADER_BYTES + this.#count * ENTRY_BYTES);
+		this.#index.flush();
+		this.#size = at;
+		this.#count += records.length;
+	}
+
+	/** Index entries [from, to). */
+	#entries(from: number, to: number): Entry[] {
+		if (to <= from) return [];
+		const bytes = new Uint8Array(this.#index.read((to - from) * ENTRY_BYTES, HEADER_BYTES + from * ENTRY_BYTES));
+		const list: Entry[] = [];
+		for (let i = 0; i + ENTRY_BYTES <= bytes.length; i += ENTRY_BYTES) list.push(decodeEntry(bytes, i));
+		return list;
+	}
+
+	/**
+	 * Records [from, to), oldest first, read through the index: O(to - from).
+	 * A record whose bytes no longer match its CRC is left out with a log line.
+	 */
+	read(from: number, to: number): StoredRecord[] {
+		this.#check();
+		from = Math.max(0, from);
+		to = Math.min(this.#count, to);
+		const records: StoredRecord[] = [];
+		for (const [i, entry] of this.#entries(from, to).entries()) {
+			const record = this.#decode(entry, from + i);
+			if (record) records.push(record);
+		}
+		return records;
+	}
+
+	/** The last n records before `before` (default: all), oldest first. */
+	readLast(n: number, before = this.#count): StoredRecord[] {
+		return this.read(before - n, before);
+	}
+
+	#decode(entry: Entry, index: number): StoredRecord | undefined {
+		const total = FRAME_HEADER_BYTES + entry.length;
+		let problem = "";
+		if (entry.offset + total > this.#size) problem = "its index entry points past the end of the data file";
+		else {
+			const frame = new Uint8Array(this.#data.read(total, entry.offset));
+			const info = decodeFrameHeader(frame, entry.offset);
+			if (!info || info.crc !== entry.crc || info.length !== entry.length || !frameIntact(frame, info)) problem = "its bytes do not match their checksum";
+			else {
+				try {
+					const message = JSON.parse(String.fromArrayBuffer(frame.buffer.slice(FRAME_HEADER_BYTES) as ArrayBuffer)) as Message;
+					return { index, kind: kindName(info.kind)!, message, turn_completed: !!(info.flags & FLAG_TURN_COMPLETED), time: info.time, request_id: info.request_id };
+				} catch (error) {
+					problem = `its text is not JSON (${messageOf(error)})`;
+				}
+			}
+		}
+		this.#log(`store: session ${this.id}: record ${index} was left out: ${problem}; run tools/session-inspect to look at the file`);
+		return undefined;
+	}
+
+	/**
+	 * Rewrites the session keeping the records at `keep` (indexes, ascending),
+	 * through temporary files and renames: a power loss leaves the old or the
+	 * new session, never a mix. Returns the data file sizes before and after.
+	 */
+	compact(keep: number[]): { before: number; after: number } {
+		this.#check();
+		const before = this.#size;
+		const p = paths(this.id);
+		const scan: Scan = {
+			generation: this.#generation,
+			entries: new Uint8Array(this.#index.read(this.#count * ENTRY_BYTES, HEADER_BYTES)),
+			count: this.#count,
+			holes: [],
+			tail: { kind: "clean" },
+			end: this.#size,
+		};
+		this.#data.close();
+		this.#index.close();
+		this.#closed = true;
+		rewrite(this.#root, this.id, p.data, scan, keep, this.#generation + 1, false);
+		this.#data = this.#root.openFile({ path: p.data, mode: "r+" });
+		this.#index = this.#root.openFile({ path: p.index, mode: "r+" });
+		this.#closed = false;
+		this.#size = this.#data.status().size;
+		this.#count = keep.length;
+		this.#generation++;
+		return { before, after: this.#size };
+	}
+
+	/** Writes the blocked marker (a small text file; its presence is what counts). */
+	block(reason: string): void {
+		const file = this.#root.openFile({ path: paths(this.id).blocked, mode: "w" });
+		try {
+			file.write(ArrayBuffer.fromString(reason), 0);
+			file.flush();
+		} finally {
+			file.close();
+		}
+	}
+
+	close(): void {
+		if (this.#closed) return;
+		this.#closed = true;
+		try { this.#data.close(); } catch { /* already unusable: nothing left to release */ }
+		try { this.#index.close(); } catch { /* as above */ }
+	}
+
+	get closed(): boolean { return this.#closed; }
+
+	#check(): void {
+		if (this.#closed) throw new Error(`store: session ${this.id} is closed`);
+	}
+}
+
+/**
+ * Writes the records at `keep` of a data file into <data>.tmp and its index into
+ * <index>.tmp (each flushed), then renames data first, index second. A power
+ * loss before the data rename leaves the old session (open() drops the temp
+ * files); between the renames, the new data with the old index, whose
+ * generation differs, so open() rebuilds it. With keepOriginal the old data file
+ * is renamed *.bad instead of replaced (salvage after damage).
+ */
+function rewrite(root: Directory, id: string, dataPath: string, scan: Scan, keep: number[], generation: number, keepOriginal: boolean): string | undefined {
+	const p = paths(id);
+	const source = root.openFile({ path: dataPath, mode: "r" });
+	const entries = new Uint8Array(keep.length * ENTRY_BYTES);
+	try {
+		const out = root.openFile({ path: p.dataTmp, mode: "w" });
+		try {
+			let position = 0;
+			let pending: Uint8Array[] = [encodeHeader(DATA_MAGIC, generation)];
+			let pendingBytes = HEADER_BYTES;
+			const drain = () => {
+				position = writeWhole(out, pending, position);
+				pending = [];
+				pendingBytes = 0;
+			};
+			let offset = HEADER_BYTES;
+			for (const [n, i] of keep.entries()) {
+				const entry = decodeEntry(scan.entries, i * ENTRY_BYTES);
+				const frame = new Uint8Array(source.read(FRAME_HEADER_BYTES + entry.length, entry.offset));
+				encodeEntry({ ...entry, offset, request_id: 0, time: 0 }, entries, n * ENTRY_BYTES);
+				offset += frame.length;
+				if (pendingBytes + frame.length > SESSION_WRITE_BUFFER_BYTES) drain();
+				pending.push(frame);
+				pendingBytes += frame.length;
+			}
+			drain();
+			out.flush();
+		} finally {
+			out.close();
+		}
+		const index = root.openFile({ path: p.indexTmp, mode: "w" });
+		try {
+			writeWhole(index, indexFileBytes(generation, entries));
+			index.flush();
+		} finally {
+			index.close();
+		}
+	} finally {
+		source.close();
+	}
+	const kept = keepOriginal ? keepAside(root, dataPath) : undefined;
+	root.move(p.dataTmp, dataPath);
+	root.move(p.indexTmp, p.index);
+	return kept;
+}

@@ -1,0 +1,366 @@
+// store/sessions: the session manager (SPEC §6) and what the core plugs in:
+// persist (core/types Persist), the "history" context provider, the request
+// gate for blocked sessions, and which session each channel+chat talks in.
+//
+// Files under the storage root: sessions/<id>.dat + <id>.idx (FORMAT.md), a
+// sessions/<id>.blocked marker, and sessions/chats.json mapping
+// "<channel>:<chat_id>" -> session id (written to a temp file, flushed, renamed).
+// Session files are opened on first use and kept open (SESSIONS_OPEN_MAX, least
+// recently used closed first). Everything runs on the caller's thread, which
+// is the core's executor: one request at a time, so no locking.
+//
+// Known limits: a chat mapped to a deleted session gets a new one on its next
+// message; the map forgets its oldest entries beyond SESSION_CHATS_MAX.
+import files from "embedded:storage/files";
+import type { Directory } from "embedded:storage/files";
+import type { AgentRequest, ContextProvider, Persist, PersistBatch, RequestGate } from "core/types";
+import { ProviderFlag } from "core/types";
+import type { Message } from "llm/types";
+import {
+	MESSAGE_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
+	SESSION_HISTORY_MAX_RECORDS, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX,
+} from "budgets";
+import { selectHistory } from "store/history";
+import { byteLength, capMessage } from "store/messages";
+import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, exists, keepAside, paths } from "store/session";
+import { ENTRY_BYTES, FRAME_HEADER_BYTES, HEADER_BYTES, decodeEntry, decodeFrameHeader } from "store/format";
+
+const CHATS_PATH = `${SESSIONS_DIR}/chats.json`;
+const CHATS_TMP_PATH = `${SESSIONS_DIR}/chats.json.tmp`;
+const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;
+const ID_SUFFIX_TRIES = 36;   // new ids made in the same millisecond get a suffix a..z, 0..9
+
+export interface SessionSummary {
+	id: string;
+	/** Data file bytes. */
+	bytes: number;
+	records: number;
+	/** Wall-clock ms of the newest record; 0 when empty or unknown. */
+	last_activity: number;
+	blocked: boolean;
+}
+
+export interface SessionsOptions {
+	/** The storage root (default: embedded:storage/files); tests pass a wrapper. */
+	root?: Directory;
+	/** Where recovery and failure lines go (default: trace). Never given secrets. */
+	log?: Log;
+	/** Wall-clock ms for record times and new ids (default: Date.now). */
+	clock?: () => number;
+}
+
+/** The sentence the gate answers a blocked session with. */
+export function blockedGuidance(id: string): string {
+	return `this session is full: start a new one with \`session new\` (or /session new in a chat) or delete it with \`session delete ${id}\``;
+}
+
+function messageOf(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}
+
+export class Sessions {
+	#root: Directory;
+	#log: Log;
+	#clock: () => number;
+	/** Open session files, least recently used first. */
+	#open = new Map<string, SessionFile>();
+	/** "<channel>:<chat_id>" -> id, in insertion order (oldest first). */
+	#chats = new Map<string, string>();
+	/** Per session: the request in flight and the index its USER batch was appended at. */
+	#inflight = new Map<string, { request_id: number; from: number }>();
+
+	constructor(options: SessionsOptions = {}) {
+		this.#root = options.root ?? files;
+		this.#log = options.log ?? ((line) => trace(`${line}\n`));
+		this.#clock = options.clock ?? (() => Date.now());
+		this.#root.createDirectory(SESSIONS_DIR);
+		this.#loadChats();
+	}
+
+	// ---- ids per channel and chat ----
+
+	#loadChats(): void {
+		if (exists(this.#root, CHATS_TMP_PATH)) this.#root.delete(CHATS_TMP_PATH);   // an unfinished save: the old map stands
+		if (!exists(this.#root, CHATS_PATH)) return;
+		try {
+			const file = this.#root.openFile({ path: CHATS_PATH, mode: "r" });
+			let text: string;
+			try {
+				text = String.fromArrayBuffer(file.read(file.status().size, 0));
+			} finally {
+				file.close();
+			}
+			const parsed = JSON.parse(text) as { chats?: unknown };
+			if (!parsed || typeof parsed.chats !== "object" || parsed.chats === null || Array.isArray(parsed.chats)) throw new Error("it has no chats object");
+			for (const [key, id] of Object.entries(parsed.chats as Record<string, unknown>)) {
+				if (typeof id === "string" && ID_PATTERN.test(id)) this.#chats.set(key, id);
+			}
+		} catch (error) {
+			const kept = keepAside(this.#root, CHATS_PATH);
+			this.#log(`store: the chat-to-session map cannot be read (${messageOf(error)}); it was kept as ${kept} and chats start new sessions`);
+		}
+	}
+
+	#saveChats(): void {
+		const file = this.#root.openFile({ path: CHATS_TMP_PATH, mode: "w" });
+		try {
+			file.write(ArrayBuffer.fromString(JSON.stringify({ version: 1, chats: Object.fromEntries(this.#chats) })), 0);
+			file.flush();
+		} finally {
+			file.close();
+		}
+		this.#root.move(CHATS_TMP_PATH, CHATS_PATH);
+	}
+
+	#map(channel: string, chat_id: string, id: string): void {
+		const key = `${channel}:${chat_id}`;
+		this.#chats.delete(key);
+		this.#chats.set(key, id);
+		// Bounded: the oldest mapping goes first (its chat starts a new session next time).
+		for (const oldest of this.#chats.keys()) {
+			if (this.#chats.size <= SESSION_CHATS_MAX) break;
+			this.#chats.delete(oldest);
+		}
+		this.#saveChats();
+	}
+
+	/** The session a channel's chat talks in; the first message of a chat creates one. */
+	currentSession(channel: string, chat_id: string): string {
+		const id = this.#chats.get(`${channel}:${chat_id}`);
+		if (id && this.has(id)) return id;
+		return this.newSession(channel, chat_id);
+	}
+
+	/** A fresh session, made current for the chat. Throws a sentence when SESSIONS_MAX sessions exist. */
+	newSession(channel: string, chat_id: string): string {
+		const ids = this.ids();
+		if (ids.length >= SESSIONS_MAX) throw new Error(`there are already ${SESSIONS_MAX} sessions: delete one with \`session delete <id>\` (see \`session list\`)`);
+		const base = this.#clock().toString(36);
+		let id = base;
+		for (let i = 0; i < ID_SUFFIX_TRIES && ids.includes(id); i++) id = `${base}-${i.toString(36)}`;
+		if (ids.includes(id)) throw new Error("could not make a new session id: try again in a moment");
+		SessionFile.create(this.#root, id);
+		this.#map(channel, chat_id, id);
+		return id;
+	}
+
+	/** Makes an existing session current for the chat. */
+	switchSession(channel: string, chat_id: string, id: string): void {
+		if (!this.has(id)) throw new Error(`there is no session ${id}: see \`session list\``);
+		this.#map(channel, chat_id, id);
+	}
+
+	/** Deletes a session's files; chats that talked in it get a new session next time. */
+	deleteSession(id: string): void {
+		if (!this.has(id)) throw new Error(`there is no session ${id}: see \`session list\``);
+		this.#open.get(id)?.close();
+		this.#open.delete(id);
+		this.#inflight.delete(id);
+		const p = paths(id);
+		// Data last: until it goes, the session still lists and can be deleted again.
+		for (const path of [p.blocked, p.index, p.indexTmp, p.dataTmp, p.data]) this.#root.delete(path);
+		let changed = false;
+		for (const [key, value] of [...this.#chats]) {
+			if (value === id) {
+				this.#chats.delete(key);
+				changed = true;
+			}
+		}
+		if (changed) this.#saveChats();
+	}
+
+	has(id: string): boolean {
+		return ID_PATTERN.test(id) && exists(this.#root, paths(id).data);
+	}
+
+	/** Session ids on flash, sorted (ids made from the clock sort by creation). */
+	ids(): string[] {
+		const ids: string[] = [];
+		for (const name of this.#root.scan(SESSIONS_DIR)) {
+			if (!name.endsWith(".dat")) continue;
+			const id = name.slice(0, -4);
+			if (ID_PATTERN.test(id)) ids.push(id);
+		}
+		return ids.sort();
+	}
+
+	/**
+	 * Size, records and last activity of every session. An open session answers
+	 * from memory; a closed one from its index's last entry (no recovery: an
+	 * inconsistent pair shows what the index says until the session is opened).
+	 */
+	list(): SessionSummary[] {
+		return this.ids().map((id) => this.#summary(id));
+	}
+
+	#summary(id: string): SessionSummary {
+		const p = paths(id);
+		const blocked = exists(this.#root, p.blocked);
+		const open = this.#open.get(id);
+		let bytes = 0, records = 0, last = 0;
+		try {
+			bytes = this.#root.status(p.data).size;
+			if (open) {
+				records = open.count;
+				last = open.count ? open.readLast(1)[0]?.time ?? 0 : 0;
+			} else if (exists(this.#root, p.index)) {
+				const index = this.#root.openFile({ path: p.index, mode: "r" });
+				const data = this.#root.openFile({ path: p.data, mode: "r" });
+				try {
+					records = Math.max(0, Math.floor((index.status().size - HEADER_BYTES) / ENTRY_BYTES));
+					if (records) {
+						const entry = decodeEntry(new Uint8Array(index.read(ENTRY_BYTES, HEADER_BYTES + (records - 1) * ENTRY_BYTES)), 0);
+						const info = decodeFrameHeader(new Uint8Array(data.read(FRAME_HEADER_BYTES, entry.offset)), entry.offset);
+						last = info?.time ?? 0;
+					}
+				} finally {
+					index.close();
+					data.close();
+				}
+			}
+		} catch (error) {
+			this.#log(`store: session ${id}: could not read its summary (${messageOf(error)})`);
+		}
+		return { id, bytes, records, last_activity: last, blocked };
+	}
+
+	/** The newest `max` records of a session, oldest first (for `session show`). */
+	show(id: string, max: number): StoredRecord[] {
+		if (!this.has(id)) throw new Error(`there is no session ${id}: see \`session list\``);
+		return this.#session(id).readLast(max);
+	}
+
+	isBlocked(id: string): boolean {
+		return !!id && exists(this.#root, paths(id).blocked);
+	}
+
+	/** The open session file, opening (and repairing) it on first use. */
+	#session(id: string): SessionFile {
+		let session = this.#open.get(id);
+		if (session && !session.closed) {
+			this.#open.delete(id);
+			this.#open.set(id, session);   // most recently used last
+			return session;
+		}
+		if (!this.has(id)) SessionFile.create(this.#root, id);
+		session = SessionFile.open(this.#root, id, this.#log);
+		this.#open.set(id, session);
+		for (const [oldId, old] of this.#open) {
+			if (this.#open.size <= SESSIONS_OPEN_MAX) break;
+			old.close();
+			this.#open.delete(oldId);
+		}
+		return session;
+	}
+
+	/** Drops a session whose last operation failed: the next use reopens (and repairs) it. */
+	#forget(id: string): void {
+		this.#open.get(id)?.close();
+		this.#open.delete(id);
+	}
+
+	// ---- what the core plugs in ----
+
+	/** core/types Persist: appends a batch; compacts after a completed turn over the limit. Never throws. */
+	readonly persist: Persist = (batch: PersistBatch) => {
+		const id = batch.session_id;
+		if (!id || !batch.records.length) return;
+		try {
+			if (!ID_PATTERN.test(id)) throw new Error("the session id is not a valid session name");
+			const session = this.#session(id);
+			const request_id = batch.request.request_id;
+			const inflight = this.#inflight.get(id);
+			if (batch.records[0].kind === "user" && inflight?.request_id !== request_id) this.#inflight.set(id, { request_id, from: session.count });
+			const time = this.#clock();
+			session.append(batch.records.map((r, i) => ({
+				kind: r.kind,
+				message: r.message,
+				turn_completed: batch.turn_completed && i === batch.records.length - 1,
+				time,
+				request_id,
+			})));
+			if (batch.turn_completed) {
+				this.#inflight.delete(id);
+				if (session.size > SESSION_FILE_MAX_BYTES) this.#compact(session);
+			}
+		} catch (error) {
+			this.#forget(id);
+			this.#log(`store: session ${id}: ${batch.records.length} record(s) of request ${batch.request.request_id} were not saved: ${messageOf(error)}`);
+		}
+	};
+
+	/** Keeps user messages, final answers and failure notes, and the latest tool round. */
+	#compact(session: SessionFile): void {
+		const records = session.read(0, session.count);
+		const kept = new Set<number>();
+		let round = records.length - 1;
+		while (round >= 0 && records[round].kind !== "assistant_tool") round--;
+		if (round >= 0) {
+			kept.add(records[round].index);
+			for (let j = round + 1; j < records.length && records[j].kind === "tool_result"; j++) kept.add(records[j].index);
+		}
+		for (const r of records) if (r.kind === "user" || r.kind === "assistant_final" || r.kind === "failure_note") kept.add(r.index);
+		const keep = [...kept].sort((a, b) => a - b);
+		const { before, after } = session.compact(keep);
+		this.#log(`store: session ${session.id}: compacted from ${before} to ${after} bytes (${records.length} -> ${keep.length} records)`);
+		if (after > SESSION_FILE_MAX_BYTES) {
+			session.block(blockedGuidance(session.id));
+			this.#log(`store: session ${session.id}: still ${after} bytes after compaction, over ${SESSION_FILE_MAX_BYTES}: blocked; new requests are told to start a new session`);
+		}
+	}
+
+	/** core/types RequestGate: refuses requests to a blocked session with guidance. Never throws. */
+	readonly gate: RequestGate = (request: AgentRequest) => {
+		try {
+			return this.isBlocked(request.session_id) ? blockedGuidance(request.session_id) : undefined;
+		} catch (error) {
+			this.#log(`store: the session gate could not check ${request.session_id}: ${messageOf(error)}`);
+			return undefined;
+		}
+	};
+
+	/**
+	 * The newest history before the request in flight, within SESSION_HISTORY_MAX_BYTES,
+	 * oldest first. Reads back in steps of SESSION_READ_BATCH_RECORDS through the index.
+	 */
+	history(request: AgentRequest): Message[] {
+		const id = request.session_id;
+		if (!id || !this.has(id)) return [];
+		const session = this.#session(id);
+		const inflight = this.#inflight.get(id);
+		const end = inflight && inflight.request_id === request.request_id ? inflight.from : session.count;
+		const records: StoredRecord[] = [];
+		let bytes = 0;
+		let start = end;
+		// Bounded by SESSION_HISTORY_MAX_RECORDS and the budget (capped sizes; raw sizes would stop too early).
+		while (start > 0 && end - start < SESSION_HISTORY_MAX_RECORDS && bytes <= SESSION_HISTORY_MAX_BYTES) {
+			const from = Math.max(0, start - SESSION_READ_BATCH_RECORDS, end - SESSION_HISTORY_MAX_RECORDS);
+			const batch = session.read(from, start);
+			for (const r of batch) bytes += byteLength(JSON.stringify(capMessage(r.message, MESSAGE_MAX_BYTES)));
+			records.unshift(...batch);
+			start = from;
+		}
+		return selectHistory(records, SESSION_HISTORY_MAX_BYTES, MESSAGE_MAX_BYTES);
+	}
+
+	/** The "history" context provider (REQUEST_START_ONLY): undefined when there is nothing yet. */
+	readonly historyProvider: ContextProvider = {
+		name: "history",
+		flags: ProviderFlag.REQUEST_START_ONLY,
+		collect: (request: AgentRequest) => {
+			const messages = this.history(request);
+			return messages.length ? { kind: "messages", content: messages } : undefined;
+		},
+	};
+
+	/** Closes every open session file (tests, reboot). */
+	close(): void {
+		for (const session of this.#open.values()) session.close();
+		this.#open.clear();
+	}
+}
+
+/** Sets the session store up on the storage root: see NOTES.md for wiring it into main.ts. */
+export function openSessions(options: SessionsOptions = {}): Sessions {
+	return new Sessions(options);
+}
