@@ -3,6 +3,8 @@
 import { PROFILE_NOTES_MAX_BYTES, PROFILE_PERSONA_MAX_BYTES } from "budgets";
 import { UsageError } from "console/types";
 import { ProviderFlag } from "core/types";
+import { toolbox } from "core/tools";
+import { Aborter } from "net/abort";
 import { DEFAULT_PERSONA, Profile } from "memory/profile";
 import { profileProvider } from "memory/providers";
 import { openMemory } from "memory/setup";
@@ -69,6 +71,19 @@ test("profile provider: a REQUEST_START_ONLY section with the persona, and the u
 	assert.deepEqual(await provider.collect(request("hi")), { kind: "system_prompt", content: DEFAULT_PERSONA });
 	profile.update("user_notes", "Name: Ada.");
 	assert.deepEqual(await provider.collect(request("hi")), { kind: "system_prompt", content: `${DEFAULT_PERSONA}\n\nWhat the user told you about themselves (user notes):\nName: Ada.` });
+});
+
+test("the memory and profile tools pass the core's toolbox checks and run through its tool caller", async () => {
+	const setup = openMemory({ config: settings({}), files: freshDirectory("ptoolbox"), log: () => {} });
+	const box = toolbox(setup.tools);
+	const context = { request: request(""), signal: new Aborter().signal, progress() {} };
+	const saved = await box.callCap({ id: "c1", name: "memory_write", arguments: JSON.stringify({ text: "likes jazz", tags: ["music"] }) }, context);
+	assert.deepEqual(saved, { content: "saved as m1" });
+	const unknown = await box.callCap({ id: "c2", name: "memory_forget", arguments: JSON.stringify({ id: "m9" }) }, context);
+	assert.equal(unknown.is_error, true);
+	assert.match(unknown.content, /there is no memory with id "m9"/);
+	const wrongField = await box.callCap({ id: "c3", name: "profile_update", arguments: JSON.stringify({ field: "mood", text: "x" }) }, context);
+	assert.equal(wrongField.is_error, true);
 });
 
 // ---- console commands ----
