@@ -1,0 +1,133 @@
+// The "history" provider (modules/store/history.ts, sessions.ts): newest records
+// within the byte budget, oldest first, a tool round whole or not at all, each
+// message capped at MESSAGE_MAX_BYTES, the request in flight left out.
+import { test, assert } from "testing";
+import type { AgentRequest, ContextRecord, PersistBatch } from "core/types";
+import type { AssistantMessage, Message } from "llm/types";
+import { MESSAGE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES } from "budgets";
+import { ProviderFlag } from "core/types";
+import { Sessions } from "store/sessions";
+import { selectHistory } from "store/history";
+import { capMessage, byteLength } from "store/messages";
+import type { StoredRecord } from "store/session";
+
+let clock = 1_800_000_000_000;
+const sessions = new Sessions({ log: () => {}, clock: () => clock++ });
+
+function request(session_id: string, request_id: number): AgentRequest {
+	return { request_id, flags: 0, session_id, user_text: "", source: { channel: "console", chat_id: "local", sender_id: "", message_id: "", cap: "" } };
+}
+const user = (text: string): ContextRecord => ({ kind: "user", message: { role: "user", content: text } });
+const final = (text: string): ContextRecord => ({ kind: "assistant_final", message: { role: "assistant", content: text } });
+const call = (...ids: string[]): ContextRecord => ({ kind: "assistant_tool", message: { role: "assistant", content: null, tool_calls: ids.map((id) => ({ id, type: "function", function: { name: "probe", arguments: "{}" } })) } });
+const result = (id: string, text = "ok"): ContextRecord => ({ kind: "tool_result", message: { role: "tool", tool_call_id: id, content: text } });
+
+function persist(id: string, request_id: number, records: ContextRecord[], turn_completed = false): void {
+	const batch: PersistBatch = { session_id: id, request: request(id, request_id), records, turn_completed };
+	sessions.persist(batch);
+}
+function turn(id: string, request_id: number, question: string, answer: string): void {
+	persist(id, request_id, [user(question)]);
+	persist(id, request_id, [final(answer)], true);
+}
+const texts = (messages: Message[]) => messages.map((m) => (m.role === "tool" ? `tool:${m.content}` : String(m.content)));
+function history(id: string, request_id: number): Message[] {
+	return sessions.history(request(id, request_id));
+}
+
+test("the provider is named history, collected once per request, and gives nothing for an empty session", () => {
+	const id = sessions.newSession("test", "empty");
+	assert.equal(sessions.historyProvider.name, "history");
+	assert.equal(sessions.historyProvider.flags, ProviderFlag.REQUEST_START_ONLY);
+	assert.equal(sessions.historyProvider.collect(request(id, 1)), undefined);
+	assert.equal(sessions.historyProvider.collect(request("", 1)), undefined, "no session: no history");
+});
+
+test("history is the newest turns within the byte budget, oldest first", () => {
+	const id = sessions.newSession("test", "budget");
+	const answer = "a".repeat(1500);
+	for (let i = 0; i < 40; i++) turn(id, i + 1, `question ${i}`, answer);
+	const messages = history(id, 100);
+	const bytes = messages.reduce((n, m) => n + byteLength(JSON.stringify(m)), 0);
+	assert.ok(bytes <= SESSION_HISTORY_MAX_BYTES, `${bytes} bytes`);
+	assert.ok(bytes > SESSION_HISTORY_MAX_BYTES - 2000, `the budget is used: ${bytes} bytes`);
+	assert.equal(messages.at(-1)!.content, answer, "the newest record is last");
+	assert.equal(messages.at(-2)!.content, "question 39");
+	assert.ok(messages.length < 80, "older turns fell out");
+	const first = Number(String(messages.find((m) => m.role === "user")!.content).split(" ")[1]);
+	assert.deepEqual(texts(messages).filter((t) => t.startsWith("question")), Array.from({ length: 40 - first }, (_, i) => `question ${first + i}`), "oldest first, none skipped");
+});
+
+test("a tool round is given whole: the call with all of its results, or neither", () => {
+	const id = sessions.newSession("test", "round");
+	persist(id, 1, [user("measure")]);
+	persist(id, 1, [call("c1", "c2"), result("c1", "r".repeat(3000)), result("c2", "s".repeat(3000))]);
+	persist(id, 1, [final("done")], true);
+	const all = history(id, 2);
+	assert.deepEqual(all.map((m) => m.role), ["user", "assistant", "tool", "tool", "assistant"]);
+	const records: StoredRecord[] = sessions.show(id, 10);
+	const tight = selectHistory(records, 3000, MESSAGE_MAX_BYTES);
+	assert.deepEqual(texts(tight), ["done"], "the round did not fit, so none of it is there, and nothing older");
+});
+
+test("a half round cut by a crash (call without all results) and an orphan result are dropped; the user message stays", () => {
+	const id = sessions.newSession("test", "half");
+	turn(id, 1, "before", "answer before");
+	persist(id, 2, [result("zz", "orphan")]);
+	persist(id, 2, [user("interrupted question")]);
+	persist(id, 2, [call("c1", "c2"), result("c1")]);
+	// the power was lost here: no c2 result, no final answer
+	persist(id, 3, [user("next question")]);
+	const messages = history(id, 3);
+	assert.deepEqual(texts(messages), ["before", "answer before", "interrupted question"], "the interrupted turn's question stays; its half round and the orphan go");
+});
+
+test("each message is capped at MESSAGE_MAX_BYTES, valid, with a note of what was left out", () => {
+	const id = sessions.newSession("test", "cap");
+	const long = "é".repeat(6000);
+	const raw = { protocol: "openai" as const, message: { role: "assistant", content: long } };
+	persist(id, 1, [user(long)]);
+	persist(id, 1, [{ kind: "assistant_final", message: { role: "assistant", content: long, raw } }], true);
+	const messages = history(id, 2);
+	for (const m of messages) {
+		const json = JSON.stringify(m);
+		assert.ok(byteLength(json) <= MESSAGE_MAX_BYTES, `${byteLength(json)} bytes`);
+		assert.match(String(m.content), /bytes left out\]$/);
+		assert.ok(!("raw" in m), "a raw message that does not fit is dropped, not cut");
+	}
+	const stored = sessions.show(id, 2);
+	assert.equal(stored[0].message.content, long, "the file keeps the whole message: the cap is on read");
+});
+
+test("a raw assistant message that fits the cap is given verbatim", () => {
+	const message: AssistantMessage = { role: "assistant", content: "hi", reasoning_content: "think", raw: { protocol: "anthropic", message: { content: [{ type: "text", text: "hi" }] } } };
+	assert.equal(capMessage(message, MESSAGE_MAX_BYTES), message);
+});
+
+test("capping tool arguments keeps them valid JSON", () => {
+	const message: AssistantMessage = { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "write_file", arguments: JSON.stringify({ text: "x".repeat(9000) }) } }] };
+	const capped = capMessage(message, MESSAGE_MAX_BYTES) as AssistantMessage;
+	assert.ok(byteLength(JSON.stringify(capped)) <= MESSAGE_MAX_BYTES);
+	assert.deepEqual(JSON.parse(capped.tool_calls![0].function.arguments), { left_out: "9011 bytes of arguments" });
+});
+
+test("the request in flight is left out of its own history, but seen by the next request", () => {
+	const id = sessions.newSession("test", "inflight");
+	turn(id, 1, "first", "first answer");
+	persist(id, 2, [user("second")]);
+	persist(id, 2, [call("c1"), result("c1")]);
+	assert.deepEqual(texts(history(id, 2)), ["first", "first answer"], "request 2 sees the history from before it");
+	persist(id, 2, [user("inserted while running")]);
+	assert.deepEqual(texts(history(id, 2)), ["first", "first answer"], "an interrupt of the same request does not move its start");
+	persist(id, 2, [final("second answer")], true);
+	assert.deepEqual(texts(history(id, 3)), ["first", "first answer", "second", "probe", "tool:ok", "inserted while running", "second answer"].map((t) => (t === "probe" ? "null" : t)));
+});
+
+test("a failure note is given as an assistant message", () => {
+	const id = sessions.newSession("test", "failure");
+	persist(id, 1, [user("do it")]);
+	persist(id, 1, [{ kind: "failure_note", message: { role: "assistant", content: "(no answer: request cancelled)" } }], true);
+	const messages = history(id, 2);
+	assert.deepEqual(messages.map((m) => m.role), ["user", "assistant"]);
+	assert.equal(messages[1].content, "(no answer: request cancelled)");
+});

@@ -1,0 +1,175 @@
+// The session manager (modules/store/sessions.ts, console.ts): compaction, the
+// blocked marker and the request gate, ids per channel and chat, and the
+// console's `session` commands.
+import files from "embedded:storage/files";
+import { test, assert } from "testing";
+import type { AgentRequest, ContextRecord } from "core/types";
+import type { Command } from "console/types";
+import { UsageError } from "console/types";
+import { SESSION_FILE_MAX_BYTES } from "budgets";
+import { Sessions, blockedGuidance } from "store/sessions";
+import { sessionCommands } from "store/console";
+
+let clock = 1_900_000_000_000;
+const logged: string[] = [];
+const open = () => new Sessions({ log: (l) => void logged.push(l), clock: () => clock++ });
+const sessions = open();
+
+function request(session_id: string, request_id: number): AgentRequest {
+	return { request_id, flags: 0, session_id, user_text: "", source: { channel: "console", chat_id: "local", sender_id: "", message_id: "", cap: "" } };
+}
+function persist(id: string, request_id: number, records: ContextRecord[], turn_completed = false): void {
+	sessions.persist({ session_id: id, request: request(id, request_id), records, turn_completed });
+}
+const user = (text: string): ContextRecord => ({ kind: "user", message: { role: "user", content: text } });
+const final = (text: string): ContextRecord => ({ kind: "assistant_final", message: { role: "assistant", content: text } });
+const call = (id: string): ContextRecord => ({ kind: "assistant_tool", message: { role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: "read_file", arguments: "{}" } }] } });
+const result = (id: string, text: string): ContextRecord => ({ kind: "tool_result", message: { role: "tool", tool_call_id: id, content: text } });
+
+function toolTurn(id: string, n: number, resultBytes: number): void {
+	persist(id, n, [user(`question ${n}`)]);
+	persist(id, n, [call(`a${n}`), result(`a${n}`, "x".repeat(resultBytes))]);
+	persist(id, n, [call(`b${n}`), result(`b${n}`, "y".repeat(resultBytes))]);
+	persist(id, n, [final(`answer ${n}`)], true);
+}
+
+test("a completed turn over the size limit compacts: every question and answer stays, only the latest tool round's details", () => {
+	const id = sessions.newSession("test", "compact");
+	logged.length = 0;
+	let n = 0;
+	while (!logged.some((l) => l.includes("compacted")) && n < 40) toolTurn(id, ++n, 8000);
+	assert.ok(n < 40, "compaction ran");
+	assert.match(logged.find((l) => l.includes("compacted"))!, new RegExp(`store: session ${id}: compacted from \\d+ to \\d+ bytes \\(${n * 6} -> ${n * 2 + 2} records\\)`));
+	const summary = sessions.list().find((s) => s.id === id)!;
+	assert.ok(summary.bytes < SESSION_FILE_MAX_BYTES / 4, `${summary.bytes} bytes after compaction`);
+	const records = sessions.show(id, 1000);
+	const kinds = records.map((r) => r.kind);
+	assert.equal(kinds.filter((k) => k === "user").length, n);
+	assert.equal(kinds.filter((k) => k === "assistant_final").length, n);
+	const round = records.filter((r) => r.kind === "assistant_tool" || r.kind === "tool_result");
+	assert.deepEqual(round.map((r) => (r.message.role === "tool" ? r.message.tool_call_id : r.message.role === "assistant" ? r.message.tool_calls?.[0].id : "")), [`b${n}`, `b${n}`], "only the latest round");
+	assert.deepEqual(records.map((r) => r.index), records.map((_, i) => i), "indexes are renumbered");
+	assert.ok(!sessions.isBlocked(id));
+	toolTurn(id, ++n, 100);
+	assert.equal(sessions.show(id, 1)[0].message.content, `answer ${n}`, "appends go on after compaction");
+});
+
+test("a session still over the limit after compaction is blocked, and the gate answers with guidance, also after a restart", () => {
+	const id = sessions.newSession("test", "blocked");
+	logged.length = 0;
+	let n = 0;
+	while (!sessions.isBlocked(id) && n < 40) {
+		n++;
+		persist(id, n, [user("q".repeat(20_000))]);
+		persist(id, n, [final("a".repeat(20_000))], true);
+	}
+	assert.ok(sessions.isBlocked(id), "blocked");
+	assert.match(logged.join("\n"), /still \d+ bytes after compaction, over 153600: blocked/);
+	assert.equal(sessions.gate(request(id, 99)), blockedGuidance(id));
+	assert.match(blockedGuidance(id), /this session is full: start a new one with `session new` \(or \/session new in a chat\) or delete it with `session delete /);
+	assert.equal(sessions.gate(request("", 99)), undefined, "no session: let through");
+	const other = sessions.newSession("test", "not-blocked");
+	assert.equal(sessions.gate(request(other, 99)), undefined);
+	const restarted = open();
+	assert.equal(restarted.gate(request(id, 1)), blockedGuidance(id), "the marker is on flash");
+	restarted.close();
+	sessions.deleteSession(id);
+	assert.equal(sessions.gate(request(id, 99)), undefined, "deleting a blocked session removes its marker");
+});
+
+test("each channel and chat gets its own session on first use, kept across a restart", () => {
+	const a = sessions.currentSession("telegram", "100");
+	const b = sessions.currentSession("telegram", "200");
+	assert.notEqual(a, b);
+	assert.equal(sessions.currentSession("telegram", "100"), a, "stable");
+	const restarted = open();
+	assert.equal(restarted.currentSession("telegram", "100"), a, "persisted map");
+	assert.equal(restarted.currentSession("telegram", "200"), b);
+	restarted.close();
+});
+
+test("new, switch and delete change a chat's current session; unknown ids are refused with a sentence", () => {
+	const first = sessions.currentSession("qq", "g1");
+	const second = sessions.newSession("qq", "g1");
+	assert.notEqual(first, second);
+	assert.equal(sessions.currentSession("qq", "g1"), second);
+	sessions.switchSession("qq", "g1", first);
+	assert.equal(sessions.currentSession("qq", "g1"), first);
+	assert.throws(() => sessions.switchSession("qq", "g1", "nope"), "there is no session nope: see `session list`");
+	assert.throws(() => sessions.deleteSession("../x"), "there is no session ../x");
+	sessions.deleteSession(first);
+	assert.ok(!sessions.has(first));
+	assert.ok(!sessions.ids().includes(first));
+	const third = sessions.currentSession("qq", "g1");
+	assert.ok(third !== first && sessions.has(third), "a chat whose session was deleted gets a new one");
+});
+
+test("list gives id, size, records and last activity, also for sessions not open", () => {
+	const id = sessions.newSession("test", "list");
+	const before = clock;
+	persist(id, 1, [user("hello")]);
+	persist(id, 1, [final("hi")], true);
+	const restarted = open();
+	const summary = restarted.list().find((s) => s.id === id)!;
+	assert.equal(summary.records, 2);
+	assert.equal(summary.bytes, files.status(`sessions/${id}.dat`).size);
+	assert.ok(summary.last_activity >= before && summary.last_activity < clock, String(summary.last_activity));
+	assert.equal(summary.blocked, false);
+	restarted.close();
+});
+
+test("persist without a session id writes nothing, and a failing persist is logged, never thrown", () => {
+	const count = sessions.ids().length;
+	sessions.persist({ session_id: "", request: request("", 1), records: [user("x")], turn_completed: true });
+	assert.equal(sessions.ids().length, count);
+	logged.length = 0;
+	sessions.persist({ session_id: "Bad/Id", request: request("Bad/Id", 4), records: [user("x")], turn_completed: false });
+	assert.equal(logged.length, 1);
+	assert.match(logged[0], /store: session Bad\/Id: 1 record\(s\) of request 4 were not saved: the session id is not a valid session name/);
+});
+
+test("a chat map that cannot be read is kept as .bad and chats start new sessions", () => {
+	sessions.currentSession("console", "local");
+	const file = files.openFile({ path: "sessions/chats.json", mode: "w" });
+	file.write(ArrayBuffer.fromString("{\"chats\": [tor"), 0);
+	file.close();
+	logged.length = 0;
+	const restarted = open();
+	assert.equal(logged.length, 1);
+	assert.match(logged[0], /the chat-to-session map cannot be read \(.*\); it was kept as sessions\/chats\.json\.bad/);
+	assert.ok(restarted.currentSession("console", "local"));
+	restarted.close();
+});
+
+async function run(commands: Command[], line: string): Promise<string[]> {
+	const [name, ...rest] = line.split(" ");
+	const two = commands.find((c) => c.name === `${name} ${rest[0]}`);
+	const command = two ?? commands.find((c) => c.name === name)!;
+	const lines: string[] = [];
+	await command.run((two ? rest.slice(1) : rest).join(" "), { line: (t) => void lines.push(t) });
+	return lines;
+}
+
+test("the console's session commands: new, list, show, switch, delete and the current session", async () => {
+	const commands = sessionCommands(sessions, { channel: "console", chat_id: "cmd" });
+	const [created] = await run(commands, "session new");
+	const id = /new session (\S+):/.exec(created)![1];
+	assert.match((await run(commands, "session"))[0], new RegExp(`^current session: ${id} \\(0 records, 0\\.0 KiB\\)$`));
+	persist(id, 5, [user("what time is it?")]);
+	persist(id, 5, [call("t1"), result("t1", "12:00")]);
+	persist(id, 5, [final("noon")], true);
+	const shown = await run(commands, "session show");
+	assert.equal(shown.length, 4);
+	assert.match(shown[0], /^#0 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d r5 user: what time is it\?$/);
+	assert.match(shown[1], /^#1 .* r5 assistant_tool: read_file\(\{\}\)$/);
+	assert.match(shown[2], /^#2 .* r5 tool_result t1: 12:00$/);
+	assert.match(shown[3], /^#3 .* r5 assistant_final \(turn done\): noon$/);
+	const listed = await run(commands, "session list");
+	assert.ok(listed.some((l) => l.startsWith(`* ${id}  `) && l.includes("4 records")), listed.join("\n"));
+	const other = sessions.newSession("test", "other");
+	assert.match((await run(commands, `session switch ${other}`))[0], new RegExp(`now talks in session ${other}`));
+	assert.match((await run(commands, `session delete ${id}`))[0], new RegExp(`session ${id} deleted`));
+	await assert.rejects(() => run(commands, `session show ${id}`), "there is no session");
+	assert.throws(() => commands.find((c) => c.name === "session switch")!.run("", { line() {} }), undefined, UsageError);
+	assert.throws(() => commands.find((c) => c.name === "session")!.run("extra", { line() {} }), undefined, UsageError);
+});
