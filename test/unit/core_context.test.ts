@@ -1,0 +1,148 @@
+// The agent core's context pipeline: provider order and error contract, the
+// request-start cache, the current user message injected once, the
+// prompt-cache-friendly order (stable | history | volatile | runtime), cache
+// breakpoints, and request bodies that keep their prefix between iterations.
+import { assert, test } from "testing";
+import { LLM_MAX_TOKENS } from "budgets";
+import { ProviderFlag, type CompletionSummary, type ContextContent, type ContextProvider } from "core/types";
+import { toAnthropicRequest } from "llm/anthropic";
+import { toOpenAIRequest } from "llm/openai";
+import type { ChatRequest, ModelProfile, ToolDefinition } from "llm/types";
+import { FakeModel, harness, request, textOf, userTexts } from "./core_fakes";
+
+const TOOL: ToolDefinition = { type: "function", function: { name: "lookup", description: "finds things", parameters: { type: "object", properties: {} } } };
+
+function system(name: string, content: string, flags = 0): ContextProvider {
+	return { name, flags, collect: () => ({ kind: "system_prompt", content }) };
+}
+
+test("providers are asked in order; undefined is skipped and the names that gave content are reported", async () => {
+	const summaries: CompletionSummary[] = [];
+	const model = new FakeModel({ text: "fine" });
+	const { core } = harness(model, {
+		providers: [
+			system("persona", "You are kind."),
+			{ name: "nothing", collect: () => undefined },
+			{ name: "tools", collect: () => ({ kind: "tools", content: [TOOL] }) },
+			system("memory", "The user likes tea."),
+		],
+	});
+	core.addCompletionObserver((s) => summaries.push(s));
+	const id = await core.submit(request("hi"));
+	await core.receiveFor(id, 2000);
+	const sent = model.requests[0];
+	assert.equal(sent.messages[0].role, "system");
+	assert.equal(textOf(sent.messages[0]), "You are a test agent.\n\n## persona\nYou are kind.\n\n## memory\nThe user likes tea.");
+	assert.deepEqual(sent.tools, [TOOL]);
+	assert.equal(summaries[0].providers_csv, "persona,tools,memory");
+});
+
+test("a provider that throws fails the request naming it, and agent_end is still emitted", async () => {
+	const model = new FakeModel();
+	const { core, events } = harness(model, { providers: [{ name: "memory", collect: () => { throw new Error("disk on fire"); } }] });
+	const id = await core.submit(request("hi"));
+	const answer = await core.receiveFor(id, 2000);
+	assert.equal(answer.ok, false);
+	assert.equal(answer.error, 'the context provider "memory" failed: disk on fire');
+	assert.equal(model.requests.length, 0);
+	assert.deepEqual(events.map((e) => e.type), ["agent_start", "agent_end"]);
+});
+
+test("a provider that rejects fails the request like one that throws", async () => {
+	const { core } = harness(new FakeModel(), { providers: [{ name: "skills", collect: () => Promise.reject(new Error("no catalogue")) }] });
+	const answer = await core.receiveFor(await core.submit(request("hi")), 2000);
+	assert.equal(answer.error, 'the context provider "skills" failed: no catalogue');
+});
+
+test("empty provider content fails the request as a provider bug", async () => {
+	const empties: ContextContent[] = [{ kind: "system_prompt", content: "" }, { kind: "messages", content: [] }, { kind: "tools", content: [] }];
+	for (const content of empties) {
+		const { core } = harness(new FakeModel(), { providers: [{ name: "broken", collect: () => content }] });
+		const answer = await core.receiveFor(await core.submit(request("hi")), 2000);
+		assert.match(answer.error ?? "", /the context provider "broken" returned empty or unknown content/, content.kind);
+	}
+});
+
+test("history (REQUEST_START_ONLY) is collected once per request, other providers once per iteration", async () => {
+	let historyCalls = 0, memoryCalls = 0;
+	const model = new FakeModel({ calls: [{ name: "a" }] }, { calls: [{ name: "b" }] }, { text: "done" });
+	const { core } = harness(model, {
+		providers: [
+			{ name: "history", flags: ProviderFlag.REQUEST_START_ONLY, collect: () => { historyCalls++; return { kind: "messages", content: [{ role: "user", content: "earlier" }, { role: "assistant", content: "noted" }] }; } },
+			{ name: "memory", collect: () => { memoryCalls++; return { kind: "system_prompt", content: "facts" }; } },
+		],
+	});
+	await core.receiveFor(await core.submit(request("go")), 2000);
+	assert.equal(model.requests.length, 3);
+	assert.equal(historyCalls, 1, "history once");
+	assert.equal(memoryCalls, 3, "memory per iteration");
+	for (const sent of model.requests) assert.equal(textOf(sent.messages[1]), "earlier", "every iteration reuses the history");
+});
+
+test("the current user message appears exactly once, also when the history already holds it", async () => {
+	const model = new FakeModel({ calls: [{ name: "a" }] }, { text: "done" });
+	const { core } = harness(model, {
+		providers: [{
+			name: "history", flags: ProviderFlag.REQUEST_START_ONLY,
+			collect: () => ({ kind: "messages", content: [{ role: "user", content: "old" }, { role: "assistant", content: "old answer" }, { role: "user", content: "what now?" }] }),
+		}],
+	});
+	await core.receiveFor(await core.submit(request("what now?")), 2000);
+	for (const sent of model.requests) {
+		const mentions = userTexts(sent).filter((t) => t.startsWith("what now?"));
+		assert.equal(mentions.length, 1, "one current user message");
+		assert.deepEqual(userTexts(sent).map((t) => t.split("\n")[0]), ["old", "what now?"]);
+	}
+});
+
+test("stable sections come before the history and the volatile block after it, with cache breakpoints", async () => {
+	const model = new FakeModel({ calls: [{ name: "a", id: "c1" }] }, { text: "done" });
+	const { core } = harness(model, {
+		wallNow: () => Date.UTC(2026, 0, 2, 3, 4, 59),
+		providers: [
+			system("persona", "Be brief."),
+			system("weather", "It is sunny.", ProviderFlag.VOLATILE),
+			{ name: "history", flags: ProviderFlag.REQUEST_START_ONLY, collect: () => ({ kind: "messages", content: [{ role: "user", content: "earlier" }, { role: "assistant", content: "noted" }] }) },
+		],
+	});
+	await core.receiveFor(await core.submit(request("now", { source: { channel: "telegram", chat_id: "42", sender_id: "7", message_id: "9", cap: "" } })), 2000);
+	const [first, second] = model.requests;
+	const roles = second.messages.map((m) => m.role);
+	assert.deepEqual(roles, ["system", "user", "assistant", "user", "assistant", "tool"]);
+	const systemText = textOf(first.messages[0]);
+	assert.ok(systemText.includes("## persona\nBe brief."), "stable section in the system prompt");
+	assert.ok(!systemText.includes("sunny"), "no volatile text in front of the history");
+	assert.equal(first.messages[0].cache_breakpoint, true, "breakpoint after the stable prefix");
+	assert.equal(first.messages[2].cache_breakpoint, true, "breakpoint after the history");
+	assert.equal(first.messages[1].cache_breakpoint, undefined);
+	assert.equal(textOf(first.messages[3]), [
+		"now", "", "[request context]", "time: 2026-01-02 03:04 UTC", "source: channel telegram, chat 42, sender 7",
+		"note: your final answer is delivered to the user automatically; do not send it again with a messaging tool.",
+		"## weather\nIt is sunny.",
+	].join("\n"));
+	assert.equal(textOf(second.messages[3]), textOf(first.messages[3]), "the volatile block is computed once per request");
+});
+
+test("two iterations' messages share their whole first iteration as a byte prefix", async () => {
+	const model = new FakeModel({ calls: [{ name: "a" }] }, { calls: [{ name: "b" }] }, { text: "done" });
+	const { core } = harness(model, {
+		providers: [system("persona", "Be brief."), { name: "tools", collect: () => ({ kind: "tools", content: [TOOL] }) }],
+	});
+	await core.receiveFor(await core.submit(request("go")), 2000);
+	for (let i = 1; i < model.requests.length; i++) {
+		const before = JSON.stringify(model.requests[i - 1].messages).slice(0, -1);
+		const after = JSON.stringify(model.requests[i].messages);
+		assert.ok(after.startsWith(before), `iteration ${i + 1} keeps the prefix of iteration ${i}`);
+	}
+});
+
+test("request bodies put messages last, after model, max_tokens, stream, tools and system", () => {
+	const profile: ModelProfile = {
+		provider: "custom", backend: "openai_compatible", base_url: "http://127.0.0.1:1", api_key: "", auth: "none", model: "m",
+		max_tokens: LLM_MAX_TOKENS, max_tokens_field: "max_tokens", stream: true, supports_tools: true, supports_vision: false,
+		image_remote_url_only: false, timeout_ms: 1000, image_max_bytes: 1,
+	};
+	const chat: ChatRequest = { messages: [{ role: "system", content: "s", cache_breakpoint: true }, { role: "user", content: "u" }], tools: [TOOL] };
+	assert.deepEqual(Object.keys(toOpenAIRequest(chat, profile, true)), ["model", "max_tokens", "stream", "stream_options", "tools", "messages"]);
+	assert.deepEqual(Object.keys(toAnthropicRequest(chat, profile, true).body), ["model", "max_tokens", "stream", "tools", "system", "messages"]);
+});
