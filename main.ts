@@ -1,7 +1,7 @@
 // main: assembles the firmware. Today: the config store, the serial console, the
-// shared HTTP client and the LLM service; the agent core, providers,
-// capabilities, channels and router join here later
-// (SPEC §1: config -> core -> providers -> caps -> channels -> router).
+// shared HTTP client, the LLM service and the agent core with its built-in tools
+// and the console's ask/cancel; sessions, memory, capabilities, channels and the
+// router join here (SPEC §1: config -> core -> providers -> caps -> channels -> router).
 // Nothing slow runs before the prompt: config and the LLM usage record are a few
 // small key-value reads; the LLM backend is built on the first request.
 import keyValue from "embedded:storage/key-value";
@@ -20,6 +20,7 @@ import { CommandTable } from "console/table";
 import { HttpClient } from "net/http";
 import type { HttpClientOptions } from "net/types";
 import { openLlm } from "llm/setup";
+import { openCore } from "core/setup";
 import { psramBuffers } from "util/buffers";
 
 const bootMs = now();
@@ -61,24 +62,41 @@ const http = new HttpClient({
 });
 // The LLM runtime is built lazily from llm.* settings on the first request.
 const llm = openLlm({ config, transport: http, buffers });
+const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };
+// The agent core. Other areas plug in here: their context providers (stable
+// system-prompt sections first, then the session history), their tools, the
+// session store's persist and gate, and the console's current session.
+const agent = openCore({
+	model: llm.llm,
+	firmware,
+	now,
+	bootMs,
+	heap,
+	providers: [],
+	tools: [],
+	// persist, gate, session: from the session store (modules/store) when it lands.
+});
 const commands = new CommandTable();
 // The console edits and echoes lines on a UART and on a terminal; piped input is read as is.
 const repl = openConsole({ table: commands, consoleKind, onEnd: () => exit(0) });
 commands.add(
 	...systemCommands({
 		table: commands,
-		firmware: { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName },
+		firmware,
 		now,
 		bootMs,
 		heap,
-		statusLines: [],
+		statusLines: [...agent.statusLines],
 		reboot: () => {
 			repl.stop();
+			// The request in flight is cancelled, so no socket or timer outlives the VM.
+			agent.core.stop();
 			reboot();
 		},
 	}),
 	...configCommands(config),
 	...llm.commands,
+	...agent.commands,
 );
 
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);

@@ -1,0 +1,225 @@
+// The agent core as a person meets it: the firmware on the lin host, its console on
+// a pipe, the mock LLM (tools/mock-llm) over TLS with the test CA (--ca). Each test
+// configures the LLM with `config set llm.*`, then talks through `ask`, `cancel`
+// and `status`, and checks what the console printed and what the mock received:
+// the tool results sent back, and how much of each request repeats the previous
+// one byte for byte (prompt-cache friendliness, SPEC §4).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { startMockLLM } from "../../tools/mock-llm/index.mjs";
+import { makeTestCA } from "../../tools/testca.mjs";
+import { APP_MAP, hostBinary } from "../../tools/build.mjs";
+import { SANITIZER_ERROR, VARIANTS, withTempDir } from "./xs.mjs";
+
+const KEY = "sk-core-e2e-secret-0123456789";
+const PROTOCOLS = [
+	{ name: "openai", lines: (port) => ["config set llm.provider custom", `config set llm.base_url https://localhost:${port}/v1`, "config set llm.model gpt-mock"] },
+	{ name: "anthropic", lines: (port) => ["config set llm.provider anthropic", `config set llm.base_url https://localhost:${port}/v1`, "config set llm.model claude-mock"] },
+];
+
+const PROMPT = "xsclaw> ";
+// On a pipe the console does not echo: a command's output follows the prompt on its line.
+const unprompted = (text) => text.replaceAll(PROMPT, "");
+
+/**
+ * The firmware with its console on a pipe that stays open: send(line) types a
+ * line, until(pattern) waits for the output (from `from` on, prompts removed) to
+ * match, end() closes the input and resolves {code, signal, stdout, stderr} once
+ * it exited. `printed(from)` is the output since `from` without prompts.
+ */
+function startFirmware(args, variant) {
+	const child = spawn(hostBinary(variant), args, {
+		env: { ...process.env, ASAN_OPTIONS: "detect_leaks=1:abort_on_error=0" },
+		stdio: ["pipe", "pipe", "pipe"],
+	});
+	const state = { stdout: "", stderr: "" };
+	const waiters = new Set();
+	const check = () => { for (const w of waiters) w(); };
+	child.stdout.on("data", (d) => { state.stdout += d; check(); });
+	child.stderr.on("data", (d) => { state.stderr += d; });
+	const exited = new Promise((resolve) => child.on("close", (code, signal) => { check(); resolve({ code, signal, ...state }); }));
+	const killer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+	return {
+		get stdout() { return state.stdout; },
+		get stderr() { return state.stderr; },
+		send(line) { child.stdin.write(`${line}\n`); },
+		printed(from = 0) { return unprompted(state.stdout.slice(from)); },
+		/** Resolves once the output after `from`, prompts removed, matches; rejects after timeoutMs. */
+		until(pattern, { from = 0, timeoutMs = 20_000 } = {}) {
+			return new Promise((resolve, reject) => {
+				const waiter = () => {
+					if (pattern.test(unprompted(state.stdout.slice(from)))) {
+						waiters.delete(waiter);
+						clearTimeout(timer);
+						resolve();
+					}
+				};
+				const timer = setTimeout(() => {
+					waiters.delete(waiter);
+					reject(new Error(`no ${pattern} within ${timeoutMs} ms; output:\n${state.stdout.slice(from)}\nstderr:\n${state.stderr.slice(-3000)}`));
+				}, timeoutMs);
+				waiters.add(waiter);
+				waiter();
+			});
+		},
+		async end() {
+			child.stdin.end();
+			const result = await exited;
+			clearTimeout(killer);
+			return result;
+		},
+	};
+}
+
+/** Waits until fn() is truthy, checking every 10 ms. */
+async function until(fn, what, timeoutMs = 20_000) {
+	const start = Date.now();
+	while (!fn()) {
+		if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((r) => setTimeout(r, 10));
+	}
+}
+
+/** How many bytes `current` and `previous` share from the start. */
+function commonPrefix(previous, current) {
+	const a = Buffer.from(previous), b = Buffer.from(current);
+	const n = Math.min(a.length, b.length);
+	let i = 0;
+	while (i < n && a[i] === b[i]) i++;
+	return i;
+}
+
+/** The tool results of a request body, by protocol: [{id, content, is_error}]. */
+function toolResults(record) {
+	const results = [];
+	for (const m of record.json.messages) {
+		if (m.role === "tool") results.push({ id: m.tool_call_id, content: m.content, is_error: m.is_error === true });
+		if (m.role === "user" && Array.isArray(m.content)) {
+			for (const block of m.content) {
+				if (block.type !== "tool_result") continue;
+				const content = typeof block.content === "string" ? block.content : block.content.map((c) => c.text).join("");
+				results.push({ id: block.tool_use_id, content, is_error: block.is_error === true });
+			}
+		}
+	}
+	return results;
+}
+
+async function withFirmware(variant, fn) {
+	return withTempDir("xsclaw-core-")(async (dir) => {
+		const ca = await makeTestCA(join(dir, "ca"));
+		const mock = await startMockLLM({ tls: ca.server, host: "127.0.0.1" });
+		const fw = startFirmware(["--modules", APP_MAP, "--data", join(dir, "data"), "--ca", ca.paths.ca], variant);
+		try {
+			await fw.until(/type help for the commands\n/);
+			await fn({ fw, mock });
+			const result = await fw.end();
+			assert.equal(result.code, 0, `exit ${result.code} ${result.signal ?? ""}\n${result.stderr.slice(-3000)}`);
+			assert.doesNotMatch(result.stderr, SANITIZER_ERROR);
+			assert.ok(!result.stderr.includes(KEY), "the key is never logged");
+		} finally {
+			await fw.end();
+			await mock.close();
+		}
+	})();
+}
+
+async function configure(fw, mock, protocol) {
+	for (const line of [...protocol.lines(mock.port), `config set llm.api_key ${KEY}`]) {
+		const from = fw.stdout.length;
+		fw.send(line);
+		await fw.until(/^ok: /m, { from });
+	}
+}
+
+for (const variant of VARIANTS) {
+	test(`ask with no LLM configured answers with what to set, and sends nothing [${variant}]`, async () => {
+		await withFirmware(variant, async ({ fw, mock }) => {
+			fw.send("ask hello");
+			await fw.until(/the LLM is not configured: use `config set llm\.api_key \.\.\.`/);
+			fw.send("ask");
+			await fw.until(/^usage: ask TEXT$/m);
+			assert.equal(mock.requests.length, 0);
+		});
+	});
+
+	for (const protocol of PROTOCOLS) {
+		test(`ask runs two tool rounds (get_time, then system_info) and prints the answer; each request repeats the previous one's bytes [${protocol.name}, ${variant}]`, async (t) => {
+			await withFirmware(variant, async ({ fw, mock }) => {
+				await configure(fw, mock, protocol);
+				mock.script(
+					{ type: "tool_calls", calls: [{ id: "call_time", name: "get_time", arguments: {} }] },
+					{ type: "tool_calls", calls: [{ id: "call_info", name: "system_info", arguments: {} }] },
+					{ type: "text", text: "It is late and the board is fine.\nAnything else?" },
+				);
+				const from = fw.stdout.length;
+				fw.send("ask what time is it, and how is the board?");
+				await fw.until(/Anything else\?\n/, { from });
+				const printed = fw.printed(from);
+				assert.match(printed, /… get_time\n… system_info\nIt is late and the board is fine\.\nAnything else\?\n/);
+
+				const asked = mock.requests.slice(-3);
+				assert.equal(asked.length, 3, "three LLM rounds");
+				assert.ok(asked.every((r) => r.protocol === protocol.name));
+				const [time] = toolResults(asked[1]);
+				assert.equal(time.id, "call_time");
+				assert.equal(time.is_error, false);
+				const clock = JSON.parse(time.content);
+				assert.equal(clock.clock_set, true);
+				assert.ok(Math.abs(Date.parse(clock.utc) - Date.now()) < 60_000, `get_time is the wall clock: ${clock.utc}`);
+				const results = toolResults(asked[2]);
+				assert.deepEqual(results.map((r) => r.id), ["call_time", "call_info"], "the first round's result is kept");
+				const info = JSON.parse(results[1].content);
+				assert.equal(info.firmware, "xsclaw");
+				assert.equal(info.platform, "lin");
+				assert.ok(info.heap.chunk_used_bytes > 0);
+				const offered = protocol.name === "openai" ? asked[0].json.tools.map((d) => d.function.name) : asked[0].json.tools.map((d) => d.name);
+				assert.ok(offered.includes("get_time") && offered.includes("system_info"), `tools offered: ${offered}`);
+
+				// Each request must repeat the previous one byte for byte up to its closing
+				// brackets (messages come last): all a prompt cache could reuse is reused.
+				const bytes = asked.map((r) => Buffer.byteLength(r.body));
+				const prefixes = [1, 2].map((i) => commonPrefix(asked[i - 1].body, asked[i].body));
+				const shares = prefixes.map((p, i) => p / bytes[i + 1]);
+				t.diagnostic(`prompt prefix [${protocol.name}]: identical-prefix bytes ${prefixes.join(", ")} of request bytes ${bytes.join(", ")}; share of each request ${shares.map((s) => s.toFixed(3)).join(", ")}`);
+				for (const i of [0, 1]) assert.ok(bytes[i] - prefixes[i] <= 2, `request ${i + 2} repeats request ${i + 1} but for its last ${bytes[i] - prefixes[i]} bytes`);
+			});
+		});
+	}
+
+	test(`cancel during a stalled request prints "request cancelled" at once; a second ask waits its turn; status shows the phase [${variant}]`, async (t) => {
+		await withFirmware(variant, async ({ fw, mock }) => {
+			await configure(fw, mock, PROTOCOLS[0]);
+			mock.script({ type: "text", fault: "stall" }, { type: "text", text: "the second answer" });
+			const before = mock.requests.length;
+			const from = fw.stdout.length;
+			fw.send("ask wait forever");
+			fw.send("ask the second question");
+			await until(() => mock.requests.length === before + 1, "the first request to reach the mock");
+			fw.send("status");
+			await fw.until(/^agent: IN_LLM_HTTP, request \d+ in flight, \d+ waiting$/m, { from });
+			await new Promise((r) => setTimeout(r, 200));
+			assert.equal(mock.requests.length, before + 1, "the second ask has not been sent while the first runs");
+
+			const cancelAt = Date.now();
+			fw.send("cancel");
+			await fw.until(/^error: request cancelled$/m, { from });
+			const ms = Date.now() - cancelAt;
+			t.diagnostic(`cancel typed -> "error: request cancelled" printed: ${ms} ms`);
+			assert.ok(ms < 2000, `cancelled in ${ms} ms`);
+			await until(() => mock.requests[before].response.closedAt !== null, "the mock to see the stalled connection closed", 2000);
+			await fw.until(/^the second answer$/m, { from });
+			const printed = fw.printed(from);
+			assert.ok(printed.indexOf("error: request cancelled") < printed.indexOf("the second answer"), "answers in order");
+			assert.match(printed, /^request \d+ cancelled$/m);
+			assert.equal(mock.requests.length, before + 2);
+			assert.equal(mock.requests[before + 1].json.messages.at(-1).role, "user");
+
+			const idle = fw.stdout.length;
+			fw.send("cancel");
+			await fw.until(/^nothing is running$/m, { from: idle });
+		});
+	});
+}
