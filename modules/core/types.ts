@@ -57,7 +57,7 @@ export interface AgentResponse {
 	ok: boolean;
 	/** The final answer ("" when the request failed). */
 	text: string;
-	/** A sentence for a person when !ok ("request cancelled", "tool iteration limit (10) reached", ...). */
+	/** A sentence for a person when !ok ("request cancelled", "stopped after 10 tool rounds without a final answer; ...", ...). */
 	error?: string;
 }
 
@@ -79,7 +79,9 @@ export const ProviderFlag = Object.freeze({
 	/** Collected once when the request starts; every iteration reuses the result (session history). */
 	REQUEST_START_ONLY: 1,
 	/** Volatile content (time, request source, behaviour notes): placed at the end of
-	 * the request, after the history, never in front of stable text. SYSTEM_PROMPT only. */
+	 * the request, after the history, never in front of stable text. SYSTEM_PROMPT
+	 * only (the core ignores it on other kinds): the section goes into the volatile
+	 * block at the end of the current user message. */
 	VOLATILE: 2,
 });
 
@@ -100,7 +102,9 @@ export interface ContextProvider {
 	 * the request with the provider's name in the error. Content that is empty ("" or
 	 * []) while not undefined is a provider bug and also fails the request.
 	 * A MESSAGES provider returns history from before this request: the core injects
-	 * the current user message itself, exactly once.
+	 * the current user message itself, exactly once. (The USER record of this request
+	 * is persisted before providers are asked; if the history's last message is a
+	 * user message with exactly this request's text, the core drops it.)
 	 */
 	collect(request: AgentRequest): ContextContent | undefined | Promise<ContextContent | undefined>;
 }
