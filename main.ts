@@ -90,7 +90,7 @@ commands.add(
 		reboot: () => {
 			repl.stop();
 			// The request in flight is cancelled, so no socket or timer outlives the VM.
-			agent.core.stop();
+			agent.agents.stop();
 			reboot();
 		},
 	}),

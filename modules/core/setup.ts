@@ -16,7 +16,8 @@ import type { HeapFigures } from "host/platform";
 import type { Command } from "console/types";
 import { basicTools } from "core/basic_tools";
 import { coreConsole, type AgentConsole } from "core/console";
-import { Core } from "core/core";
+import { AgentManager } from "core/agents";
+import type { Core } from "core/core";
 import { toolbox, type ToolPolicy, type Toolbox } from "core/tools";
 import type { ChatModel, ContextProvider, Persist, RequestGate, ToolSpec } from "core/types";
 
@@ -53,6 +54,9 @@ export interface CoreSetupOptions {
 }
 
 export interface CoreSetup {
+	/** Owns the root core (and, once a spawn tool exists, the subagents). */
+	agents: AgentManager;
+	/** The root core: agents.root. */
 	core: Core;
 	toolbox: Toolbox;
 	/** `ask` and `cancel`, for the console's table. */
@@ -77,7 +81,7 @@ export function consoleView(core: Core): AgentConsole {
 	};
 }
 
-/** Builds and starts the root core. Throws on a programming error (a clashing tool name, too many providers). */
+/** Builds and starts the agent manager and its root core. Throws on a programming error (a clashing tool name, too many providers). */
 export function openCore(options: CoreSetupOptions): CoreSetup {
 	const wallClockMs = options.wallClockMs ?? (() => Date.now());
 	const tools = toolbox([
@@ -88,21 +92,25 @@ export function openCore(options: CoreSetupOptions): CoreSetup {
 		const h = options.heap();
 		return h.chunkUsed + h.slotUsed;
 	};
-	const core = new Core({
-		agentId: "root",
-		model: options.model,
-		systemPrompt: PERSONA,
-		providers: [...(options.providers ?? []), tools.provider],
-		callCap: tools.callCap,
-		runsAlone: tools.runsAlone,
-		persist: options.persist,
-		gate: options.gate,
-		now: options.now,
-		wallNow: wallClockMs,
-		heap: heapBytes,
-		log: options.log,
+	const agents = new AgentManager({
+		root: {
+			agentId: "root",
+			model: options.model,
+			systemPrompt: PERSONA,
+			providers: [...(options.providers ?? []), tools.provider],
+			callCap: tools.callCap,
+			runsAlone: tools.runsAlone,
+			persist: options.persist,
+			gate: options.gate,
+			now: options.now,
+			wallNow: wallClockMs,
+			heap: heapBytes,
+			log: options.log,
+		},
+		// No subagent cores yet: spawn() refuses until a spawn tool and a subagent profile exist.
 	});
-	core.start();
+	agents.start();
+	const core = agents.root;
 	const { commands, statusLines } = coreConsole({ core: consoleView(core), session: options.session ?? (() => "") });
-	return { core, toolbox: tools, commands, statusLines };
+	return { agents, core, toolbox: tools, commands, statusLines };
 }

@@ -1,0 +1,163 @@
+// The XS side of tools/bench/core.mjs, run as the host's main: a root Core as
+// core/setup builds it (persona, built-in tools) over the real Llm, HTTP client
+// and TLS socket, against the mock LLM on 127.0.0.1 (test CA via --ca). Until the
+// session store is wired, the history is a fixed 24-message provider
+// (REQUEST_START_ONLY), about the size of a real conversation's window.
+// Traces one `BENCH {json}` line per sample; the Node side adds what only the
+// mock saw (request bodies, when a connection closed). Options:
+//   --mock-url https://localhost:PORT   --control-url http://127.0.0.1:PORT
+//   --ca PATH   --conversations N   --interrupt-runs N
+import Timer from "timer";
+import TCP from "embedded:io/socket/tcp";
+import TLS from "embedded:io/socket/tcp/tls";
+import * as psram from "psram";
+import { collectGarbage, exit, heap, now, option, resetPeak } from "host/platform";
+import { basicTools } from "core/basic_tools";
+import { Core } from "core/core";
+import { PERSONA } from "core/setup";
+import { toolbox } from "core/tools";
+import { ProviderFlag, RequestFlag, type AgentRequest, type ChatModel, type ContextProvider } from "core/types";
+import { Llm } from "llm/runtime";
+import type { Message } from "llm/types";
+import { HttpClient } from "net/http";
+import type { HttpClientOptions } from "net/types";
+import { psramBuffers } from "util/buffers";
+import { MemoryStore, config } from "../unit/llm_fakes";
+
+const MOCK = option("mock-url") ?? "";
+const CONTROL = option("control-url") ?? "";
+const count = (name: string) => Number(option(name) ?? 1);
+const HISTORY_MESSAGES = 24;
+
+const buffers = psramBuffers(psram); // as main.ts wires it
+const http = new HttpClient({
+	TCP: TCP as unknown as HttpClientOptions["TCP"],
+	TLS: TLS as unknown as HttpClientOptions["TLS"],
+	Timer,
+	now,
+	buffers,
+});
+const llm = new Llm({
+	config: config({
+		"llm.provider": "custom", "llm.base_url": `${MOCK}/v1`, "llm.api_key": "sk-bench-0123456789", "llm.model": "gpt-mock",
+		// The bench makes more calls than a person would in an hour.
+		"llm.calls_per_hour": "1000000", "llm.calls_per_day": "1000000", "llm.tokens_per_day": "0",
+	}),
+	transport: http,
+	usageStore: new MemoryStore(),
+	buffers,
+});
+
+// The LLM's own time, summed over calls, so the loop's share can be told apart.
+let llmMs = 0, llmCalls = 0;
+const model: ChatModel = {
+	async chat(request, options) {
+		const start = now();
+		try {
+			return await llm.chat(request, options);
+		} finally {
+			llmMs += now() - start;
+			llmCalls++;
+		}
+	},
+};
+
+// 12 exchanges of ordinary length: what a session window holds.
+const history: Message[] = [];
+for (let i = 0; i < HISTORY_MESSAGES / 2; i++) {
+	history.push({ role: "user", content: `Question ${i}: what did the sensor on pin ${i + 2} read this morning, and is that within the range we agreed on last week?` });
+	history.push({ role: "assistant", content: `Answer ${i}: pin ${i + 2} read ${(20 + i * 0.7).toFixed(1)} °C at 07:00, inside the 15–28 °C range. The trend over the last three days is flat; I will tell you if it leaves the range.` });
+}
+const historyProvider: ContextProvider = {
+	name: "history",
+	flags: ProviderFlag.REQUEST_START_ONLY,
+	collect: (request) => (request.session_id ? { kind: "messages", content: history } : undefined),
+};
+
+const bootMs = now();
+const tools = toolbox(basicTools({
+	wallClockMs: () => Date.now(), now, bootMs, heap,
+	firmware: { name: "xsclaw", version: "bench", platform: "lin" },
+}));
+const core = new Core({
+	agentId: "root",
+	model,
+	systemPrompt: PERSONA,
+	providers: [historyProvider, tools.provider],
+	callCap: tools.callCap,
+	runsAlone: tools.runsAlone,
+	log: () => {}, // METRIC lines would drown the BENCH lines
+});
+core.start();
+
+const report = (sample: object) => trace(`BENCH ${JSON.stringify(sample)}\n`);
+const sleep = (ms: number) => new Promise<void>((resolve) => Timer.set(() => resolve(), ms));
+async function control(method: "GET" | "POST", path: string, body?: unknown): Promise<any> {
+	const response = await http.request({ method, url: CONTROL + path, body: body === undefined ? undefined : JSON.stringify(body), headers: { "content-type": "application/json" } });
+	return JSON.parse(response.body);
+}
+const mockCount = async () => (await control("GET", "/count")).count as number;
+
+function request(text: string, flags = 0): AgentRequest {
+	return {
+		request_id: 0, flags, session_id: "bench", user_text: text,
+		source: { channel: "console", chat_id: "console", sender_id: "bench", message_id: "", cap: "" },
+	};
+}
+
+const heapUse = () => {
+	const h = heap();
+	return h.chunkUsed + h.slotUsed;
+};
+
+// Two rounds per request (get_time, then the answer): the loop's own time per
+// iteration, the requests' byte ranges for the prefix figure, the heap peak.
+async function conversations(): Promise<void> {
+	for (let run = 0; run < count("conversations"); run++) {
+		await control("POST", "/script", [
+			{ type: "tool_calls", calls: [{ id: `call_${run}`, name: "get_time", arguments: {} }] },
+			{ type: "text", text: "It is morning; the sensors are all inside their ranges." },
+		]);
+		const first = (await mockCount()) + 1;
+		collectGarbage();
+		const startUse = heapUse();
+		resetPeak();
+		llmMs = 0;
+		llmCalls = 0;
+		const start = now();
+		const id = await core.submit(request(`Run ${run}: what time is it, and are the sensors fine?`), 1000);
+		const response = await core.receiveFor(id, 30_000);
+		const total = now() - start;
+		const h = heap();
+		if (!response.ok) throw new Error(`bench request failed: ${response.error}`);
+		report({ figure: "conversation", first, last: first + llmCalls - 1, iterations: llmCalls, overheadMs: (total - llmMs) / llmCalls, peakGrowth: h.chunkPeak + h.slotPeak - startUse });
+	}
+}
+
+// USER_INTERRUPT during a stalled LLM call: the time it is submitted (XS now(),
+// CLOCK_MONOTONIC) and which mock request it should close; the Node side knows when it closed.
+async function interrupts(): Promise<void> {
+	for (let run = 0; run < count("interrupt-runs"); run++) {
+		await control("POST", "/script", [{ type: "text", fault: "stall" }, { type: "text", text: "Understood, stopping." }]);
+		const seq = (await mockCount()) + 1;
+		const id = await core.submit(request(`Run ${run}: write me a very long story.`), 1000);
+		for (let i = 0; i < 500 && ((await mockCount()) < seq || core.phase !== "IN_LLM_HTTP"); i++) await sleep(2);
+		await sleep(20); // the mock has sent its headers: the call is truly in flight
+		const interruptAt = now();
+		await core.submit(request("Stop, never mind.", RequestFlag.USER_INTERRUPT), 1000);
+		const response = await core.receiveFor(id, 30_000);
+		if (!response.ok) throw new Error(`interrupted request failed: ${response.error}`);
+		report({ figure: "interrupt", seq, interruptAt });
+	}
+}
+
+try {
+	await conversations();
+	await interrupts();
+	core.stop();
+	http.close();
+	exit(0);
+} catch (error) {
+	trace(`core-bench: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+	exit(1);
+}

@@ -1,0 +1,70 @@
+// Agent core figures (SPEC §11), measured with test/peer/core-bench.ts inside the
+// lin host: a root Core (persona, built-in tools, a 24-message history provider
+// until the session store is wired) over the real Llm, HTTP client and TLS, against
+// the mock LLM on 127.0.0.1 with a test CA (OpenAI protocol, streamed replies).
+//   core.iteration_overhead_ms       one loop iteration minus the LLM's own time
+//                                    (submit -> response, minus the time inside
+//                                    Llm.chat, per LLM call); 2-round requests,
+//                                    24-message history (not the SPEC's 150 KiB
+//                                    session: the store is not wired yet)
+//   core.interrupt_to_abort_ms       USER_INTERRUPT submitted (XS now()) -> the mock
+//                                    sees the stalled call's connection close (Node
+//                                    hrtime; both CLOCK_MONOTONIC)
+//   core.prompt_prefix_stable_ratio  bytes a request repeats from the start of the
+//                                    previous request of the same ask / its bytes
+//   core.peak_heap_per_body_byte     XS heap peak (chunks + slots) during a request,
+//                                    minus the use at its start after a GC / the
+//                                    largest request body of that request
+import { withMockOverTLS } from "../peers.mjs";
+
+export const title = "agent core: loop overhead, interrupt latency, prompt prefix stability, heap per body byte";
+
+const CONVERSATIONS = 20;
+const INTERRUPT_RUNS = 30;
+
+function commonPrefix(a, b) {
+	const n = Math.min(a.length, b.length);
+	let i = 0;
+	while (i < n && a[i] === b[i]) i++;
+	return i;
+}
+
+export function run({ runXs }) {
+	return withMockOverTLS("xsclaw-bench-core-", async ({ ca, mock, control }) => {
+		const lines = await runXs("test/peer/core-bench", {
+			"mock-url": `https://localhost:${mock.port}`,
+			"control-url": control.url,
+			ca: ca.paths.ca,
+			conversations: CONVERSATIONS,
+			"interrupt-runs": INTERRUPT_RUNS,
+		});
+		const body = (seq) => {
+			const record = mock.requests[seq - 1];
+			if (!record) throw new Error(`bench core: the mock has no request ${seq}`);
+			return Buffer.from(record.body);
+		};
+		const conversations = lines.filter((l) => l.figure === "conversation");
+		const ratios = [];
+		const heapPerByte = [];
+		for (const c of conversations) {
+			let largest = 0;
+			for (let seq = c.first; seq <= c.last; seq++) {
+				const current = body(seq);
+				largest = Math.max(largest, current.length);
+				if (seq > c.first) ratios.push(commonPrefix(body(seq - 1), current) / current.length);
+			}
+			heapPerByte.push(c.peakGrowth / largest);
+		}
+		const abortMs = lines.filter((l) => l.figure === "interrupt").map((l) => {
+			const closedAt = mock.requests[l.seq - 1]?.response.closedAt;
+			if (closedAt == null) throw new Error(`bench core: the mock never saw request ${l.seq} close`);
+			return closedAt - l.interruptAt;
+		});
+		return [
+			{ name: "core.iteration_overhead_ms", unit: "ms per iteration (24-message history)", values: conversations.map((c) => c.overheadMs) },
+			{ name: "core.interrupt_to_abort_ms", unit: "ms", values: abortMs },
+			{ name: "core.prompt_prefix_stable_ratio", unit: "ratio", values: ratios, p99: false },
+			{ name: "core.peak_heap_per_body_byte", unit: "heap bytes / body byte", values: heapPerByte, p99: false },
+		];
+	});
+}
