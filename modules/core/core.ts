@@ -86,6 +86,9 @@ export interface CoreStatus {
 	parked_responses: number;
 }
 
+/** An event without the ids every event carries (the core adds them). */
+type EventBody<E = AgentEvent> = E extends AgentEvent ? Omit<E, "agent_id" | "request_id" | "session_id"> : never;
+
 /** Thrown inside the loop to end a request with a sentence for a person. */
 class RequestFailure extends Error {
 	override name = "RequestFailure";
@@ -794,7 +797,7 @@ export class Core {
 
 	// ---- outputs ----
 
-	#emit(run: Run, event: Record<string, unknown> & { type: AgentEvent["type"] }): void {
+	#emit(run: Run, event: EventBody): void {
 		const full = { agent_id: this.agentId, request_id: run.request.request_id, session_id: run.request.session_id, ...event } as AgentEvent;
 		for (const listener of this.#listeners.slice()) {
 			try {
@@ -919,13 +922,11 @@ export class Core {
 			llmMs: 0, toolMs: 0, rounds: 0, usage: emptyUsage(), bytesSent: 0, bytesReceived: 0, peakHeap: 0,
 		};
 		const response: AgentResponse = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error };
-		try {
-			this.#emit(run, { type: "agent_start", request });
-		} finally {
-			this.#emit(run, { type: "agent_end", response });
-			this.#deliver(request, response, []);
-			this.#complete(run, response);
-			this.#metric(run, "cancelled");
-		}
+		// #emit, #deliver, #complete and #metric never throw: their hooks are guarded.
+		this.#emit(run, { type: "agent_start", request });
+		this.#emit(run, { type: "agent_end", response });
+		this.#deliver(request, response, []);
+		this.#complete(run, response);
+		this.#metric(run, "cancelled");
 	}
 }

@@ -121,6 +121,29 @@ export async function waitFor(cond: () => boolean, what: string, timeoutMs = 200
 	throw new Error(`timed out waiting for ${what}`);
 }
 
+/** Timers that fire only when a test advances them. */
+export class FakeTimers {
+	#now = 0;
+	#pending: { at: number; callback: () => void; id: number }[] = [];
+	#ids = 0;
+	set = (callback: () => void, ms: number): unknown => {
+		const id = ++this.#ids;
+		this.#pending.push({ at: this.#now + ms, callback, id });
+		return id;
+	};
+	clear = (id: unknown): void => {
+		this.#pending = this.#pending.filter((t) => t.id !== id);
+	};
+	get pending(): number { return this.#pending.length; }
+	/** Moves fake time on by ms, firing what falls due, in order. */
+	advance(ms: number): void {
+		this.#now += ms;
+		const due = this.#pending.filter((t) => t.at <= this.#now).sort((a, b) => a.at - b.at);
+		this.#pending = this.#pending.filter((t) => t.at > this.#now);
+		for (const t of due) t.callback();
+	}
+}
+
 /** A promise with its resolve exposed. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
 	let resolve!: (value: T) => void;

@@ -5,7 +5,7 @@
 import { assert, test } from "testing";
 import { INSERT_QUEUE_DEPTH, REQUEST_QUEUE_DEPTH } from "budgets";
 import { RequestFlag, type OutEvent, type ToolContext } from "core/types";
-import { FakeModel, ROUTER_FLAGS, deferred, harness, request, userTexts, waitFor } from "./core_fakes";
+import { FakeModel, FakeTimers, ROUTER_FLAGS, deferred, harness, request, userTexts, waitFor } from "./core_fakes";
 
 const firstLine = (text: string) => text.split("\n")[0];
 
@@ -185,4 +185,36 @@ test("a cancelled request's METRIC line says outcome=cancelled", async () => {
 	core.cancel(id);
 	await core.receiveFor(id, 2000);
 	assert.ok(logs.some((l) => l.startsWith(`METRIC agent=root request=${id} outcome=cancelled `)), logs.join(" | "));
+});
+
+test("receiveFor gives up after its timeout on the core's timers, and a later answer is parked", async () => {
+	const timers = new FakeTimers();
+	const release = deferred();
+	const { core } = harness(new FakeModel({ until: release.promise, then: { text: "late" } }), { timers });
+	const id = await core.submit(request("slow"));
+	const waiting = core.receiveFor(id, 130_000);
+	timers.advance(129_999);
+	assert.equal(timers.pending, 1, "still waiting just before the timeout");
+	timers.advance(1);
+	await assert.rejects(waiting, `no answer to request ${id} within 130 s`);
+	release.resolve();
+	await waitFor(() => core.parkedResponses === 1, "the late answer");
+	assert.equal((await core.receiveFor(id, 10)).text, "late");
+});
+
+test("a gate that throws fails the request with its message and agent_end is still emitted", async () => {
+	const model = new FakeModel();
+	const { core, events } = harness(model, { gate: () => { throw new Error("the session index is unreadable"); } });
+	const answer = await core.receiveFor(await core.submit(request("hi")), 2000);
+	assert.deepEqual([answer.ok, answer.error], [false, "the session index is unreadable"]);
+	assert.deepEqual(events.map((e) => e.type), ["agent_start", "agent_end"]);
+	assert.equal(model.requests.length, 0);
+});
+
+test("a malformed request is refused with a sentence naming the field", async () => {
+	const { core } = harness(new FakeModel());
+	await assert.rejects(core.submit(request("")), "the request has no user_text");
+	await assert.rejects(core.submit({ ...request("hi"), source: undefined } as never), "the request has no source");
+	await assert.rejects(core.submit({ ...request("hi"), flags: -1 }), "flags must be a sum of RequestFlag values");
+	assert.equal(core.queueDepth, 0);
 });
