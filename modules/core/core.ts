@@ -626,7 +626,8 @@ export class Core {
 		if (startOnly && run.startCache.has(provider.name)) return run.startCache.get(provider.name);
 		let content: ContextContent | undefined;
 		try {
-			content = await provider.collect(run.request);
+			// Raced with cancel: a provider stuck on flash must not hold a cancelled request.
+			content = await untilAborted(Promise.resolve().then(() => provider.collect(run.request)), run.aborter.signal);
 		} catch (error) {
 			throw new RequestFailure(`the context provider "${provider.name}" failed: ${messageOf(error)}`);
 		}

@@ -8,7 +8,7 @@ import { ProviderFlag, type CompletionSummary, type ContextContent, type Context
 import { toAnthropicRequest } from "llm/anthropic";
 import { toOpenAIRequest } from "llm/openai";
 import type { ChatRequest, ModelProfile, ToolDefinition } from "llm/types";
-import { FakeModel, harness, request, textOf, userTexts } from "./core_fakes";
+import { FakeModel, harness, request, textOf, userTexts, waitFor } from "./core_fakes";
 
 const TOOL: ToolDefinition = { type: "function", function: { name: "lookup", description: "finds things", parameters: { type: "object", properties: {} } } };
 
@@ -145,4 +145,15 @@ test("request bodies put messages last, after model, max_tokens, stream, tools a
 	const chat: ChatRequest = { messages: [{ role: "system", content: "s", cache_breakpoint: true }, { role: "user", content: "u" }], tools: [TOOL] };
 	assert.deepEqual(Object.keys(toOpenAIRequest(chat, profile, true)), ["model", "max_tokens", "stream", "stream_options", "tools", "messages"]);
 	assert.deepEqual(Object.keys(toAnthropicRequest(chat, profile, true).body), ["model", "max_tokens", "stream", "tools", "system", "messages"]);
+});
+
+test("cancel while a provider is stuck ends the request cancelled at once", async () => {
+	let asked = false;
+	const { core } = harness(new FakeModel(), { providers: [{ name: "slow", collect: () => { asked = true; return new Promise(() => {}); } }] });
+	const id = await core.submit(request("hi"));
+	await waitFor(() => asked && core.phase === "BUILDING_CONTEXT", "the provider");
+	assert.equal(core.cancel(id), true);
+	const answer = await core.receiveFor(id, 1000);
+	assert.equal(answer.error, "request cancelled");
+	assert.equal(core.phase, "IDLE");
 });
