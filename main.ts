@@ -1,7 +1,8 @@
 // main: assembles the firmware. Today: the config store, the serial console, the
-// shared HTTP client, the LLM service and the agent core with its built-in tools
-// and the console's ask/cancel; sessions, memory, capabilities, channels and the
-// router join here (SPEC §1: config -> core -> providers -> caps -> channels -> router).
+// shared HTTP client, the LLM service, the session store, long-term memory and the
+// profile, and the agent core with its tools and the console's ask/cancel;
+// capabilities, channels and the router join here
+// (SPEC §1: config -> core -> providers -> caps -> channels -> router).
 // Nothing slow runs before the prompt: config and the LLM usage record are a few
 // small key-value reads; the LLM backend is built on the first request.
 import keyValue from "embedded:storage/key-value";
@@ -21,6 +22,9 @@ import { HttpClient } from "net/http";
 import type { HttpClientOptions } from "net/types";
 import { openLlm } from "llm/setup";
 import { openCore } from "core/setup";
+import { openMemory } from "memory/setup";
+import { CONSOLE_CHAT, sessionCommands } from "store/console";
+import { openSessions } from "store/sessions";
 import { psramBuffers } from "util/buffers";
 
 const bootMs = now();
@@ -63,18 +67,25 @@ const http = new HttpClient({
 // The LLM runtime is built lazily from llm.* settings on the first request.
 const llm = openLlm({ config, transport: http, buffers });
 const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };
-// The agent core. Other areas plug in here: their context providers (stable
-// system-prompt sections first, then the session history), their tools, the
-// session store's persist and gate, and the console's current session.
+// Sessions on flash (append-only files) and long-term memory with the profile.
+const sessions = openSessions();
+const memory = openMemory({ config });
+// The agent core. Other areas plug in here: their context providers in prompt
+// order (stable system-prompt sections first, then the session history; the
+// tools provider comes last), their tools, the session store's persist and gate,
+// and the console's current session.
 const agent = openCore({
 	model: llm.llm,
 	firmware,
 	now,
 	bootMs,
 	heap,
-	providers: [],
-	tools: [],
-	// persist, gate, session: from the session store (modules/store) when it lands.
+	providers: [...memory.providers, sessions.historyProvider],
+	tools: memory.tools,
+	persist: sessions.persist,
+	gate: sessions.gate,
+	session: () => sessions.currentSession(CONSOLE_CHAT.channel, CONSOLE_CHAT.chat_id),
+	consoleChatId: CONSOLE_CHAT.chat_id,
 });
 const commands = new CommandTable();
 // The console edits and echoes lines on a UART and on a terminal; piped input is read as is.
@@ -91,16 +102,20 @@ commands.add(
 			repl.stop();
 			// The request in flight is cancelled, so no socket or timer outlives the VM.
 			agent.agents.stop();
+			sessions.close();
 			reboot();
 		},
 	}),
 	...configCommands(config),
 	...llm.commands,
 	...agent.commands,
+	...sessionCommands(sessions),
+	...memory.commands,
 );
 
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
 if (warning) repl.output.line(`warning: ${warning}`);
 if (llm.warning) repl.output.line(`warning: ${llm.warning}`);
+if (memory.warning) repl.output.line(`warning: ${memory.warning}`);
 for (const problem of config.problems()) repl.output.line(`warning: ${problem}`);
 repl.start();

@@ -38,6 +38,8 @@ export interface CoreConsoleDeps {
 	core: AgentConsole;
 	/** The console's current session id; "" when there is none (nothing is persisted then). */
 	session(): string;
+	/** The console's chat id in request sources (default "local"). */
+	chatId?: string;
 	/** Overrides for tests; the budgets otherwise. */
 	askTimeoutMs?: number;
 	submitTimeoutMs?: number;
@@ -47,13 +49,13 @@ function messageOf(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);
 }
 
-function consoleRequest(text: string, sessionId: string): AgentRequest {
+function consoleRequest(text: string, sessionId: string, chatId: string): AgentRequest {
 	return {
 		request_id: 0,
 		flags: 0,
 		session_id: sessionId,
 		user_text: text,
-		source: { channel: "console", chat_id: "console", sender_id: "console", message_id: "", cap: "" },
+		source: { channel: "console", chat_id: chatId, sender_id: "console", message_id: "", cap: "" },
 	};
 }
 
@@ -83,7 +85,7 @@ export function coreConsole(deps: CoreConsoleDeps): { commands: Command[]; statu
 			});
 			try {
 				try {
-					id = await core.submit(consoleRequest(args, deps.session()), submitTimeoutMs);
+					id = await core.submit(consoleRequest(args, deps.session(), deps.chatId ?? "local"), submitTimeoutMs);
 				} catch (error) {
 					out.line(`error: ${messageOf(error)}`);
 					return;

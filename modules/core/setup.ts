@@ -51,6 +51,8 @@ export interface CoreSetupOptions {
 	gate?: RequestGate;
 	/** The console's current session id; default: none (""). */
 	session?(): string;
+	/** The console's chat id in request sources (the session store's console chat). */
+	consoleChatId?: string;
 }
 
 export interface CoreSetup {
@@ -111,6 +113,6 @@ export function openCore(options: CoreSetupOptions): CoreSetup {
 	});
 	agents.start();
 	const core = agents.root;
-	const { commands, statusLines } = coreConsole({ core: consoleView(core), session: options.session ?? (() => "") });
+	const { commands, statusLines } = coreConsole({ core: consoleView(core), session: options.session ?? (() => ""), chatId: options.consoleChatId });
 	return { agents, core, toolbox: tools, commands, statusLines };
 }

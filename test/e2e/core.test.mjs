@@ -149,6 +149,11 @@ for (const variant of VARIANTS) {
 		test(`ask runs two tool rounds (get_time, then system_info) and prints the answer; each request repeats the previous one's bytes [${protocol.name}, ${variant}]`, async (t) => {
 			await withFirmware(variant, async ({ fw, mock }) => {
 				await configure(fw, mock, protocol);
+				// One plain exchange first, so the asked question has a session history, as it usually does.
+				mock.script({ type: "text", text: "Hello! I am xsclaw, running on lin." });
+				const hello = fw.stdout.length;
+				fw.send("ask hello, who are you?");
+				await fw.until(/^Hello! I am xsclaw, running on lin\.$/m, { from: hello });
 				mock.script(
 					{ type: "tool_calls", calls: [{ id: "call_time", name: "get_time", arguments: {} }] },
 					{ type: "tool_calls", calls: [{ id: "call_info", name: "system_info", arguments: {} }] },
@@ -163,6 +168,7 @@ for (const variant of VARIANTS) {
 				const asked = mock.requests.slice(-3);
 				assert.equal(asked.length, 3, "three LLM rounds");
 				assert.ok(asked.every((r) => r.protocol === protocol.name));
+				assert.ok(asked[0].body.includes("Hello! I am xsclaw, running on lin."), "the session's history reaches the model");
 				const [time] = toolResults(asked[1]);
 				assert.equal(time.id, "call_time");
 				assert.equal(time.is_error, false);
@@ -183,8 +189,10 @@ for (const variant of VARIANTS) {
 				const bytes = asked.map((r) => Buffer.byteLength(r.body));
 				const prefixes = [1, 2].map((i) => commonPrefix(asked[i - 1].body, asked[i].body));
 				const shares = prefixes.map((p, i) => p / bytes[i + 1]);
-				t.diagnostic(`prompt prefix [${protocol.name}]: identical-prefix bytes ${prefixes.join(", ")} of request bytes ${bytes.join(", ")}; share of each request ${shares.map((s) => s.toFixed(3)).join(", ")}`);
+				const share = (prefixes[0] + prefixes[1]) / (bytes[1] + bytes[2]);
+				t.diagnostic(`prompt prefix [${protocol.name}]: identical-prefix bytes ${prefixes.join(", ")} of request bytes ${bytes.join(", ")}; share per request ${shares.map((x) => x.toFixed(3)).join(", ")}, over the ask ${share.toFixed(3)}`);
 				for (const i of [0, 1]) assert.ok(bytes[i] - prefixes[i] <= 2, `request ${i + 2} repeats request ${i + 1} but for its last ${bytes[i] - prefixes[i]} bytes`);
+				assert.ok(share >= 0.9, `the ask's later requests repeat at least 90% of their bytes from the one before: ${share}`);
 			});
 		});
 	}
