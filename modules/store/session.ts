@@ -268,6 +268,12 @@ export class SessionFile {
 		this.#count += records.length;
 	}
 
+	/** The kinds of records [from, to), from the index alone (no record is read). */
+	kinds(from = 0, to = this.#count): RecordKind[] {
+		this.#check();
+		return this.#entries(Math.max(0, from), Math.min(this.#count, to)).map((e) => kindName(e.kind)!);
+	}
+
 	/** Index entries [from, to). */
 	#entries(from: number, to: number): Entry[] {
 		if (to <= from) return [];

@@ -291,18 +291,18 @@ export class Sessions {
 
 	/** Keeps user messages, final answers and failure notes, and the latest tool round. */
 	#compact(session: SessionFile): void {
-		const records = session.read(0, session.count);
-		const kept = new Set<number>();
-		let round = records.length - 1;
-		while (round >= 0 && records[round].kind !== "assistant_tool") round--;
-		if (round >= 0) {
-			kept.add(records[round].index);
-			for (let j = round + 1; j < records.length && records[j].kind === "tool_result"; j++) kept.add(records[j].index);
-		}
-		for (const r of records) if (r.kind === "user" || r.kind === "assistant_final" || r.kind === "failure_note") kept.add(r.index);
-		const keep = [...kept].sort((a, b) => a - b);
-		const { before, after } = session.compact(keep);
-		this.#log(`store: session ${session.id}: compacted from ${before} to ${after} bytes (${records.length} -> ${keep.length} records)`);
+		// Kinds come from the index: compaction never holds the records themselves in memory.
+		const kinds = session.kinds();
+		const kept: number[] = [];
+		let round = kinds.length - 1;
+		while (round >= 0 && kinds[round] !== "assistant_tool") round--;
+		let roundEnd = round;
+		if (round >= 0) while (roundEnd + 1 < kinds.length && kinds[roundEnd + 1] === "tool_result") roundEnd++;
+		kinds.forEach((kind, i) => {
+			if (kind === "user" || kind === "assistant_final" || kind === "failure_note" || (round >= 0 && i >= round && i <= roundEnd)) kept.push(i);
+		});
+		const { before, after } = session.compact(kept);
+		this.#log(`store: session ${session.id}: compacted from ${before} to ${after} bytes (${kinds.length} -> ${kept.length} records)`);
 		if (after > SESSION_FILE_MAX_BYTES) {
 			session.block(blockedGuidance(session.id));
 			this.#log(`store: session ${session.id}: still ${after} bytes after compaction, over ${SESSION_FILE_MAX_BYTES}: blocked; new requests are told to start a new session`);
@@ -335,8 +335,9 @@ export class Sessions {
 		// Bounded by SESSION_HISTORY_MAX_RECORDS and the budget (capped sizes; raw sizes would stop too early).
 		while (start > 0 && end - start < SESSION_HISTORY_MAX_RECORDS && bytes <= SESSION_HISTORY_MAX_BYTES) {
 			const from = Math.max(0, start - SESSION_READ_BATCH_RECORDS, end - SESSION_HISTORY_MAX_RECORDS);
-			const batch = session.read(from, start);
-			for (const r of batch) bytes += byteLength(JSON.stringify(capMessage(r.message, MESSAGE_MAX_BYTES)));
+			// Capped as soon as read, so a long tool result is not held whole while walking back.
+			const batch = session.read(from, start).map((r) => ({ ...r, message: capMessage(r.message, MESSAGE_MAX_BYTES) }));
+			for (const r of batch) bytes += byteLength(JSON.stringify(r.message));
 			records.unshift(...batch);
 			start = from;
 		}
