@@ -1,0 +1,42 @@
+// tools/session-inspect.mjs on a session a power loss left behind: it reports
+// what open() would repair, prints the records, and changes nothing.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, TEST_MAP } from "../../tools/build.mjs";
+import { runHost, withTempDir } from "./xs.mjs";
+
+const withData = withTempDir("xsclaw-inspect-");
+const inspect = (...args) => spawnSync(process.execPath, [join(ROOT, "tools", "session-inspect.mjs"), ...args], { encoding: "utf8" });
+const snapshot = (dir) => Object.fromEntries(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name)).toString("hex")]));
+
+test("session-inspect reports a torn record and a stale index after a power loss, prints the records, and writes nothing", withData(async (data) => {
+	const r = await runHost(["--modules", TEST_MAP, "--main", "test/peer/store_powerloss", "--data", data, "--step", "run", "--crash-after", "100", "--crash-seed", "3"]);
+	assert.equal(r.code, 86, r.stderr.slice(-500));
+	const dir = join(data, "files", "sessions");
+	const before = snapshot(dir);
+	const out = inspect(data, "--records", "3");
+	assert.equal(out.status, 1, out.stdout + out.stderr);
+	assert.match(out.stdout, /^session \w+: \d+ bytes, \d+ intact records, generation 1$/m);
+	assert.match(out.stdout, /finding: a record torn by a power loss: \d+ bytes at offset \d+ \(open\(\) cuts them\)/);
+	assert.match(out.stdout, /finding: the index lists \d+ records, the data file holds \d+ \(open\(\) rebuilds the index\)/);
+	assert.equal((out.stdout.match(/^ {2}#\d+ /gm) ?? []).length, 3, "the newest 3 records");
+	assert.match(out.stdout, /2 finding\(s\): the firmware repairs them when it opens the session\n$/);
+	assert.deepEqual(snapshot(dir), before, "the inspector only reads");
+}));
+
+test("session-inspect on a clean session says so and exits 0; an unknown session or directory exits 2 with a hint", withData(async (data) => {
+	const r = await runHost(["--modules", TEST_MAP, "--main", "test/peer/store_powerloss", "--data", data, "--step", "run"]);
+	assert.equal(r.code, 0, r.stderr.slice(-500));
+	const clean = inspect(data, "--records", "0");
+	assert.equal(clean.status, 0, clean.stdout);
+	assert.match(clean.stdout, /files are consistent\n[^]*no findings\n$/);
+	const missing = inspect(data, "--session", "nope");
+	assert.equal(missing.status, 2);
+	assert.match(missing.stdout, /^no session nope; sessions here: \w+\n$/);
+	const empty = inspect(join(data, "elsewhere"));
+	assert.equal(empty.status, 2);
+	assert.match(empty.stdout, /no sessions\/ directory in this storage/);
+}));
