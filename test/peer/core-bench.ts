@@ -1,24 +1,27 @@
 // The XS side of tools/bench/core.mjs, run as the host's main: a root Core as
 // core/setup builds it (persona, built-in tools) over the real Llm, HTTP client
-// and TLS socket, against the mock LLM on 127.0.0.1 (test CA via --ca). Until the
-// session store is wired, the history is a fixed 24-message provider
-// (REQUEST_START_ONLY), about the size of a real conversation's window.
+// and TLS socket, against the mock LLM on 127.0.0.1 (test CA via --ca), with the
+// real session store (modules/store): the bench session is first filled to
+// --session-kib of plain exchanges, so every request reads a full history window
+// and appends to a big file. It stays under the compaction threshold for the whole
+// run (the figures are the loop's, not compaction's).
 // Traces one `BENCH {json}` line per sample; the Node side adds what only the
 // mock saw (request bodies, when a connection closed). Options:
 //   --mock-url https://localhost:PORT   --control-url http://127.0.0.1:PORT
-//   --ca PATH   --conversations N   --interrupt-runs N
+//   --ca PATH   --conversations N   --interrupt-runs N   --session-kib N
 import Timer from "timer";
 import TCP from "embedded:io/socket/tcp";
 import TLS from "embedded:io/socket/tcp/tls";
 import * as psram from "psram";
 import { collectGarbage, exit, heap, now, option, resetPeak } from "host/platform";
+import { SESSION_FILE_MAX_BYTES } from "budgets";
 import { basicTools } from "core/basic_tools";
 import { Core } from "core/core";
 import { PERSONA } from "core/setup";
 import { toolbox } from "core/tools";
-import { ProviderFlag, RequestFlag, type AgentRequest, type ChatModel, type ContextProvider } from "core/types";
+import { RequestFlag, type AgentRequest, type ChatModel } from "core/types";
 import { Llm } from "llm/runtime";
-import type { Message } from "llm/types";
+import { openSessions } from "store/sessions";
 import { HttpClient } from "net/http";
 import type { HttpClientOptions } from "net/types";
 import { psramBuffers } from "util/buffers";
@@ -27,7 +30,7 @@ import { MemoryStore, config } from "../unit/llm_fakes";
 const MOCK = option("mock-url") ?? "";
 const CONTROL = option("control-url") ?? "";
 const count = (name: string) => Number(option(name) ?? 1);
-const HISTORY_MESSAGES = 24;
+const SESSION = "bench";
 
 const buffers = psramBuffers(psram); // as main.ts wires it
 const http = new HttpClient({
@@ -62,17 +65,18 @@ const model: ChatModel = {
 	},
 };
 
-// 12 exchanges of ordinary length: what a session window holds.
-const history: Message[] = [];
-for (let i = 0; i < HISTORY_MESSAGES / 2; i++) {
-	history.push({ role: "user", content: `Question ${i}: what did the sensor on pin ${i + 2} read this morning, and is that within the range we agreed on last week?` });
-	history.push({ role: "assistant", content: `Answer ${i}: pin ${i + 2} read ${(20 + i * 0.7).toFixed(1)} °C at 07:00, inside the 15–28 °C range. The trend over the last three days is flat; I will tell you if it leaves the range.` });
+// The session, filled with exchanges of ordinary length up to --session-kib.
+const sessions = openSessions({ log: (line) => trace(`${line}\n`) });
+function fillSession(targetBytes: number): void {
+	const summary = () => sessions.list().find((s) => s.id === SESSION);
+	for (let i = 0; i < 10_000 && (summary()?.bytes ?? 0) < targetBytes; i++) {
+		const request = { ...benchRequest(`filler ${i}`), request_id: 1_000_000 + i };
+		sessions.persist({ session_id: SESSION, request, records: [{ kind: "user", message: { role: "user", content: `Question ${i}: what did the sensor on pin ${i % 40} read this morning, and is that within the range we agreed on last week? Please also remind me what we said about the watering schedule.` } }], turn_completed: false });
+		sessions.persist({ session_id: SESSION, request, records: [{ kind: "assistant_final", message: { role: "assistant", content: `Answer ${i}: pin ${i % 40} read ${(20 + (i % 9) * 0.7).toFixed(1)} °C at 07:00, inside the 15–28 °C range. The trend over the last three days is flat. Watering stays at 06:30 and 19:00 for ten minutes each, as agreed; I will tell you if the soil sensor disagrees.` } }], turn_completed: true });
+	}
+	const filled = summary();
+	report({ figure: "session", at: "start", limit: SESSION_FILE_MAX_BYTES, bytes: filled?.bytes ?? 0, records: filled?.records ?? 0, blocked: filled?.blocked ?? false });
 }
-const historyProvider: ContextProvider = {
-	name: "history",
-	flags: ProviderFlag.REQUEST_START_ONLY,
-	collect: (request) => (request.session_id ? { kind: "messages", content: history } : undefined),
-};
 
 const bootMs = now();
 const tools = toolbox(basicTools({
@@ -83,9 +87,11 @@ const core = new Core({
 	agentId: "root",
 	model,
 	systemPrompt: PERSONA,
-	providers: [historyProvider, tools.provider],
+	providers: [sessions.historyProvider, tools.provider],
 	callCap: tools.callCap,
 	runsAlone: tools.runsAlone,
+	persist: sessions.persist,
+	gate: sessions.gate,
 	log: () => {}, // METRIC lines would drown the BENCH lines
 });
 core.start();
@@ -98,9 +104,9 @@ async function control(method: "GET" | "POST", path: string, body?: unknown): Pr
 }
 const mockCount = async () => (await control("GET", "/count")).count as number;
 
-function request(text: string, flags = 0): AgentRequest {
+function benchRequest(text: string, flags = 0): AgentRequest {
 	return {
-		request_id: 0, flags, session_id: "bench", user_text: text,
+		request_id: 0, flags, session_id: SESSION, user_text: text,
 		source: { channel: "console", chat_id: "console", sender_id: "bench", message_id: "", cap: "" },
 	};
 }
@@ -125,7 +131,7 @@ async function conversations(): Promise<void> {
 		llmMs = 0;
 		llmCalls = 0;
 		const start = now();
-		const id = await core.submit(request(`Run ${run}: what time is it, and are the sensors fine?`), 1000);
+		const id = await core.submit(benchRequest(`Run ${run}: what time is it, and are the sensors fine?`), 1000);
 		const response = await core.receiveFor(id, 30_000);
 		const total = now() - start;
 		const h = heap();
@@ -140,11 +146,11 @@ async function interrupts(): Promise<void> {
 	for (let run = 0; run < count("interrupt-runs"); run++) {
 		await control("POST", "/script", [{ type: "text", fault: "stall" }, { type: "text", text: "Understood, stopping." }]);
 		const seq = (await mockCount()) + 1;
-		const id = await core.submit(request(`Run ${run}: write me a very long story.`), 1000);
+		const id = await core.submit(benchRequest(`Run ${run}: write me a very long story.`), 1000);
 		for (let i = 0; i < 500 && ((await mockCount()) < seq || core.phase !== "IN_LLM_HTTP"); i++) await sleep(2);
 		await sleep(20); // the mock has sent its headers: the call is truly in flight
 		const interruptAt = now();
-		await core.submit(request("Stop, never mind.", RequestFlag.USER_INTERRUPT), 1000);
+		await core.submit(benchRequest("Stop, never mind.", RequestFlag.USER_INTERRUPT), 1000);
 		const response = await core.receiveFor(id, 30_000);
 		if (!response.ok) throw new Error(`interrupted request failed: ${response.error}`);
 		report({ figure: "interrupt", seq, interruptAt });
@@ -152,9 +158,13 @@ async function interrupts(): Promise<void> {
 }
 
 try {
+	fillSession(Number(option("session-kib") ?? 0) * 1024);
 	await conversations();
 	await interrupts();
 	core.stop();
+	const end = sessions.list().find((x) => x.id === SESSION);
+	report({ figure: "session", at: "end", limit: SESSION_FILE_MAX_BYTES, bytes: end?.bytes ?? 0, records: end?.records ?? 0, blocked: end?.blocked ?? false });
+	sessions.close();
 	http.close();
 	exit(0);
 } catch (error) {
