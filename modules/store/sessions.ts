@@ -289,8 +289,14 @@ export class Sessions {
 		}
 	};
 
+	/** Compacts a session now (persist does it after a completed turn over the limit); returns the data sizes. */
+	compact(id: string): { before: number; after: number } {
+		if (!this.has(id)) throw new Error(`there is no session ${id}: see \`session list\``);
+		return this.#compact(this.#session(id));
+	}
+
 	/** Keeps user messages, final answers and failure notes, and the latest tool round. */
-	#compact(session: SessionFile): void {
+	#compact(session: SessionFile): { before: number; after: number } {
 		// Kinds come from the index: compaction never holds the records themselves in memory.
 		const kinds = session.kinds();
 		const kept: number[] = [];
@@ -307,6 +313,7 @@ export class Sessions {
 			session.block(blockedGuidance(session.id));
 			this.#log(`store: session ${session.id}: still ${after} bytes after compaction, over ${SESSION_FILE_MAX_BYTES}: blocked; new requests are told to start a new session`);
 		}
+		return { before, after };
 	}
 
 	/** core/types RequestGate: refuses requests to a blocked session with guidance. Never throws. */
