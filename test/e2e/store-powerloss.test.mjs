@@ -25,8 +25,12 @@ const CONCURRENCY = Math.max(1, Math.min(4, availableParallelism()));
 // Hundreds of runs flush often: on tmpfs a flush costs nothing, on a disk it is an fsync.
 const SCRATCH = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
 
+// STORE_POWERLOSS_MAP runs the suite on another module map: how a mutant store
+// (a deliberately broken copy of a module) is shown to make the suite fail.
+const MAP = process.env.STORE_POWERLOSS_MAP ?? TEST_MAP;
+
 function peer(variant, data, options) {
-	const args = ["--modules", TEST_MAP, "--main", "test/peer/store_powerloss", "--data", data];
+	const args = ["--modules", MAP, "--main", "test/peer/store_powerloss", "--data", data];
 	for (const [key, value] of Object.entries(options)) args.push(`--${key}`, String(value));
 	return runHost(args, { variant, timeoutMs: 30_000 });
 }

@@ -7,6 +7,7 @@ import { test, assert } from "testing";
 import type { ContextRecord } from "core/types";
 import { SessionFile, type NewRecord } from "store/session";
 import { ENTRY_BYTES, HEADER_BYTES, encodeFrame } from "store/format";
+import { crc32 } from "store/crc32";
 
 let sequence = 0;
 function fresh(): string {
@@ -312,4 +313,21 @@ test("a data file gone with its finished temporary file present (cut before the 
 	assert.match(lines[0], /finished a rewrite that a power loss cut between its renames/);
 	assert.equal(reopened.count, 2);
 	reopened.close();
+});
+
+test("crc32 is the IEEE CRC-32 of FORMAT.md (check value of \"123456789\"), and continues across pieces", () => {
+	const bytes = new Uint8Array(ArrayBuffer.fromString("123456789"));
+	assert.equal(crc32(bytes), 0xCBF43926);
+	assert.equal(crc32(bytes, 4, 9, crc32(bytes, 0, 4)), 0xCBF43926);
+	assert.equal(crc32(new Uint8Array(0)), 0);
+});
+
+test("an empty data file is kept aside and the session opens empty", () => {
+	const id = fresh();
+	put(dat(id), new Uint8Array(0));
+	const { session, lines } = openWith(id);
+	assert.equal(lines.length, 1);
+	assert.match(lines[0], /the data file cannot be read \(its header is cut short \(0 of 16 bytes\)\)/);
+	assert.equal(session.count, 0);
+	session.close();
 });
