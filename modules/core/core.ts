@@ -48,7 +48,7 @@ export interface CoreOptions {
 	/** "root", "sub-1", ...: names the core in events and METRIC lines. */
 	agentId: string;
 	model: ChatModel;
-	/** The persona: required and non-empty (the agent's identity, not an option). */
+	/** The framework prompt, the first text of every system prompt: required, non-empty and stable (no persona: that is the profile provider's). */
 	systemPrompt: string;
 	/** At most MAX_CONTEXT_PROVIDERS, unique names, asked in this order. More with addProvider() before start(). */
 	providers?: ContextProvider[];
@@ -95,6 +95,7 @@ class RequestFailure extends Error {
 }
 
 const CANCELLED = "request cancelled";
+const STOPPED_BEFORE_START = "the agent stopped before this request started; send it again once it is back";
 
 interface SubmitWaiter { request: AgentRequest; resolve(id: number): void; reject(error: Error): void; timer: unknown }
 interface ResponseWaiter { resolve(response: AgentResponse): void; timer: unknown }
@@ -244,7 +245,7 @@ export class Core {
 
 	constructor(options: CoreOptions) {
 		if (typeof options.systemPrompt !== "string" || !options.systemPrompt.trim()) {
-			throw new Error("core: the system prompt is required (the agent's persona)");
+			throw new Error("core: the system prompt is required (the framework text every prompt starts with)");
 		}
 		if (!options.agentId) throw new Error("core: an agent id is required");
 		this.agentId = options.agentId;
@@ -296,7 +297,7 @@ export class Core {
 			this.#timers.clear(waiter.timer);
 			waiter.reject(new Error("the agent has stopped; nothing more is accepted"));
 		}
-		for (const request of this.#queue.splice(0)) this.#finishUnstarted(request, "the agent stopped before this request started");
+		for (const request of this.#queue.splice(0)) this.#finishUnstarted(request, STOPPED_BEFORE_START);
 		this.cancel(0);
 	}
 
@@ -414,11 +415,13 @@ export class Core {
 
 	/**
 	 * Cancels request_id (0: whatever is in flight). The request ends with the error
-	 * "request cancelled"; a queued one ends without running. False when nothing matches.
+	 * "request cancelled"; a queued one ends without running. False when nothing
+	 * matches, and for a request already FINALIZING: its answer (or failure) is
+	 * decided and being saved, so true would be a promise the core cannot keep.
 	 */
 	cancel(requestId: number): boolean {
 		const run = this.#run;
-		if (run && !run.cancelled && (requestId === 0 || run.request.request_id === requestId)) {
+		if (run && !run.cancelled && this.#phase !== "FINALIZING" && (requestId === 0 || run.request.request_id === requestId)) {
 			run.cancelled = true;
 			try {
 				run.aborter.abort(CANCELLED);
@@ -501,6 +504,8 @@ export class Core {
 				outcome = run.cancelled ? "cancelled" : "error";
 				const message = run.cancelled ? CANCELLED : messageOf(error);
 				response = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: message };
+				// The outcome is decided: from here a cancel is refused and an interrupt queues.
+				this.#setPhase("FINALIZING");
 				if (run.userPersisted) await this.#persist(run, request, [{ kind: "failure_note", message: this.#failureNote(run, message) }], true);
 			}
 		} finally {
@@ -511,8 +516,11 @@ export class Core {
 			this.#metric(run, outcome);
 			this.#run = undefined;
 			this.#setPhase("IDLE");
-			// Interrupts this request did not take are never lost: they run next.
-			if (run.inserts.length) this.#queue.unshift(...run.inserts.splice(0));
+			// Interrupts this request did not take are never lost: they run next, or,
+			// when the core was stopped meanwhile, end with an answer saying so.
+			const untaken = run.inserts.splice(0);
+			if (this.#stopped) for (const insert of untaken) this.#finishUnstarted(insert, STOPPED_BEFORE_START);
+			else this.#queue.unshift(...untaken);
 		}
 	}
 
@@ -669,10 +677,10 @@ export class Core {
 					break;
 			}
 		}
-		// A history provider may already see the USER record persisted for this
-		// request; the current message is injected below, exactly once.
-		const last = history[history.length - 1];
-		if (last && last.role === "user" && last.content === request.user_text) history = history.slice(0, -1);
+		// MESSAGES providers return history from before this request (the contract on
+		// ContextProvider; the store's provider ends before this request's USER
+		// record): the current message is injected below, exactly once. No dedupe
+		// by text here: a person may well have sent the same words last time.
 		if (history.length) history = [...history.slice(0, -1), { ...history[history.length - 1], cache_breakpoint: true }];
 
 		const source = request.source;

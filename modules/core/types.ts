@@ -102,9 +102,10 @@ export interface ContextProvider {
 	 * the request with the provider's name in the error. Content that is empty ("" or
 	 * []) while not undefined is a provider bug and also fails the request.
 	 * A MESSAGES provider returns history from before this request: the core injects
-	 * the current user message itself, exactly once. (The USER record of this request
-	 * is persisted before providers are asked; if the history's last message is a
-	 * user message with exactly this request's text, the core drops it.)
+	 * the current user message itself, exactly once. The USER record of this request
+	 * (and its tool rounds) is persisted before providers are asked, so a provider
+	 * that reads the session back must stop before this request's records (the
+	 * store's does, by request_id); the core does not drop look-alike messages.
 	 */
 	collect(request: AgentRequest): ContextContent | undefined | Promise<ContextContent | undefined>;
 }

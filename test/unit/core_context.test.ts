@@ -79,20 +79,32 @@ test("history (REQUEST_START_ONLY) is collected once per request, other provider
 	for (const sent of model.requests) assert.equal(textOf(sent.messages[1]), "earlier", "every iteration reuses the history");
 });
 
-test("the current user message appears exactly once, also when the history already holds it", async () => {
-	const model = new FakeModel({ calls: [{ name: "a" }] }, { text: "done" });
+test("with a history provider that keeps to its contract, the current user message appears exactly once in every iteration", async () => {
+	const model = new FakeModel({ calls: [{ name: "a" }] }, { calls: [{ name: "b" }] }, { text: "done" });
 	const { core } = harness(model, {
 		providers: [{
 			name: "history", flags: ProviderFlag.REQUEST_START_ONLY,
-			collect: () => ({ kind: "messages", content: [{ role: "user", content: "old" }, { role: "assistant", content: "old answer" }, { role: "user", content: "what now?" }] }),
+			collect: () => ({ kind: "messages", content: [{ role: "user", content: "old" }, { role: "assistant", content: "old answer" }] }),
 		}],
 	});
 	await core.receiveFor(await core.submit(request("what now?")), 2000);
-	for (const sent of model.requests) {
-		const mentions = userTexts(sent).filter((t) => t.startsWith("what now?"));
-		assert.equal(mentions.length, 1, "one current user message");
-		assert.deepEqual(userTexts(sent).map((t) => t.split("\n")[0]), ["old", "what now?"]);
-	}
+	assert.equal(model.requests.length, 3);
+	for (const sent of model.requests) assert.deepEqual(userTexts(sent).map((t) => t.split("\n")[0]), ["old", "what now?"]);
+});
+
+test("an earlier message with the same words as the current one stays in the history", async () => {
+	// A person answered "yes", the request died (no answer), and they say "yes" again.
+	const model = new FakeModel({ text: "done" });
+	const { core } = harness(model, {
+		providers: [{
+			name: "history", flags: ProviderFlag.REQUEST_START_ONLY,
+			collect: () => ({ kind: "messages", content: [{ role: "assistant", content: "Shall I water the plants?" }, { role: "user", content: "yes" }] }),
+		}],
+	});
+	await core.receiveFor(await core.submit(request("yes")), 2000);
+	assert.deepEqual(model.requests[0].messages.map((m) => [m.role, textOf(m).split("\n")[0]]), [
+		["system", "You are a test agent."], ["assistant", "Shall I water the plants?"], ["user", "yes"], ["user", "yes"],
+	]);
 });
 
 test("stable sections come before the history and the volatile block after it, with cache breakpoints", async () => {

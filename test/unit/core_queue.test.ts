@@ -218,3 +218,56 @@ test("a malformed request is refused with a sentence naming the field", async ()
 	await assert.rejects(core.submit({ ...request("hi"), flags: -1 }), "flags must be a sum of RequestFlag values");
 	assert.equal(core.queueDepth, 0);
 });
+
+test("cancel while the final answer is being saved is refused and the answer is delivered", async () => {
+	const saving = deferred();
+	let finalSeen = false;
+	const { core } = harness(new FakeModel({ text: "the answer" }), {
+		persist: (batch) => {
+			if (!batch.turn_completed) return;
+			finalSeen = true;
+			return saving.promise;
+		},
+	});
+	const id = await core.submit(request("hi"));
+	await waitFor(() => finalSeen, "the final batch");
+	assert.equal(core.phase, "FINALIZING");
+	assert.equal(core.cancel(id), false, "the answer is decided: nothing to cancel");
+	assert.equal(core.cancel(0), false);
+	saving.resolve();
+	const answer = await core.receiveFor(id, 2000);
+	assert.deepEqual([answer.ok, answer.text], [true, "the answer"]);
+});
+
+test("a cancel while the user's message is being saved ends the request cancelled, without calling the model, and notes why", async () => {
+	const saving = deferred();
+	const kinds: string[] = [];
+	const model = new FakeModel({ text: "never" });
+	const { core } = harness(model, {
+		persist: (batch) => {
+			kinds.push(batch.records.map((r) => r.kind).join("+"));
+			if (batch.records[0].kind === "user") return saving.promise;
+		},
+	});
+	const id = await core.submit(request("hi"));
+	await waitFor(() => kinds.length === 1, "the USER batch");
+	assert.equal(core.cancel(id), true);
+	saving.resolve();
+	const answer = await core.receiveFor(id, 2000);
+	assert.equal(answer.error, "request cancelled");
+	assert.equal(model.requests.length, 0);
+	assert.deepEqual(kinds, ["user", "failure_note"]);
+});
+
+test("an interrupt still waiting when the core stops is answered with a sentence, not left unanswered", async () => {
+	const release = deferred();
+	const { core } = harness(new FakeModel({ calls: [{ name: "wait" }] }, { text: "done" }), { callCap: async () => { await release.promise; return { content: "ok" }; } });
+	const id = await core.submit(request("start"));
+	await waitFor(() => core.phase === "RUNNING_TOOL", "the tool");
+	const inserted = await core.submit(request("and this", { flags: RequestFlag.USER_INTERRUPT }));
+	core.stop();
+	assert.equal((await core.receiveFor(id, 2000)).error, "request cancelled");
+	const answer = await core.receiveFor(inserted, 500);
+	assert.deepEqual([answer.ok, answer.error], [false, "the agent stopped before this request started; send it again once it is back"]);
+	assert.equal(core.queueDepth, 0);
+});
