@@ -21,6 +21,7 @@ import { CommandTable } from "console/table";
 import { HttpClient } from "net/http";
 import type { HttpClientOptions } from "net/types";
 import { openLlm } from "llm/setup";
+import { consoleMessages } from "core/console";
 import { openCore } from "core/setup";
 import { openMemory } from "memory/setup";
 import { CONSOLE_CHAT, sessionCommands } from "store/console";
@@ -71,9 +72,9 @@ const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: pla
 const sessions = openSessions();
 const memory = openMemory({ config });
 // The agent core. Other areas plug in here: their context providers in prompt
-// order (stable system-prompt sections first, then the session history; the
-// tools provider comes last), their tools, the session store's persist and gate,
-// and the console's current session.
+// order (memory's profile (the persona) and long-term memory sections first, then
+// the session history; the tools provider comes last), their tools, the session
+// store's persist and gate, and the console's current session.
 const agent = openCore({
 	model: llm.llm,
 	firmware,
@@ -84,6 +85,9 @@ const agent = openCore({
 	tools: memory.tools,
 	persist: sessions.persist,
 	gate: sessions.gate,
+	// Answers nobody waits for (the reply to a subagent's report that came after
+	// its ask ended) are printed as they come. repl exists by the time one does.
+	publish: consoleMessages((line) => repl.output.line(line)),
 	session: () => sessions.currentSession(CONSOLE_CHAT.channel, CONSOLE_CHAT.chat_id),
 	consoleChatId: CONSOLE_CHAT.chat_id,
 });

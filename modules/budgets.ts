@@ -21,6 +21,7 @@ export const CORE_TOOL_PROGRESS_MAX_CHARS = 200; // one tool_execution_update te
 export const CORE_ERROR_MAX_CHARS = 400;       // an error sentence in a response or failure note (LLM errors quote bodies)
 export const SUBAGENT_REPORT_MAX_CHARS = 4000; // a subagent's final text wrapped into <subagent_completed>: about one history message
 export const SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS = 30_000; // a subagent's report waits this long for room in the root's queue
+export const SUBAGENT_TASK_MAX_CHARS = 2000;   // spawn_subagent's task text: the subagent's only user message, a paragraph or two
 
 // ---- tools table and console wiring of the core (SPEC §7, §8) ----
 export const TOOLBOX_MAX_TOOLS = 64;           // every definition is sent with every request: more costs tokens and heap

@@ -12,9 +12,9 @@
 //
 // Known limits: subagents run session-less (session_id ""): nothing of theirs is
 // persisted, and a reboot forgets a task in progress (its parent gets no report).
-import { MAX_SUBAGENTS, SUBAGENT_REPORT_MAX_CHARS, SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS } from "budgets";
+import { MAX_SUBAGENTS, SUBAGENT_REPORT_MAX_CHARS, SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS, SUBAGENT_TASK_MAX_CHARS } from "budgets";
 import { Core, type CoreOptions, type CoreStatus } from "core/core";
-import { RequestFlag, type AgentRequest, type CallCap, type CompletionSummary } from "core/types";
+import { RequestFlag, type AgentRequest, type CallCap, type CompletionSummary, type ToolSpec } from "core/types";
 
 /** The source channel of a subagent's own requests. */
 export const SUBAGENT_CHANNEL = "subagent";
@@ -141,4 +141,39 @@ export class AgentManager {
 			this.#log(`agents: the report of ${agentId} could not reach the root agent: ${error instanceof Error ? error.message : String(error)}`);
 		});
 	}
+}
+
+/** The name of the tool that starts a subagent. */
+export const SPAWN_SUBAGENT = "spawn_subagent";
+
+/**
+ * The spawn_subagent tool: starts a subagent on a task through spawn (normally
+ * AgentManager.spawn) and answers at once with its agent id; the result comes
+ * back later into the same conversation. Restricted: subagents and cron requests
+ * neither see nor run it. A refusal (all slots busy, no subagent profile) is an
+ * is_error result whose sentence tells the model to do the task itself.
+ */
+export function spawnSubagentTool(spawn: (task: string, parent: AgentRequest) => Promise<string>): ToolSpec {
+	return {
+		definition: {
+			type: "function",
+			function: {
+				name: SPAWN_SUBAGENT,
+				description: `Start a helper agent on a self-contained task that needs several tool calls, so you can answer now. It has your tools except this one, no conversation history and no memory of this chat: put everything it needs in the task. Returns its agent id at once; its result arrives later in this conversation as a <subagent_completed agent_id="..."> message. At most ${MAX_SUBAGENTS} run at a time.`,
+				parameters: {
+					type: "object",
+					properties: {
+						task: { type: "string", minLength: 1, maxLength: SUBAGENT_TASK_MAX_CHARS, description: "What the helper should do and report back, in full sentences." },
+					},
+					required: ["task"],
+					additionalProperties: false,
+				},
+			},
+		},
+		restricted: true,
+		async run(args, context) {
+			const agentId = await spawn(String(args.task), context.request);
+			return `started subagent ${agentId}; its result will arrive in this conversation as a <subagent_completed agent_id="${agentId}"> message. Tell the person it is being worked on; do not wait for it.`;
+		},
+	};
 }

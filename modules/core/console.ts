@@ -9,13 +9,20 @@
 // console holds a second `ask` until the first has its answer. `cancel` is
 // concurrent, so it runs while an `ask` waits.
 //
+// consoleMessages() prints the out_message events addressed to the console
+// channel: answers nobody waits for with `ask`, such as the agent's reply to a
+// subagent's report that arrived after the ask that started it had its answer.
+//
 // This file depends on AgentConsole, the narrow part of the core it uses, so it
 // stays independent of how the core is assembled (core/setup adapts the Core).
 // Known limits: text deltas are not streamed to the console (the answer is
 // printed whole), because a retried attempt would have to take back printed text.
 import { CONSOLE_ASK_TIMEOUT_MS, CONSOLE_SUBMIT_TIMEOUT_MS } from "budgets";
 import { UsageError, words, type Command, type Output } from "console/types";
-import type { AgentEvent, AgentRequest, AgentResponse, Phase } from "core/types";
+import type { AgentEvent, AgentRequest, AgentResponse, OutEvent, Phase } from "core/types";
+
+/** The source and target channel of console requests. */
+export const CONSOLE_CHANNEL = "console";
 
 /** What the console needs of the agent core. */
 export interface AgentConsole {
@@ -55,7 +62,7 @@ function consoleRequest(text: string, sessionId: string, chatId: string): AgentR
 		flags: 0,
 		session_id: sessionId,
 		user_text: text,
-		source: { channel: "console", chat_id: chatId, sender_id: "console", message_id: "", cap: "" },
+		source: { channel: CONSOLE_CHANNEL, chat_id: chatId, sender_id: "console", message_id: "", cap: "" },
 	};
 }
 
@@ -130,4 +137,18 @@ export function coreConsole(deps: CoreConsoleDeps): { commands: Command[]; statu
 	];
 
 	return { commands: [ask, cancel], statusLines };
+}
+
+/**
+ * An outbound-event handler (core/setup's publish) that prints out_message events
+ * for the console channel: a line naming the request, then the text. Other
+ * channels' events and stage messages are ignored (the router delivers those;
+ * `ask` prints its own tool lines). print must not throw.
+ */
+export function consoleMessages(print: (line: string) => void): (event: OutEvent) => void {
+	return (event) => {
+		if (event.type !== "out_message" || event.channel !== CONSOLE_CHANNEL) return;
+		print(`agent (request ${event.request_id}):`);
+		for (const line of event.text.split(/\r?\n/)) print(line);
+	};
 }

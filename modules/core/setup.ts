@@ -1,8 +1,16 @@
-// core/setup: assembles the root agent core for main.ts (SPEC §1: config -> llm ->
+// core/setup: assembles the agent cores for main.ts (SPEC §1: config -> llm ->
 // core -> providers -> tools -> console). It builds the tools table from the
-// built-in tools plus those other areas bring, puts the tools provider after the
-// other areas' providers, wires the optional persistence and gate hooks, starts
-// the core, and returns the console's `ask`/`cancel` commands and `status` line.
+// built-in tools (get_time, system_info, spawn_subagent) plus those other areas
+// bring, puts the tools provider after the other areas' providers, wires the
+// optional persistence, gate and outbound hooks, gives the AgentManager a
+// subagent profile, starts the root core, and returns the console's
+// `ask`/`cancel` commands and `status` line.
+//
+// The system prompt starts with CORE_PROMPT: what the firmware lets the agent do
+// (tools, delivery, subagent reports), no persona. The persona comes from the
+// profile provider (modules/memory), so it is said once and the person can edit it.
+// The resulting prompt order: CORE_PROMPT, ## profile, ## memory, (## skills),
+// the tool list; the session history; the user message with its volatile block.
 //
 // Where other areas plug in (all optional, so the firmware runs without them):
 // - providers: context providers in prompt order. Stable system-prompt sections
@@ -11,22 +19,39 @@
 //   The core places each kind where the prompt cache wants it (core/NOTES.md).
 // - tools: ToolSpecs of other areas (memory, profile, files, ...) join the table.
 // - persist, gate: from the session store (modules/store).
+// - publish: out_message / agent_stage events (main.ts prints the console's).
 // - session: the console's current session id ("" = none: nothing is persisted).
+//
+// Subagents (AgentManager, up to MAX_SUBAGENTS) share the model, get CORE's
+// SUBAGENT_PROMPT and the toolbox without restricted tools, and nothing else: no
+// profile, memory or history, no persistence, no gate. Their reports come back to
+// the root as requests in the parent's session (core/agents).
 import type { HeapFigures } from "host/platform";
 import type { Command } from "console/types";
 import { basicTools } from "core/basic_tools";
 import { coreConsole, type AgentConsole } from "core/console";
-import { AgentManager } from "core/agents";
+import { AgentManager, spawnSubagentTool } from "core/agents";
 import type { Core } from "core/core";
 import { toolbox, type ToolPolicy, type Toolbox } from "core/tools";
-import type { ChatModel, ContextProvider, Persist, RequestGate, ToolSpec } from "core/types";
+import type { ChatModel, ContextProvider, OutEvent, Persist, RequestGate, ToolSpec } from "core/types";
 
-/** The persona: the stable start of every prompt, so it must not change per request. */
-export const PERSONA = [
-	"You are xsclaw, an assistant that lives in a small ESP32-S3 board (or its Linux twin) and talks with people over the serial console and chat apps.",
-	"Answer briefly and plainly: your replies may be read on a serial terminal or a phone.",
-	"Use your tools when a question needs facts about the board, the time or stored notes; never invent tool results.",
-	"When a tool fails, say what failed and what the person can do about it.",
+/**
+ * The root agent's framework prompt: the stable start of every prompt (it must
+ * not change per request), saying what the firmware expects; no persona.
+ */
+export const CORE_PROMPT = [
+	"You run inside xsclaw, agent firmware on a small board (an ESP32-S3, or its Linux twin), and talk with people over its serial console and chat apps.",
+	"- Tools: call the offered tools when a request needs facts from or actions on the board, the time or stored notes; never invent a tool result. A result marked as an error says what failed: tell the person what failed and what they can do about it.",
+	"- Delivery: your reply without tool calls is the answer and reaches the person automatically; it may be read on a serial terminal or a phone.",
+	"- Subagents: a message wrapped in <subagent_completed agent_id=\"...\"> is the report of a helper you started with spawn_subagent; pass its result on to the person.",
+	"- The sections below give your persona and what you know about the user; the end of each user message, after [request context], gives the time and where it came from.",
+].join("\n");
+
+/** A subagent's framework prompt: one task, tools, a report for the agent that started it. */
+export const SUBAGENT_PROMPT = [
+	"You are a subagent inside xsclaw, agent firmware on a small board: another agent gave you one task.",
+	"- Do the task with the offered tools; never invent a tool result.",
+	"- Your reply without tool calls is your report: it goes back to the agent that started you, not to a person, so make it complete and self-contained, and say what failed if the task could not be done.",
 ].join("\n");
 
 export interface CoreSetupOptions {
@@ -49,6 +74,8 @@ export interface CoreSetupOptions {
 	policy?: ToolPolicy;
 	persist?: Persist;
 	gate?: RequestGate;
+	/** Outbound events of the root core (out_message, agent_stage). Must not throw. */
+	publish?: (event: OutEvent) => void;
 	/** The console's current session id; default: none (""). */
 	session?(): string;
 	/** The console's chat id in request sources (the session store's console chat). */
@@ -56,7 +83,7 @@ export interface CoreSetupOptions {
 }
 
 export interface CoreSetup {
-	/** Owns the root core (and, once a spawn tool exists, the subagents). */
+	/** Owns the root core and the subagents. */
 	agents: AgentManager;
 	/** The root core: agents.root. */
 	core: Core;
@@ -86,33 +113,54 @@ export function consoleView(core: Core): AgentConsole {
 /** Builds and starts the agent manager and its root core. Throws on a programming error (a clashing tool name, too many providers). */
 export function openCore(options: CoreSetupOptions): CoreSetup {
 	const wallClockMs = options.wallClockMs ?? (() => Date.now());
-	const tools = toolbox([
+	// The spawn tool needs the manager, which needs the toolbox: bound once both exist.
+	let manager: AgentManager | undefined;
+	const specs: ToolSpec[] = [
 		...basicTools({ wallClockMs, now: options.now, bootMs: options.bootMs, heap: options.heap, firmware: options.firmware }),
+		spawnSubagentTool((task, parent) => {
+			if (!manager) throw new Error("the agent is still starting; try again in a moment");
+			return manager.spawn(task, parent);
+		}),
 		...(options.tools ?? []),
-	], options.policy);
+	];
+	const tools = toolbox(specs, options.policy);
+	// Subagents never see restricted tools at all (not even as refusals).
+	const subagentTools = toolbox(specs.filter((spec) => !spec.restricted), options.policy);
+	const restricted = new Set(specs.filter((spec) => spec.restricted).map((spec) => spec.definition.function.name));
 	const heapBytes = () => {
 		const h = options.heap();
 		return h.chunkUsed + h.slotUsed;
 	};
+	const shared = { model: options.model, now: options.now, wallNow: wallClockMs, heap: heapBytes, log: options.log };
 	const agents = new AgentManager({
 		root: {
+			...shared,
 			agentId: "root",
-			model: options.model,
-			systemPrompt: PERSONA,
+			systemPrompt: CORE_PROMPT,
 			providers: [...(options.providers ?? []), tools.provider],
 			callCap: tools.callCap,
 			runsAlone: tools.runsAlone,
 			persist: options.persist,
 			gate: options.gate,
-			now: options.now,
-			wallNow: wallClockMs,
-			heap: heapBytes,
-			log: options.log,
+			publish: options.publish,
 		},
-		// No subagent cores yet: spawn() refuses until a spawn tool and a subagent profile exist.
+		subagent: {
+			...shared,
+			systemPrompt: SUBAGENT_PROMPT,
+			providers: [subagentTools.provider],
+			callCap: subagentTools.callCap,
+			runsAlone: subagentTools.runsAlone,
+		},
+		isRestricted: (name) => restricted.has(name),
+		log: options.log,
 	});
+	manager = agents;
 	agents.start();
 	const core = agents.root;
 	const { commands, statusLines } = coreConsole({ core: consoleView(core), session: options.session ?? (() => ""), chatId: options.consoleChatId });
+	statusLines.push(() => {
+		const running = agents.subagents();
+		return `subagents: ${running.length ? running.map((s) => `${s.agent_id} ${s.phase}`).join(", ") : "none running"}`;
+	});
 	return { agents, core, toolbox: tools, commands, statusLines };
 }

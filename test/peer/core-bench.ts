@@ -1,5 +1,5 @@
 // The XS side of tools/bench/core.mjs, run as the host's main: a root Core as
-// core/setup builds it (persona, built-in tools) over the real Llm, HTTP client
+// core/setup builds it (framework prompt, the default persona, built-in tools) over the real Llm, HTTP client
 // and TLS socket, against the mock LLM on 127.0.0.1 (test CA via --ca), with the
 // real session store (modules/store): the bench session is first filled to
 // --session-kib of plain exchanges, so every request reads a full history window
@@ -17,9 +17,10 @@ import { collectGarbage, exit, heap, now, option, resetPeak } from "host/platfor
 import { SESSION_FILE_MAX_BYTES } from "budgets";
 import { basicTools } from "core/basic_tools";
 import { Core } from "core/core";
-import { PERSONA } from "core/setup";
+import { CORE_PROMPT } from "core/setup";
+import { DEFAULT_PERSONA } from "memory/profile";
 import { toolbox } from "core/tools";
-import { RequestFlag, type AgentRequest, type ChatModel } from "core/types";
+import { ProviderFlag, RequestFlag, type AgentRequest, type ChatModel } from "core/types";
 import { Llm } from "llm/runtime";
 import { openSessions } from "store/sessions";
 import { HttpClient } from "net/http";
@@ -86,8 +87,13 @@ const tools = toolbox(basicTools({
 const core = new Core({
 	agentId: "root",
 	model,
-	systemPrompt: PERSONA,
-	providers: [sessions.historyProvider, tools.provider],
+	systemPrompt: CORE_PROMPT,
+	// The persona as memory's profile provider gives it when none was saved.
+	providers: [
+		{ name: "profile", flags: ProviderFlag.REQUEST_START_ONLY, collect: () => ({ kind: "system_prompt", content: DEFAULT_PERSONA }) },
+		sessions.historyProvider,
+		tools.provider,
+	],
 	callCap: tools.callCap,
 	runsAlone: tools.runsAlone,
 	persist: sessions.persist,

@@ -1,7 +1,7 @@
 // The console's agent commands (core/console): ask, cancel and the status line,
 // over a scripted AgentConsole, so the paths the firmware test cannot reach
 // quickly (a full queue, no answer in time) are covered too.
-import { coreConsole, type AgentConsole } from "core/console";
+import { consoleMessages, coreConsole, type AgentConsole } from "core/console";
 import type { AgentEvent, AgentRequest, AgentResponse, Phase } from "core/types";
 import { UsageError } from "console/types";
 import { assert, test } from "testing";
@@ -141,4 +141,13 @@ test("cancel is concurrent and ask is not", () => {
 test("the status line gives the phase, the request in flight and the queue", () => {
 	assert.equal(commands(fakeCore({ phase: "IN_LLM_HTTP", inFlight: 5, queued: 2 })).statusLines[0](), "agent: IN_LLM_HTTP, request 5 in flight, 2 waiting");
 	assert.equal(commands(fakeCore()).statusLines[0](), "agent: IDLE, nothing in flight, 0 waiting");
+});
+
+test("consoleMessages prints out_messages for the console channel with their request, and ignores other channels and stage messages", () => {
+	const printed: string[] = [];
+	const publish = consoleMessages((line) => printed.push(line));
+	publish({ type: "out_message", channel: "telegram", chat_id: "9", text: "not here", request_id: 3, correlation_id: "" });
+	publish({ type: "agent_stage", channel: "console", chat_id: "console", text: "running tools: get_time", request_id: 4 });
+	publish({ type: "out_message", channel: "console", chat_id: "console", text: "the helper found 40 pins\nanything else?", request_id: 5, correlation_id: "" });
+	assert.deepEqual(printed, ["agent (request 5):", "the helper found 40 pins", "anything else?"]);
 });

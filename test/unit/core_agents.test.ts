@@ -1,10 +1,18 @@
 // The agent manager: a subagent's result reaches the root session as a
 // <subagent_completed> user message; slots are bounded and freed; subagents
-// cannot spawn and cannot run restricted tools.
+// cannot spawn and cannot run restricted tools. The spawn_subagent tool, and the
+// subagent profile openCore gives the firmware, end to end over a fake model.
 import { assert, test } from "testing";
+import { heap, now } from "host/platform";
 import { MAX_SUBAGENTS } from "budgets";
-import { AgentManager } from "core/agents";
-import type { AgentEvent, CallCap, ToolCallInfo, ToolContext } from "core/types";
+import type { Command } from "console/types";
+import { AgentManager, spawnSubagentTool } from "core/agents";
+import { consoleMessages } from "core/console";
+import { SUBAGENT_PROMPT, openCore } from "core/setup";
+import { toolbox } from "core/tools";
+import type { AgentEvent, CallCap, ChatModel, PersistBatch, ToolCallInfo, ToolContext } from "core/types";
+import type { Message } from "llm/types";
+import { Aborter } from "net/abort";
 import { FakeModel, ROUTER_FLAGS, deferred, request, textOf, waitFor } from "./core_fakes";
 
 function manager(root: FakeModel, sub: FakeModel, callCap?: CallCap) {
@@ -74,4 +82,70 @@ test("a subagent's restricted tool call is refused as an is_error result", async
 	assert.deepEqual(tool, { role: "tool", tool_call_id: "g1", content: "the tool gpio_write is not available to subagents", is_error: true });
 	assert.deepEqual(ran, []);
 	agents.stop();
+});
+
+test("spawn_subagent is restricted and answers at once with the agent id, saying the result comes into this conversation", async () => {
+	const asked: string[] = [];
+	const tool = spawnSubagentTool(async (task, parent) => { asked.push(`${task} for ${parent.session_id}`); return "sub-7"; });
+	assert.equal(tool.restricted, true);
+	assert.equal(tool.definition.function.name, "spawn_subagent");
+	const box = toolbox([tool]);
+	const context = { request: request("p", { session_id: "chat-1" }), signal: new Aborter().signal, progress() {} };
+	const outcome = await box.callCap({ id: "c1", name: "spawn_subagent", arguments: '{"task":"count the pins"}' }, context);
+	assert.equal(outcome.is_error, undefined);
+	assert.match(outcome.content, /^started subagent sub-7; its result will arrive in this conversation as a <subagent_completed agent_id="sub-7"> message/);
+	assert.deepEqual(asked, ["count the pins for chat-1"]);
+	const cron = { ...context, request: request("p", { source: { channel: "cron", chat_id: "", sender_id: "", message_id: "", cap: "" } }) };
+	assert.equal((await box.callCap({ id: "c2", name: "spawn_subagent", arguments: '{"task":"x"}' }, cron)).is_error, true, "cron may not spawn");
+	assert.equal(box.provider.collect(cron.request), undefined, "nor see the tool");
+});
+
+test("spawn_subagent refused (all slots busy) is an is_error result telling the model to do it itself", async () => {
+	const box = toolbox([spawnSubagentTool(() => Promise.reject(new Error(`all ${MAX_SUBAGENTS} subagents are busy; wait for one to report back, then try again`)))]);
+	const outcome = await box.callCap({ id: "c1", name: "spawn_subagent", arguments: '{"task":"more"}' }, { request: request("p"), signal: new Aborter().signal, progress() {} });
+	assert.deepEqual(outcome, { content: `all ${MAX_SUBAGENTS} subagents are busy; wait for one to report back, then try again`, is_error: true });
+});
+
+test("through openCore, a subagent gets no restricted tools, and its report after the ask ended is answered in the parent's session and printed on the console", async () => {
+	const release = deferred();
+	const root = new FakeModel(
+		{ calls: [{ name: "spawn_subagent", id: "s1", arguments: '{"task":"count the pins"}' }] },
+		{ text: "a helper is counting" },
+		{ text: "the helper says 40 pins" },
+	);
+	const sub = new FakeModel({ until: release.promise, then: { text: "40 pins" } });
+	// One model for all cores, as in the firmware; replies routed by whose prompt it is.
+	const model: ChatModel = { chat: (chat, options) => (textOf(chat.messages[0]).startsWith(SUBAGENT_PROMPT) ? sub : root).chat(chat, options) };
+	const printed: string[] = [];
+	const batches: PersistBatch[] = [];
+	const setup = openCore({
+		model, firmware: { name: "xsclaw", version: "test", platform: "lin" }, now, bootMs: now(), heap,
+		persist: (batch) => { batches.push(JSON.parse(JSON.stringify(batch))); },
+		publish: consoleMessages((line) => printed.push(line)),
+		session: () => "console-1", consoleChatId: "console",
+		log: () => {},
+	});
+	try {
+		const ask = setup.commands.find((c) => c.name === "ask") as Command;
+		const out: string[] = [];
+		await ask.run("count the pins in the background", { line: (l) => out.push(l) });
+		assert.deepEqual(out, ["… spawn_subagent", "a helper is counting"]);
+		assert.match(textOf(root.requests[1].messages.find((m) => m.role === "tool") as Message), /^started subagent sub-1;/);
+		const rootTools = (root.requests[0].tools ?? []).map((t) => t.function.name);
+		assert.ok(rootTools.includes("spawn_subagent"), `root tools: ${rootTools}`);
+		await waitFor(() => sub.requests.length === 1, "the subagent's call");
+		const subTools = (sub.requests[0].tools ?? []).map((t) => t.function.name);
+		assert.deepEqual(subTools, ["get_time", "system_info"], "the subagent's tools");
+		assert.ok(setup.statusLines.some((line) => /subagents: sub-1 IN_LLM_HTTP/.test(line())), "status names the running subagent");
+		release.resolve();
+		await waitFor(() => printed.length > 0, "the printed answer to the report");
+		assert.deepEqual(printed.slice(1), ["the helper says 40 pins"]);
+		assert.match(printed[0], /^agent \(request \d+\):$/);
+		assert.equal(firstUser(root.requests[2]).split("\n")[0], '<subagent_completed agent_id="sub-1">');
+		const report = batches.find((b) => b.records[0].kind === "user" && textOf(b.records[0].message).startsWith("<subagent_completed"));
+		assert.equal(report?.session_id, "console-1", "the report is saved in the parent's session");
+		assert.ok(batches.every((b) => b.session_id === "console-1"), "nothing of the subagent is saved");
+	} finally {
+		setup.agents.stop();
+	}
 });
