@@ -105,6 +105,13 @@ export class SessionFile {
 	#count: number;
 	#generation: number;
 	#closed = false;
+	/**
+	 * Sticky error (littlefs habit): set when a write, flush or rename of this
+	 * session failed. The files may then hold a part of what was meant, which only
+	 * open() can sort out, so every later operation throws instead of appending
+	 * after (or reading through) an index that no longer matches.
+	 */
+	#failed: string | undefined;
 	/** What open() found and repaired, one sentence each. */
 	readonly findings: string[];
 
@@ -260,10 +267,12 @@ export class SessionFile {
 			all.set(frame, offset);
 			offset += frame.length;
 		}
-		this.#data.write(all, this.#size);
-		this.#data.flush();
-		this.#index.write(entries, HEADER_BYTES + this.#count * ENTRY_BYTES);
-		this.#index.flush();
+		this.#guard(() => {
+			this.#data.write(all, this.#size);
+			this.#data.flush();
+			this.#index.write(entries, HEADER_BYTES + this.#count * ENTRY_BYTES);
+			this.#index.flush();
+		});
 		this.#size = at;
 		this.#count += records.length;
 	}
@@ -314,10 +323,12 @@ export class SessionFile {
 			if (!info || info.crc !== entry.crc || info.length !== entry.length || !frameIntact(frame, info)) problem = "its bytes do not match their checksum";
 			else {
 				try {
-					const message = JSON.parse(String.fromArrayBuffer(frame.buffer.slice(FRAME_HEADER_BYTES) as ArrayBuffer)) as Message;
-					return { index, kind: kindName(info.kind)!, message, turn_completed: !!(info.flags & FLAG_TURN_COMPLETED), time: info.time, request_id: info.request_id };
+					const message = JSON.parse(String.fromArrayBuffer(frame.buffer.slice(FRAME_HEADER_BYTES) as ArrayBuffer)) as unknown;
+					const wrong = messageProblem(message, kindName(info.kind)!);
+					if (wrong) throw new Error(wrong);
+					return { index, kind: kindName(info.kind)!, message: message as Message, turn_completed: !!(info.flags & FLAG_TURN_COMPLETED), time: info.time, request_id: info.request_id };
 				} catch (error) {
-					problem = `its text is not JSON (${messageOf(error)})`;
+					problem = `its text is not a stored message (${messageOf(error)})`;
 				}
 			}
 		}
@@ -332,6 +343,8 @@ export class SessionFile {
 	 */
 	compact(keep: number[]): { before: number; after: number } {
 		this.#check();
+		// Internal callers only; checked because a wrong list would silently reorder or repeat records.
+		if (keep.some((k, n) => !Number.isInteger(k) || k < 0 || k >= this.#count || (n > 0 && k <= keep[n - 1]))) throw new Error(`store: session ${this.id}: compact() needs ascending record indexes below ${this.#count}`);
 		const before = this.#size;
 		const p = paths(this.id);
 		const scan: Scan = {
@@ -342,13 +355,13 @@ export class SessionFile {
 			tail: { kind: "clean" },
 			end: this.#size,
 		};
-		this.#data.close();
-		this.#index.close();
-		this.#closed = true;
-		rewrite(this.#root, this.id, p.data, scan, keep, this.#generation + 1, false);
-		this.#data = this.#root.openFile({ path: p.data, mode: "r+" });
-		this.#index = this.#root.openFile({ path: p.index, mode: "r+" });
-		this.#closed = false;
+		this.#guard(() => {
+			this.#data.close();
+			this.#index.close();
+			rewrite(this.#root, this.id, p.data, scan, keep, this.#generation + 1, false);
+			this.#data = this.#root.openFile({ path: p.data, mode: "r+" });
+			this.#index = this.#root.openFile({ path: p.index, mode: "r+" });
+		});
 		this.#size = this.#data.status().size;
 		this.#count = keep.length;
 		this.#generation++;
@@ -375,9 +388,43 @@ export class SessionFile {
 
 	get closed(): boolean { return this.#closed; }
 
+	/** Why this session refuses further use until it is reopened; undefined while it is healthy. */
+	get failed(): string | undefined { return this.#failed; }
+
 	#check(): void {
 		if (this.#closed) throw new Error(`store: session ${this.id} is closed`);
+		if (this.#failed) throw new Error(`store: session ${this.id} had a failed write (${this.#failed}); it must be closed and opened again, which repairs it`);
 	}
+
+	/** Runs storage writes; a throw makes the error sticky (see #failed) and is passed on. */
+	#guard(writes: () => void): void {
+		try {
+			writes();
+		} catch (error) {
+			this.#failed = messageOf(error);
+			throw error;
+		}
+	}
+}
+
+/**
+ * Why a parsed payload is not the message its kind stores, or "" when it is.
+ * Only a bug (or a crafted file with valid CRCs) gets here; the history and the
+ * console read these fields without further checks.
+ */
+export function messageProblem(message: unknown, kind: RecordKind): string {
+	if (typeof message !== "object" || message === null || Array.isArray(message)) return "it is not a JSON object";
+	const m = message as { role?: unknown; content?: unknown; tool_calls?: unknown; tool_call_id?: unknown };
+	const role = kind === "user" ? "user" : kind === "tool_result" ? "tool" : "assistant";
+	if (m.role !== role) return `a ${kind} record must hold a ${role} message`;
+	if (!(typeof m.content === "string" || m.content === null || m.content === undefined || Array.isArray(m.content))) return "its content is neither text nor a list of parts";
+	if (Array.isArray(m.content) && !m.content.every((p) => typeof p === "object" && p !== null && (p.type === "text" ? typeof p.text === "string" : p.type === "image_url"))) return "its content has a part that is not text or an image";
+	if (kind === "tool_result" && typeof m.tool_call_id !== "string") return "a tool result must name its tool call";
+	if (m.tool_calls !== undefined && !(Array.isArray(m.tool_calls) && m.tool_calls.every((c) =>
+		typeof c === "object" && c !== null && typeof c.id === "string" && typeof c.function === "object" && c.function !== null &&
+		typeof c.function.name === "string" && typeof c.function.arguments === "string"))) return "its tool calls are malformed";
+	if (kind === "assistant_tool" && !Array.isArray(m.tool_calls)) return "an assistant_tool record must hold tool calls";
+	return "";
 }
 
 /**

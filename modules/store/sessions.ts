@@ -18,7 +18,7 @@ import { ProviderFlag } from "core/types";
 import type { Message } from "llm/types";
 import {
 	MESSAGE_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
-	SESSION_HISTORY_MAX_RECORDS, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX,
+	SESSION_HISTORY_MAX_RECORDS, SESSION_INFLIGHT_REQUESTS_MAX, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX,
 } from "budgets";
 import { selectHistory } from "store/history";
 import { byteLength, capMessage } from "store/messages";
@@ -49,9 +49,14 @@ export interface SessionsOptions {
 	clock?: () => number;
 }
 
-/** The sentence the gate answers a blocked session with. */
+/**
+ * The sentence the gate answers a blocked session with: the exact commands, on the
+ * console and in a chat (a chat's /session commands act on that chat's sessions).
+ */
 export function blockedGuidance(id: string): string {
-	return `this session is full: start a new one with \`session new\` (or /session new in a chat) or delete it with \`session delete ${id}\``;
+	return `this session (${id}) is full: even after compaction it is over ${SESSION_FILE_MAX_BYTES / 1024} KiB. ` +
+		`Start a new session with \`session new\` on the console or /session new in a chat, ` +
+		`or delete this one with \`session delete ${id}\` on the console or /session delete ${id} in a chat.`;
 }
 
 function messageOf(error: unknown): string {
@@ -66,8 +71,13 @@ export class Sessions {
 	#open = new Map<string, SessionFile>();
 	/** "<channel>:<chat_id>" -> id, in insertion order (oldest first). */
 	#chats = new Map<string, string>();
-	/** Per session: the request in flight and the index its USER batch was appended at. */
-	#inflight = new Map<string, { request_id: number; from: number }>();
+	/**
+	 * Per session: request id -> the index its first USER batch was appended at, for
+	 * the requests of the turn in flight (the running one and the interrupts merged
+	 * into it, which the core persists under their own request ids). Cleared when a
+	 * turn completes; at most SESSION_INFLIGHT_REQUESTS_MAX per session.
+	 */
+	#inflight = new Map<string, Map<number, number>>();
 
 	constructor(options: SessionsOptions = {}) {
 		this.#root = options.root ?? files;
@@ -253,6 +263,19 @@ export class Sessions {
 		return session;
 	}
 
+	/** Remembers where a request's first USER record went (a later USER batch of the same request does not move it). */
+	#noteStart(id: string, request_id: number, from: number): void {
+		let starts = this.#inflight.get(id);
+		if (!starts) this.#inflight.set(id, starts = new Map());
+		if (starts.has(request_id)) return;
+		starts.set(request_id, from);
+		// Bounded: only turns whose completion was never persisted leave entries behind; the oldest go first.
+		for (const oldest of starts.keys()) {
+			if (starts.size <= SESSION_INFLIGHT_REQUESTS_MAX) break;
+			starts.delete(oldest);
+		}
+	}
+
 	/** Drops a session whose last operation failed: the next use reopens (and repairs) it. */
 	#forget(id: string): void {
 		this.#open.get(id)?.close();
@@ -269,8 +292,7 @@ export class Sessions {
 			if (!ID_PATTERN.test(id)) throw new Error("the session id is not a valid session name");
 			const session = this.#session(id);
 			const request_id = batch.request.request_id;
-			const inflight = this.#inflight.get(id);
-			if (batch.records[0].kind === "user" && inflight?.request_id !== request_id) this.#inflight.set(id, { request_id, from: session.count });
+			if (batch.records[0].kind === "user") this.#noteStart(id, request_id, session.count);
 			const time = this.#clock();
 			session.append(batch.records.map((r, i) => ({
 				kind: r.kind,
@@ -279,13 +301,20 @@ export class Sessions {
 				time,
 				request_id,
 			})));
-			if (batch.turn_completed) {
-				this.#inflight.delete(id);
-				if (session.size > SESSION_FILE_MAX_BYTES) this.#compact(session);
-			}
+			if (batch.turn_completed) this.#inflight.delete(id);
+			if (!batch.turn_completed || session.size <= SESSION_FILE_MAX_BYTES) return;
 		} catch (error) {
 			this.#forget(id);
 			this.#log(`store: session ${id}: ${batch.records.length} record(s) of request ${batch.request.request_id} were not saved: ${messageOf(error)}`);
+			return;
+		}
+		// The batch is saved; a compaction that fails leaves the old or the new session
+		// (rewrite()), is retried after the next completed turn, and says so.
+		try {
+			this.#compact(this.#session(id));
+		} catch (error) {
+			this.#forget(id);
+			this.#log(`store: session ${id}: the turn was saved, but compacting the session failed (${messageOf(error)}); it is tried again after the next turn`);
 		}
 	};
 
@@ -308,6 +337,9 @@ export class Sessions {
 			if (kind === "user" || kind === "assistant_final" || kind === "failure_note" || (round >= 0 && i >= round && i <= roundEnd)) kept.push(i);
 		});
 		const { before, after } = session.compact(kept);
+		// A request still in flight (a manual compaction) keeps excluding exactly its own records.
+		const starts = this.#inflight.get(session.id);
+		for (const [request_id, from] of starts ?? []) starts!.set(request_id, kept.filter((i) => i < from).length);
 		this.#log(`store: session ${session.id}: compacted from ${before} to ${after} bytes (${kinds.length} -> ${kept.length} records)`);
 		if (after > SESSION_FILE_MAX_BYTES) {
 			session.block(blockedGuidance(session.id));
@@ -334,8 +366,7 @@ export class Sessions {
 		const id = request.session_id;
 		if (!id || !this.has(id)) return [];
 		const session = this.#session(id);
-		const inflight = this.#inflight.get(id);
-		const end = inflight && inflight.request_id === request.request_id ? inflight.from : session.count;
+		const end = this.#inflight.get(id)?.get(request.request_id) ?? session.count;
 		const records: StoredRecord[] = [];
 		let bytes = 0;
 		let start = end;

@@ -123,6 +123,28 @@ test("the request in flight is left out of its own history, but seen by the next
 	assert.deepEqual(texts(history(id, 3)), ["first", "first answer", "second", "probe", "tool:ok", "inserted while running", "second answer"].map((t) => (t === "probe" ? "null" : t)));
 });
 
+test("an interrupt persisted under its own request id does not move the running request's start", () => {
+	const id = sessions.newSession("test", "inflight-insert");
+	turn(id, 11, "first", "first answer");
+	persist(id, 12, [user("second")]);
+	persist(id, 12, [call("c1"), result("c1")]);
+	persist(id, 13, [user("inserted by another request")]);   // the core persists an insert under the insert's request
+	assert.deepEqual(texts(history(id, 12)), ["first", "first answer"], "request 12 still sees only what came before it");
+	persist(id, 12, [final("second answer")], true);
+	assert.deepEqual(texts(history(id, 14)), ["first", "first answer", "second", "null", "tool:ok", "inserted by another request", "second answer"]);
+});
+
+test("a compaction while a request is in flight keeps its own records out of its history", () => {
+	const id = sessions.newSession("test", "inflight-compact");
+	persist(id, 21, [user("q1")]);
+	persist(id, 21, [call("old"), result("old")]);
+	persist(id, 21, [final("a1")], true);
+	persist(id, 22, [user("q2")]);
+	persist(id, 22, [call("new"), result("new")]);
+	sessions.compact(id);   // drops the round of request 21: the start of request 22 moves from 4 to 2
+	assert.deepEqual(texts(history(id, 22)), ["q1", "a1"]);
+});
+
 test("a failure note is given as an assistant message", () => {
 	const id = sessions.newSession("test", "failure");
 	persist(id, 1, [user("do it")]);

@@ -66,7 +66,7 @@ test("a session still over the limit after compaction is blocked, and the gate a
 	assert.ok(sessions.isBlocked(id), "blocked");
 	assert.match(logged.join("\n"), /still \d+ bytes after compaction, over 153600: blocked/);
 	assert.equal(sessions.gate(request(id, 99)), blockedGuidance(id));
-	assert.match(blockedGuidance(id), /this session is full: start a new one with `session new` \(or \/session new in a chat\) or delete it with `session delete /);
+	assert.match(blockedGuidance(id), /Start a new session with `session new` on the console or \/session new in a chat, or delete this one with `session delete (\S+)` on the console or \/session delete \1 in a chat\./);
 	assert.equal(sessions.gate(request("", 99)), undefined, "no session: let through");
 	const other = sessions.newSession("test", "not-blocked");
 	assert.equal(sessions.gate(request(other, 99)), undefined);
@@ -126,6 +126,39 @@ test("persist without a session id writes nothing, and a failing persist is logg
 	sessions.persist({ session_id: "Bad/Id", request: request("Bad/Id", 4), records: [user("x")], turn_completed: false });
 	assert.equal(logged.length, 1);
 	assert.match(logged[0], /store: session Bad\/Id: 1 record\(s\) of request 4 were not saved: the session id is not a valid session name/);
+});
+
+test("a compaction that fails after a saved turn is logged as a failed compaction, the turn stays, and the next turn retries it", () => {
+	let failTemp = false;
+	const root = new Proxy(files, {
+		get(target, key) {
+			const value = Reflect.get(target, key);
+			if (key === "openFile") return (options: { path: string; mode?: "r" | "r+" | "w" | "w+" }) => {
+				if (failTemp && options.path.endsWith(".dat.tmp")) throw new Error("no space left on the device");
+				return target.openFile(options);
+			};
+			return typeof value === "function" ? value.bind(target) : value;
+		},
+	});
+	const lines: string[] = [];
+	const failing = new Sessions({ root, log: (l) => void lines.push(l), clock: () => clock++ });
+	const id = failing.newSession("test", "compact-fails");
+	failTemp = true;   // from now on only a compaction opens a .dat.tmp
+	let n = 0;
+	while (!lines.length && n < 40) {
+		n++;
+		failing.persist({ session_id: id, request: request(id, n), records: [user(`q${n} ` + "q".repeat(20_000))], turn_completed: false });
+		failing.persist({ session_id: id, request: request(id, n), records: [final(`a${n}`)], turn_completed: true });
+	}
+	assert.equal(lines.length, 1, lines.join("\n"));
+	assert.match(lines[0], new RegExp(`store: session ${id}: the turn was saved, but compacting the session failed \\(no space left on the device\\); it is tried again after the next turn`));
+	assert.equal(failing.show(id, 1)[0].message.content, `a${n}`, "the turn is there");
+	failTemp = false;
+	failing.persist({ session_id: id, request: request(id, n + 1), records: [user("again")], turn_completed: false });
+	failing.persist({ session_id: id, request: request(id, n + 1), records: [final("done")], turn_completed: true });
+	assert.match(lines.slice(1).join("\n"), /compacted from/);
+	failing.close();
+	sessions.deleteSession(id);
 });
 
 test("a chat map that cannot be read is kept as .bad and chats start new sessions", () => {
