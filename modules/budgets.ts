@@ -80,6 +80,7 @@ export const SESSIONS_OPEN_MAX = 4;               // session files held open at 
 export const SESSION_SHOW_MAX_RECORDS = 40;       // `session show` prints the newest records up to this many
 export const SESSION_SHOW_LINE_CHARS = 160;       // one record's text in `session show`, longer is cut
 export const SESSION_SALVAGE_SCAN_BYTES = 256 * 1024; // bytes searched for the next intact record after damage inside a file
+export const SESSION_INFLIGHT_REQUESTS_MAX = 8;   // per session, requests of the turn in flight (one + its interrupts) whose start the history excludes
 
 // ---- memory and profile (SPEC §6; modules/memory) ----
 export const MEMORY_RECORDS_MAX = 200;             // full mode: records kept; a full store refuses writes until one is forgotten
