@@ -4,17 +4,21 @@
 // history the model receives with the next question holds the earlier turns, the
 // interrupted question exactly once, and never half a tool round.
 //
-// Three kill points for the third ask, per protocol and host variant:
+// Kill points for the third ask, per protocol and host variant:
 //  - "first call stalls": killed while its first LLM call hangs (only the USER
 //    record of the turn is on flash);
 //  - "second call stalls": the first call asked for system_info, the tool ran, the
 //    round was persisted, then the second call hangs: killed there (the whole round
 //    is on flash and must come back whole);
 //  - "tool round in flight": the first call asks for two tools and the firmware is
-//    killed the moment the mock has finished sending that reply, i.e. while the
-//    firmware parses it, runs the tools or writes the round. Where exactly it dies
-//    cannot be timed from outside: the assertion (the round comes back whole or not
-//    at all) holds for every point, and the test reports which one it saw.
+//    killed 0, 2 or 10 ms after the mock finished sending that reply, i.e. while the
+//    firmware parses it, runs the tools, writes the round or sends the next call.
+//    Where exactly it dies cannot be timed from outside: the assertion (the round
+//    comes back whole or not at all) holds for every point, and the test reports
+//    which one it saw (on an idle machine 0 ms lands before the round is written,
+//    2 ms either side, 10 ms after).
+// The core persists a tool round as one batch (one data write, then flush), so a
+// SIGKILL cannot split it; the test still checks every call against its results.
 // After each kill tools/session-inspect.mjs must find the files clean, or report
 // only what open() repairs after a lost write (a torn tail, an index behind).
 //
@@ -23,6 +27,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
+import { truncateSync } from "node:fs";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { makeTestCA } from "../../tools/testca.mjs";
@@ -136,6 +141,16 @@ async function ask(fw, text, answer) {
 	const from = fw.stdout.length;
 	fw.send(`ask ${text}`);
 	await fw.until(new RegExp(`^${answer.replace(/[.?*+^$()[\]{}|\\]/g, "\\$&")}$`, "m"), { from });
+}
+
+/** The console's current session as `session` prints it: {id, records}. */
+async function currentSession(fw) {
+	const from = fw.stdout.length;
+	fw.send("session");
+	const line = /^current session: (\S+) \((\d+) records,/m;
+	await fw.until(line, { from });
+	const [, id, records] = line.exec(fw.printed(from));
+	return { id, records: Number(records) };
 }
 
 /**
@@ -274,6 +289,9 @@ for (const variant of VARIANTS) {
 					await ask(fw, Q2, A2);
 					assert.equal(mock.requests.length, 3, "three LLM calls for the two turns");
 
+					const before = await currentSession(fw);
+					assert.equal(before.records, 6, "two turns on flash: user, tool call, tool result, answer, user, answer");
+
 					const n = mock.requests.length;
 					mock.script(...point.third);
 					fw.send(`ask ${Q3}`);
@@ -304,6 +322,8 @@ for (const variant of VARIANTS) {
 					firmwares.push(fw2);
 					await fw2.until(/type help for the commands\n/);
 					await configure(fw2, mock2, protocol);
+					const after = await currentSession(fw2);
+					assert.equal(after.id, before.id, "the console talks in the same session after the restart");
 					mock2.script({ type: "text", text: A4 });
 					await ask(fw2, Q4, A4);
 					assert.equal(mock2.requests.length, 1, "one LLM call for the fourth question");
@@ -320,6 +340,10 @@ for (const variant of VARIANTS) {
 					assert.equal(got.at(-1), `U:${Q4} +context`, "the fourth question last, with its context block");
 					const expected = point.expected();
 					assert.ok(expected.some((e) => JSON.stringify(e) === JSON.stringify(got)), `the history is one of\n${expected.map((e) => JSON.stringify(e)).join("\n")}\ngot\n${JSON.stringify(got)}`);
+					// Once a request opened the session its count is the data file's (see the
+					// stale-index test below for the count before that).
+					const used = await currentSession(fw2);
+					assert.equal(used.records, got.length + 1, "every record on flash reached the history: the records are the history, the fourth question and its answer");
 					if (expected.length > 1) t.diagnostic(`the kill landed ${got.includes("T:call_info3") ? "after the tool round was written" : "before the tool round was written"}`);
 
 					const result = await fw2.end();
@@ -333,4 +357,64 @@ for (const variant of VARIANTS) {
 			})());
 		}
 	}
+}
+
+// FORMAT.md: the index is a 16-byte header and one 16-byte entry per record.
+const INDEX_HEADER_BYTES = 16;
+const INDEX_ENTRY_BYTES = 16;
+
+// A SIGKILL between a batch's data flush and its index write leaves an index that
+// lists fewer records than the data file holds (the kill tests above hit it now and
+// then). Made deterministic here by cutting the index back by whole entries.
+for (const variant of VARIANTS) {
+	test(`after a kill between a batch's data and its index write, \`session\` counts the records on flash, and the next request's history has them all [${variant}]`, (t) => withTempDir("xsclaw-kill-")(async (dir) => {
+		const ca = await makeTestCA(join(dir, "ca"));
+		const data = join(dir, "data");
+		const args = ["--modules", MAP, "--data", data, "--ca", ca.paths.ca];
+		const mock = await startMockLLM({ tls: ca.server, host: "127.0.0.1" });
+		const firmwares = [];
+		try {
+			const fw = startFirmware(args, variant);
+			firmwares.push(fw);
+			await fw.until(/type help for the commands\n/);
+			await configure(fw, mock, PROTOCOLS[0]);
+			mock.script(
+				{ type: "tool_calls", calls: [{ id: "call_time", name: "get_time", arguments: {} }] },
+				{ type: "text", text: A1 },
+			);
+			await ask(fw, Q1, A1);
+			mock.script({ type: "text", text: A2 });
+			await ask(fw, Q2, A2);
+			const before = await currentSession(fw);
+			assert.equal(before.records, 6);
+			const first = await fw.end();
+			assert.equal(first.code, 0, first.stderr.slice(-2000));
+
+			// The index as it was before the last two batches ([user Q2], [answer A2]).
+			truncateSync(join(data, "files", "sessions", `${before.id}.idx`), INDEX_HEADER_BYTES + 4 * INDEX_ENTRY_BYTES);
+			const inspected = inspectSessions(data);
+			assert.equal(inspected.status, 1, inspected.stdout);
+			assert.match(inspected.stdout, /finding: the index lists 4 records, the data file holds 6 \(open\(\) rebuilds the index\)/);
+
+			const fw2 = startFirmware(args, variant);
+			firmwares.push(fw2);
+			await fw2.until(/type help for the commands\n/);
+			await configure(fw2, mock, PROTOCOLS[0]);
+			const listed = await currentSession(fw2);
+			t.diagnostic(`\`session\` after the restart: ${listed.records} records (6 on flash)`);
+			assert.equal(listed.id, before.id);
+			assert.equal(listed.records, 6, "`session` counts the records in the data file, not the entries of an index left behind");
+
+			const n = mock.requests.length;
+			mock.script({ type: "text", text: A4 });
+			await ask(fw2, Q4, A4);
+			assert.deepEqual(shape(conversation(mock.requests[n])), [...EARLIER.slice(0, -1), `U:${Q4} +context`]);
+			const result = await fw2.end();
+			assert.equal(result.code, 0, result.stderr.slice(-2000));
+			assert.doesNotMatch(result.stderr, SANITIZER_ERROR);
+		} finally {
+			for (const f of firmwares) await f.kill();
+			await mock.close();
+		}
+	})());
 }
