@@ -1,7 +1,10 @@
 // core/basic_tools: the built-in tools that need nothing but the clock and the
 // heap (SPEC §7): get_time and system_info. Their inputs come in as BasicToolDeps,
-// so tests give fixed clocks and heap figures. Results are small JSON objects
-// (the model reads JSON reliably; a person reads the model's answer).
+// so tests give fixed clocks and heap figures. Results are short: get_time a
+// small JSON object, system_info three lines of text with heap figures in KiB.
+// Every byte of a tool result is sent again with each later round of the request
+// (and kept in the session), so field names and escaped quotes cost more than
+// they tell the model.
 //
 // Known limits: no time zone yet (the scheduler brings one): times are UTC. The
 // device's wall clock is unset until SNTP ran; get_time says so instead of
@@ -26,6 +29,11 @@ const NO_ARGUMENTS = { type: "object", properties: {} } as const;
 
 function uptimeSeconds(deps: BasicToolDeps): number {
 	return Math.floor((deps.now() - deps.bootMs) / 1000);
+}
+
+/** Whole KiB, rounded up, so a little in use never reads as 0. */
+function kib(bytes: number): number {
+	return Math.ceil(bytes / 1024);
 }
 
 export function basicTools(deps: BasicToolDeps): ToolSpec[] {
@@ -62,21 +70,11 @@ export function basicTools(deps: BasicToolDeps): ToolSpec[] {
 			run() {
 				const h = deps.heap();
 				const { name, version, platform } = deps.firmware;
-				return JSON.stringify({
-					firmware: name,
-					version,
-					platform,
-					uptime_s: uptimeSeconds(deps),
-					heap: {
-						chunk_used_bytes: h.chunkUsed,
-						chunk_peak_bytes: h.chunkPeak,
-						chunk_size_bytes: h.chunkSize,
-						slot_used_bytes: h.slotUsed,
-						slot_peak_bytes: h.slotPeak,
-						slot_size_bytes: h.slotSize,
-					},
-					open_sockets: h.sockets,
-				});
+				return [
+					`${name} ${version} on ${platform}, up ${uptimeSeconds(deps)} s`,
+					`JS heap: chunks ${kib(h.chunkUsed)}/${kib(h.chunkSize)} KiB used (peak ${kib(h.chunkPeak)}), slots ${kib(h.slotUsed)}/${kib(h.slotSize)} KiB (peak ${kib(h.slotPeak)})`,
+					`open sockets: ${h.sockets}`,
+				].join("\n");
 			},
 		},
 	];

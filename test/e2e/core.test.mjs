@@ -110,7 +110,10 @@ function toolResults(record) {
 async function withFirmware(variant, fn) {
 	return withTempDir("xsclaw-core-")(async (dir) => {
 		const ca = await makeTestCA(join(dir, "ca"));
-		const mock = await startMockLLM({ tls: ca.server, host: "127.0.0.1" });
+		// hooks.onRequest (set by a test) sees each request before the mock takes its scenario.
+		const hooks = {};
+		const mock = await startMockLLM({ tls: ca.server, host: "127.0.0.1", onRequest: (record) => hooks.onRequest?.(record) });
+		mock.hooks = hooks;
 		const fw = startFirmware(["--modules", APP_MAP, "--data", join(dir, "data"), "--ca", ca.paths.ca], variant);
 		try {
 			await fw.until(/type help for the commands\n/);
@@ -177,10 +180,10 @@ for (const variant of VARIANTS) {
 				assert.ok(Math.abs(Date.parse(clock.utc) - Date.now()) < 60_000, `get_time is the wall clock: ${clock.utc}`);
 				const results = toolResults(asked[2]);
 				assert.deepEqual(results.map((r) => r.id), ["call_time", "call_info"], "the first round's result is kept");
-				const info = JSON.parse(results[1].content);
-				assert.equal(info.firmware, "xsclaw");
-				assert.equal(info.platform, "lin");
-				assert.ok(info.heap.chunk_used_bytes > 0);
+				const info = results[1].content;
+				assert.match(info, /^xsclaw \S+ on lin, up \d+ s$/m);
+				const chunks = /JS heap: chunks (\d+)\/(\d+) KiB used/.exec(info);
+				assert.ok(chunks && Number(chunks[1]) > 0 && Number(chunks[2]) >= Number(chunks[1]), info);
 				const offered = protocol.name === "openai" ? asked[0].json.tools.map((d) => d.function.name) : asked[0].json.tools.map((d) => d.name);
 				assert.ok(offered.includes("get_time") && offered.includes("system_info"), `tools offered: ${offered}`);
 
@@ -192,10 +195,59 @@ for (const variant of VARIANTS) {
 				const share = (prefixes[0] + prefixes[1]) / (bytes[1] + bytes[2]);
 				t.diagnostic(`prompt prefix [${protocol.name}]: identical-prefix bytes ${prefixes.join(", ")} of request bytes ${bytes.join(", ")}; share per request ${shares.map((x) => x.toFixed(3)).join(", ")}, over the ask ${share.toFixed(3)}`);
 				for (const i of [0, 1]) assert.ok(bytes[i] - prefixes[i] <= 2, `request ${i + 2} repeats request ${i + 1} but for its last ${bytes[i] - prefixes[i]} bytes`);
-				assert.ok(share >= 0.9, `the ask's later requests repeat at least 90% of their bytes from the one before: ${share}`);
+				for (const [i, x] of shares.entries()) assert.ok(x >= 0.9, `request ${i + 2} repeats at least 90% of its bytes from request ${i + 1}: ${x.toFixed(3)}`);
+				// The persona is said once: by the profile section, not by the framework prompt too.
+				const system = protocol.name === "openai" ? asked[0].json.messages[0].content : asked[0].json.system.map((b) => b.text).join("");
+				assert.equal(system.split("You are xsclaw").length - 1, 1, `one persona in the system prompt:\n${system}`);
+				assert.ok(system.indexOf("You run inside xsclaw") < system.indexOf("## profile"), "the framework prompt comes first, then the profile");
 			});
 		});
 	}
+
+	test(`spawn_subagent: the ask answers at once, the subagent runs with no restricted tools, and the reply to its report is printed on the console [${variant}]`, async (t) => {
+		await withFirmware(variant, async ({ fw, mock }) => {
+			await configure(fw, mock, PROTOCOLS[0]);
+			const before = mock.requests.length;
+			// Two cores share the mock, so each request's reply is chosen when it arrives.
+			// They also share the Llm, which runs one call at a time in arrival order:
+			// the subagent's tool round puts its second call behind the root's, so its
+			// report comes after the ask has its answer.
+			const rootReplies = [
+				{ type: "tool_calls", calls: [{ id: "call_spawn", name: "spawn_subagent", arguments: { task: "Find out how long the board has been up." } }] },
+				{ type: "text", text: "A helper is looking into it." },
+				{ type: "text", text: "The helper reports: up a few seconds." },
+			];
+			const subReplies = [
+				{ type: "tool_calls", calls: [{ id: "call_sub_info", name: "system_info", arguments: {} }] },
+				{ type: "text", text: "The board has been up for a few seconds." },
+			];
+			mock.hooks.onRequest = (record) => {
+				const replies = record.body.includes("You are a subagent inside xsclaw") ? subReplies : rootReplies;
+				if (replies.length) mock.script(replies.shift());
+			};
+			const from = fw.stdout.length;
+			fw.send("ask how long has the board been up? use a helper");
+			await fw.until(/^A helper is looking into it\.$/m, { from });
+			await fw.until(/agent \(request \d+\):\nThe helper reports: up a few seconds\.\n/, { from, timeoutMs: 30_000 });
+			const calls = mock.requests.slice(before);
+			const subCalls = calls.filter((r) => r.body.includes("You are a subagent inside xsclaw"));
+			const rootCalls = calls.filter((r) => !subCalls.includes(r));
+			assert.deepEqual([rootCalls.length, subCalls.length], [3, 2], "three root calls, two subagent calls");
+			assert.match(toolResults(subCalls[1])[0].content, /^xsclaw \S+ on lin/, "the subagent ran a tool");
+			assert.ok(rootCalls[0].json.tools.some((d) => d.function.name === "spawn_subagent"), "the root is offered spawn_subagent");
+			const spawned = toolResults(rootCalls[1]).find((r) => r.id === "call_spawn");
+			assert.match(spawned.content, /^started subagent sub-1; its result will arrive in this conversation/);
+			const sub = subCalls[1];
+			assert.ok(!sub.json.tools.some((d) => d.function.name === "spawn_subagent"), "no spawn_subagent for the subagent");
+			assert.deepEqual(sub.json.messages.filter((m) => m.role === "user").map((m) => m.content.split("\n\n[request context]")[0]), ["Find out how long the board has been up."], "the subagent has only its task");
+			const report = rootCalls[2];
+			const reportText = report.json.messages.at(-1).content;
+			assert.ok(reportText.startsWith('<subagent_completed agent_id="sub-1">\nThe board has been up for a few seconds.\n</subagent_completed>'), reportText);
+			assert.ok(report.body.includes("how long has the board been up? use a helper"), "the report runs in the parent's session, with its history");
+			fw.send("status");
+			await fw.until(/^subagents: none running$/m, { from });
+		});
+	});
 
 	test(`cancel during a stalled request prints "request cancelled" at once; a second ask waits its turn; status shows the phase [${variant}]`, async (t) => {
 		await withFirmware(variant, async ({ fw, mock }) => {
