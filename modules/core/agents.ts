@@ -12,6 +12,9 @@
 //
 // Known limits: subagents run session-less (session_id ""): nothing of theirs is
 // persisted, and a reboot forgets a task in progress (its parent gets no report).
+// Cancelling the parent request does not cancel its subagents (cancel(agentId)
+// does); their reports still arrive. A parent without a session gets the report
+// as a session-less request, without the conversation it came from.
 import { MAX_SUBAGENTS, SUBAGENT_REPORT_MAX_CHARS, SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS, SUBAGENT_TASK_MAX_CHARS } from "budgets";
 import { Core, type CoreOptions, type CoreStatus } from "core/core";
 import { RequestFlag, type AgentRequest, type CallCap, type CompletionSummary, type ToolSpec } from "core/types";
