@@ -81,6 +81,8 @@ export const SESSION_SHOW_MAX_RECORDS = 40;       // `session show` prints the n
 export const SESSION_SHOW_LINE_CHARS = 160;       // one record's text in `session show`, longer is cut
 export const SESSION_SALVAGE_SCAN_BYTES = 256 * 1024; // bytes searched for the next intact record after damage inside a file
 export const SESSION_INFLIGHT_REQUESTS_MAX = 8;   // per session, requests of the turn in flight (one + its interrupts) whose start the history excludes
+export const SESSION_CHATS_FILE_MAX_BYTES = 16 * 1024; // sessions/chats.json: SESSION_CHATS_MAX entries of ~100 bytes; larger is damage
+export const STORAGE_BAD_COPIES_MAX = 8;          // damaged copies kept per file (x.bad, x.bad1 .. x.bad7; then the last is replaced), store and memory
 
 // ---- memory and profile (SPEC §6; modules/memory) ----
 export const MEMORY_RECORDS_MAX = 200;             // full mode: records kept; a full store refuses writes until one is forgotten

@@ -1,131 +1,47 @@
-// memory/flash: the few file operations memory and profile need, done power-loss
-// safely, plus the checks that tell a readable file from a damaged one.
-//
-// Every change is "write <name>.tmp, flush, close, move over <name>": the move is an
-// atomic rename on both hosts (littlefs and POSIX), so after a power loss the file
-// is the old or the new version, never a mix. A <name>.tmp found on open is the
-// remains of an interrupted change: the old file is still the truth, so the temp is
-// deleted (staleTempRemoved). A file that fails its checks is moved aside to
-// <name>.bad (replacing an older one) so a person can look at it, and the caller
-// starts from empty.
-//
-// Limits: the directory entry's durability after the rename is the filesystem's
-// (littlefs commits it atomically; on lin the host's move is a rename(2)).
+// memory/flash: how memory and the profile open their files, one step for all of
+// them (records.dat, MEMORY.md, persona.md, user_notes.md): a temp file left by an
+// interrupted change is dropped (the old file is the truth), the file is read
+// whole up to its limit and decoded, and a file that does not decode is kept
+// aside as <name>.bad so a person can look at it. Each of these logs one line and
+// the caller starts from its fallback. Changes are written with util/files
+// writeAtomically (temp, flush, atomic move), as the session store's small files are.
 import type { Directory } from "embedded:storage/files";
+import { decodeText, keepAside, readWhole, staleTempRemoved } from "util/files";
+import type { Log } from "memory/types";
 
-export const TEMP_SUFFIX = ".tmp";
-export const BAD_SUFFIX = ".bad";
-
-/** The UTF-8 bytes of text. */
-export function utf8(text: string): ArrayBuffer {
-	return ArrayBuffer.fromString(text);
-}
-
-/** UTF-8 length of text in bytes. */
-export function byteLength(text: string): number {
-	return ArrayBuffer.fromString(text).byteLength;
-}
-
-/** True when the file exists; other failures (IO, bad path) throw. */
-export function exists(directory: Directory, path: string): boolean {
-	try {
-		directory.status(path);
-		return true;
-	} catch (error) {
-		if (error instanceof Error && error.message.includes("not found")) return false;
-		throw error;
-	}
-}
-
-export type ReadResult =
-	| { kind: "missing" }
-	| { kind: "ok"; bytes: ArrayBuffer }
-	/** The file is there but is larger than the caller allows; it was not read. */
-	| { kind: "too_big"; size: number };
-
-/** Reads a whole file of at most maxBytes. IO errors throw. */
-export function readWhole(directory: Directory, path: string, maxBytes: number): ReadResult {
-	if (!exists(directory, path)) return { kind: "missing" };
-	const file = directory.openFile({ path, mode: "r" });
-	try {
-		const size = file.status().size;
-		if (size > maxBytes) return { kind: "too_big", size };
-		return { kind: "ok", bytes: size ? file.read(size, 0) : new ArrayBuffer(0) };
-	} finally {
-		file.close();
-	}
-}
-
-/** Replaces path with bytes: temp, flush, atomic move. Throws (leaving path as it was) when it cannot. */
-export function writeAtomically(directory: Directory, path: string, bytes: ArrayBuffer): void {
-	const temp = path + TEMP_SUFFIX;
-	try {
-		const file = directory.openFile({ path: temp, mode: "w" });
-		try {
-			file.write(bytes, 0);
-			file.flush();
-		} finally {
-			file.close();
-		}
-		directory.move(temp, path);
-	} catch (error) {
-		try {
-			directory.delete(temp);
-		} catch {
-			// The temp is removed on the next open anyway; the write's own error is the one to report.
-		}
-		throw error;
-	}
-}
-
-/** Deletes path + ".tmp" when an interrupted write left it; true when it did. */
-export function staleTempRemoved(directory: Directory, path: string): boolean {
-	return exists(directory, path + TEMP_SUFFIX) && directory.delete(path + TEMP_SUFFIX);
-}
-
-/** Moves a damaged file to path + ".bad"; returns that name. Throws only when the filesystem does. */
-export function keepAside(directory: Directory, path: string): string {
-	directory.move(path, path + BAD_SUFFIX);
-	return path + BAD_SUFFIX;
+export interface LoadSpec<T> {
+	path: string;
+	maxBytes: number;
+	/** The content, or a phrase saying why the bytes are not a valid file ("it is not UTF-8 text"). */
+	decode(bytes: ArrayBuffer): { value: T } | { problem: string };
+	/** The log line's prefix: "memory" or "profile". */
+	area: string;
+	/** What the caller uses instead, as the end of a sentence: "long-term memory starts empty". */
+	fallback: string;
 }
 
 /**
- * The text of bytes when they are valid UTF-8 without NUL characters (what a text
- * file we wrote always is), else undefined. Checked by hand because what XS does
- * with invalid UTF-8 in String.fromArrayBuffer is not something to rely on.
+ * The decoded file, or undefined when it is missing, damaged (kept aside) or
+ * unreadable (all but "missing" logged with spec.fallback). Never throws.
  */
-export function decodeText(bytes: ArrayBuffer): string | undefined {
-	const b = new Uint8Array(bytes);
-	for (let i = 0; i < b.length;) {
-		const c = b[i];
-		if (c === 0) return undefined;
-		const extra = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
-		if (extra < 0 || i + extra > b.length - 1) return undefined;
-		for (let k = 1; k <= extra; k++) if ((b[i + k] & 0xC0) !== 0x80) return undefined;
-		// Overlong three-byte forms, surrogates, and code points past U+10FFFF.
-		if (c === 0xE0 && b[i + 1] < 0xA0) return undefined;
-		if (c === 0xED && b[i + 1] >= 0xA0) return undefined;
-		if (c === 0xF0 && b[i + 1] < 0x90) return undefined;
-		if (c === 0xF4 && b[i + 1] >= 0x90) return undefined;
-		i += extra + 1;
+export function loadFile<T>(directory: Directory, spec: LoadSpec<T>, log: Log): T | undefined {
+	const { path, area, fallback } = spec;
+	try {
+		if (staleTempRemoved(directory, path)) log(`${area}: an unfinished change to ${path} was discarded (power lost mid-write); the last saved version is used.`);
+		const read = readWhole(directory, path, spec.maxBytes);
+		if (read.kind === "missing") return undefined;
+		const decoded = read.kind === "too_big" ? { problem: `it is ${read.size} bytes, more than ${spec.maxBytes}` } : spec.decode(read.bytes);
+		if ("value" in decoded) return decoded.value;
+		const bad = keepAside(directory, path);
+		log(`${area}: ${path} is damaged (${decoded.problem}); it was kept as ${bad} and ${fallback}.`);
+	} catch (error) {
+		log(`${area}: ${path} could not be read (${error instanceof Error ? error.message : String(error)}); ${fallback} and the next change rewrites the file.`);
 	}
-	return String.fromArrayBuffer(bytes);
+	return undefined;
 }
 
-let crcTable: Uint32Array | undefined;
-
-/** CRC-32 (IEEE 802.3, as zlib) of bytes. */
-export function crc32(bytes: ArrayBuffer | Uint8Array): number {
-	if (!crcTable) {
-		crcTable = new Uint32Array(256);
-		for (let n = 0; n < 256; n++) {
-			let c = n;
-			for (let k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320 ^ (c >>> 1) : c >>> 1;
-			crcTable[n] = c >>> 0;
-		}
-	}
-	const b = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-	let crc = 0xFFFFFFFF;
-	for (let i = 0; i < b.length; i++) crc = crcTable[(crc ^ b[i]) & 0xFF] ^ (crc >>> 8);
-	return (crc ^ 0xFFFFFFFF) >>> 0;
+/** decode for a text file: its UTF-8 text. */
+export function textFile(bytes: ArrayBuffer): { value: string } | { problem: string } {
+	const text = decodeText(bytes);
+	return text === undefined ? { problem: "it is not UTF-8 text" } : { value: text };
 }

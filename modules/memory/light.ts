@@ -7,11 +7,12 @@
 // Ids are line numbers (1 = the first line), so forgetting a line renumbers the
 // ones below it; every answer names the current number. Blank lines and markdown
 // headings ("# ...") keep their numbers but are not memories. No dates are kept.
-// Changes rewrite the file power-loss safely (memory/flash). A file that is not
+// Changes rewrite the file power-loss safely (util/files writeAtomically). A file that is not
 // UTF-8 text or is over the limit is moved to MEMORY.md.bad on open.
 import type { Directory } from "embedded:storage/files";
 import { MEMORY_LIGHT_MAX_BYTES } from "budgets";
-import { byteLength, decodeText, keepAside, readWhole, staleTempRemoved, utf8, writeAtomically } from "memory/flash";
+import { byteLength, utf8, writeAtomically } from "util/files";
+import { loadFile, textFile } from "memory/flash";
 import { checkedText, contextLines, normalTags, rank } from "memory/text";
 import type { Log, LongTermMemory, MemoryEntry, MemoryUsage } from "memory/types";
 
@@ -41,23 +42,10 @@ export class LightMemory implements LongTermMemory {
 	/** Opens (or starts) MEMORY.md in directory. Never throws: problems are logged and memory starts empty. */
 	constructor(directory: Directory, log: Log) {
 		this.#directory = directory;
-		try {
-			if (staleTempRemoved(directory, LIGHT_FILE)) log(`memory: an unfinished change to ${LIGHT_FILE} was discarded (power lost mid-write); the last saved memory is used.`);
-			const read = readWhole(directory, LIGHT_FILE, MEMORY_LIGHT_MAX_BYTES);
-			if (read.kind === "missing") return;
-			const text = read.kind === "ok" ? decodeText(read.bytes) : undefined;
-			if (text !== undefined) {
-				this.#lines = text.split(/\r?\n/);
-				if (this.#lines[this.#lines.length - 1] === "") this.#lines.pop();
-				return;
-			}
-			const why = read.kind === "too_big" ? `it is ${read.size} bytes, more than ${MEMORY_LIGHT_MAX_BYTES}` : "it is not UTF-8 text";
-			const bad = keepAside(directory, LIGHT_FILE);
-			log(`memory: ${LIGHT_FILE} is damaged (${why}); it was kept as ${bad} and long-term memory starts empty.`);
-		} catch (error) {
-			log(`memory: ${LIGHT_FILE} could not be opened (${error instanceof Error ? error.message : String(error)}); long-term memory starts empty and the next change rewrites the file.`);
-			this.#lines = [];
-		}
+		const text = loadFile(directory, { path: LIGHT_FILE, maxBytes: MEMORY_LIGHT_MAX_BYTES, decode: textFile, area: "memory", fallback: "long-term memory starts empty" }, log);
+		if (!text) return;
+		this.#lines = text.split(/\r?\n/);
+		if (this.#lines[this.#lines.length - 1] === "") this.#lines.pop();
 	}
 
 	write(text: string, tags?: readonly string[], id?: string): MemoryEntry {

@@ -1,13 +1,14 @@
 // memory/profile: the editable profile: the persona (how the assistant behaves) and
 // the user notes (what the user told it about themselves), each one bounded text
 // file in the memory directory (persona.md, user_notes.md), changed power-loss
-// safely (memory/flash). Without a persona file the built-in DEFAULT_PERSONA is
+// safely (util/files writeAtomically). Without a persona file the built-in DEFAULT_PERSONA is
 // used; setting the persona to empty text goes back to it. A file that is not
 // UTF-8 text or is over its limit is moved to <name>.bad on open and the default
 // (persona) or nothing (notes) is used.
 import type { Directory } from "embedded:storage/files";
 import { PROFILE_NOTES_MAX_BYTES, PROFILE_PERSONA_MAX_BYTES } from "budgets";
-import { byteLength, decodeText, exists, keepAside, readWhole, staleTempRemoved, utf8, writeAtomically } from "memory/flash";
+import { byteLength, exists, utf8, writeAtomically } from "util/files";
+import { loadFile, textFile } from "memory/flash";
 import type { Log } from "memory/types";
 
 export type ProfileField = "persona" | "user_notes";
@@ -32,21 +33,8 @@ export class Profile {
 		this.#directory = directory;
 		for (const field of PROFILE_FIELDS) {
 			const { path, maxBytes } = FILES[field];
-			try {
-				if (staleTempRemoved(directory, path)) log(`profile: an unfinished change to ${path} was discarded (power lost mid-write); the last saved text is used.`);
-				const read = readWhole(directory, path, maxBytes);
-				if (read.kind === "missing") continue;
-				const text = read.kind === "ok" ? decodeText(read.bytes) : undefined;
-				if (text !== undefined) {
-					this.#values[field] = text.trim();
-					continue;
-				}
-				const why = read.kind === "too_big" ? `it is ${read.size} bytes, more than ${maxBytes}` : "it is not UTF-8 text";
-				const bad = keepAside(directory, path);
-				log(`profile: ${path} is damaged (${why}); it was kept as ${bad} and ${field === "persona" ? "the built-in persona is used" : "the user notes start empty"}.`);
-			} catch (error) {
-				log(`profile: ${path} could not be read (${error instanceof Error ? error.message : String(error)}); ${field === "persona" ? "the built-in persona is used" : "the user notes start empty"}.`);
-			}
+			const fallback = field === "persona" ? "the built-in persona is used" : "the user notes start empty";
+			this.#values[field] = (loadFile(directory, { path, maxBytes, decode: textFile, area: "profile", fallback }, log) ?? "").trim();
 		}
 	}
 

@@ -1,6 +1,6 @@
 // memory/records: long-term memory in full mode: records {id, text, tags, created,
 // updated} kept in RAM and in one file, rewritten whole (temp, flush, atomic move:
-// memory/flash) on every change. Memory changes are rare and small (a few per
+// util/files writeAtomically) on every change. Memory changes are rare and small (a few per
 // conversation, the file at most MEMORY_FILE_MAX_BYTES), so a whole rewrite is
 // cheaper to get right than a log with compaction, and "old or new" follows from
 // the rename alone.
@@ -17,7 +17,9 @@
 // back meaning something else. "12" is accepted for "m12".
 import type { Directory } from "embedded:storage/files";
 import { MEMORY_FILE_MAX_BYTES, MEMORY_RECORDS_MAX, MEMORY_RECORD_MAX_BYTES, MEMORY_TOTAL_TEXT_MAX_BYTES } from "budgets";
-import { byteLength, crc32, decodeText, keepAside, readWhole, staleTempRemoved, utf8, writeAtomically } from "memory/flash";
+import { byteLength, decodeText, utf8, writeAtomically } from "util/files";
+import { crc32 } from "util/crc32";
+import { loadFile } from "memory/flash";
 import { checkedText, contextLines, normalTags, rank } from "memory/text";
 import type { Log, LongTermMemory, MemoryEntry, MemoryUsage } from "memory/types";
 
@@ -36,7 +38,7 @@ interface State {
 /** The file's bytes for state. */
 export function encodeRecords(state: State): ArrayBuffer {
 	const body = utf8(JSON.stringify({ next_id: state.nextId, records: state.records }));
-	const header = utf8(`${MAGIC} ${VERSION} ${crc32(body).toString(16).padStart(8, "0")} ${body.byteLength}\n`);
+	const header = utf8(`${MAGIC} ${VERSION} ${crc32(new Uint8Array(body)).toString(16).padStart(8, "0")} ${body.byteLength}\n`);
 	const bytes = new Uint8Array(header.byteLength + body.byteLength);
 	bytes.set(new Uint8Array(header), 0);
 	bytes.set(new Uint8Array(body), header.byteLength);
@@ -53,7 +55,7 @@ export function decodeRecords(bytes: ArrayBuffer): State | string {
 	if (!match) return "its header is not xsclaw-memory version 1";
 	const body = bytes.slice(newline + 1);
 	if (body.byteLength !== Number(match[2])) return `it holds ${body.byteLength} bytes of records where its header says ${match[2]} (torn write)`;
-	if (crc32(body) !== parseInt(match[1], 16)) return "its checksum does not match";
+	if (crc32(new Uint8Array(body)) !== parseInt(match[1], 16)) return "its checksum does not match";
 	const text = decodeText(body);
 	if (text === undefined) return "it is not UTF-8 text";
 	let document: unknown;
@@ -114,21 +116,11 @@ export class FullMemory implements LongTermMemory {
 	constructor(directory: Directory, log: Log, now: () => number = Date.now) {
 		this.#directory = directory;
 		this.#now = now;
-		try {
-			if (staleTempRemoved(directory, RECORDS_FILE)) log(`memory: an unfinished change to ${RECORDS_FILE} was discarded (power lost mid-write); the last saved memory is used.`);
-			const read = readWhole(directory, RECORDS_FILE, MEMORY_FILE_MAX_BYTES);
-			if (read.kind === "missing") return;
-			const state = read.kind === "too_big" ? `it is ${read.size} bytes, more than ${MEMORY_FILE_MAX_BYTES}` : decodeRecords(read.bytes);
-			if (typeof state !== "string") {
-				this.#state = state;
-				return;
-			}
-			const bad = keepAside(directory, RECORDS_FILE);
-			log(`memory: ${RECORDS_FILE} is damaged (${state}); it was kept as ${bad} and long-term memory starts empty.`);
-		} catch (error) {
-			log(`memory: ${RECORDS_FILE} could not be opened (${error instanceof Error ? error.message : String(error)}); long-term memory starts empty and the next change rewrites the file.`);
-			this.#state = { nextId: 1, records: [] };
-		}
+		const decode = (bytes: ArrayBuffer) => {
+			const state = decodeRecords(bytes);
+			return typeof state === "string" ? { problem: state } : { value: state };
+		};
+		this.#state = loadFile(directory, { path: RECORDS_FILE, maxBytes: MEMORY_FILE_MAX_BYTES, decode, area: "memory", fallback: "long-term memory starts empty" }, log) ?? { nextId: 1, records: [] };
 	}
 
 	write(text: string, tags?: readonly string[], id?: string): MemoryEntry {

@@ -7,7 +7,7 @@
 // substring). Entries scoring 0 are not results. Ties go to the newer entry.
 // Limits: no stemming, no synonyms; words are split at whitespace and punctuation.
 import { MEMORY_QUERY_MAX_WORDS, MEMORY_RECORD_MAX_BYTES, MEMORY_TAGS_MAX, MEMORY_TAG_MAX_CHARS } from "budgets";
-import { byteLength } from "memory/flash";
+import { byteLength } from "util/files";
 import type { MemoryEntry } from "memory/types";
 
 const SEPARATORS = /[\s.,;:!?"'()[\]{}<>/\\|`~@$%^&*+=，。；：！？、（）“”‘’《》]+/;

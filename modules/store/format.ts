@@ -10,7 +10,7 @@
 import type { File } from "embedded:storage/files";
 import type { RecordKind } from "core/types";
 import { SESSION_RECORD_MAX_BYTES, SESSION_SALVAGE_SCAN_BYTES } from "budgets";
-import { crc32 } from "store/crc32";
+import { crc32 } from "util/crc32";
 
 export const FORMAT_VERSION = 1;
 export const DATA_MAGIC = 0x44535358;   // bytes "XSSD"

@@ -10,7 +10,8 @@ import type { Directory } from "embedded:storage/files";
 import { exit, option } from "host/platform";
 import { describeRecord } from "store/console";
 import { FLAG_TURN_COMPLETED, DATA_MAGIC, ENTRY_BYTES, FRAME_HEADER_BYTES, HEADER_BYTES, decodeEntry, decodeHeader, indexDisagreement, kindName, scanData } from "store/format";
-import { SESSIONS_DIR, exists, paths, type StoredRecord } from "store/session";
+import { SESSIONS_DIR, paths, type StoredRecord } from "store/session";
+import { exists } from "util/files";
 import type { Message } from "llm/types";
 
 const INSPECT_RECORDS_DEFAULT = 10_000; // more than a 150 KiB session can hold: "all"

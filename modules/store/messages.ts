@@ -6,13 +6,12 @@
 // JSON object saying so (arguments stay valid JSON).
 import type { Message } from "llm/types";
 import { utf8Boundary } from "net/utf8";
+import { byteLength } from "util/files";
 
 const CAP_ATTEMPTS = 4;           // re-measurements after a cut; JSON escaping makes the first estimate short
 const CAP_SLACK_BYTES = 32;       // extra cut per attempt, so the loop converges
 
-export function byteLength(text: string): number {
-	return ArrayBuffer.fromString(text).byteLength;
-}
+export { byteLength };
 
 function jsonBytes(message: Message): number {
 	return byteLength(JSON.stringify(message));

@@ -21,9 +21,9 @@ import {
 	frameIntact, decodeFrameHeader, indexDisagreement, kindCode, kindName, scanData,
 } from "store/format";
 import { capForStorage } from "store/messages";
+import { exists, keepAside, writeAtomically } from "util/files";
 
 export const SESSIONS_DIR = "sessions";
-const BAD_NAME_TRIES = 8;   // file.bad, file.bad1 .. file.bad7; then the last is replaced
 
 /** A record as appended. */
 export interface NewRecord {
@@ -46,25 +46,8 @@ export function paths(id: string) {
 	return { data: `${base}.dat`, index: `${base}.idx`, dataTmp: `${base}.dat.tmp`, indexTmp: `${base}.idx.tmp`, blocked: `${base}.blocked` };
 }
 
-export function exists(root: Directory, path: string): boolean {
-	try {
-		root.status(path);
-		return true;
-	} catch {
-		return false;
-	}
-}
-
 function messageOf(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);
-}
-
-/** Renames path to a free path.bad name and returns it (keeps damaged files for whoever debugs them). */
-export function keepAside(root: Directory, path: string): string {
-	let target = `${path}.bad`;
-	for (let i = 1; i < BAD_NAME_TRIES && exists(root, target); i++) target = `${path}.bad${i}`;
-	root.move(path, target);
-	return target;
 }
 
 /** Writes bytes to a new file at path in pieces, flushed: one write per SESSION_WRITE_BUFFER_BYTES. */
@@ -127,25 +110,12 @@ export class SessionFile {
 		this.findings = findings;
 	}
 
-	/** Creates an empty session's files (temp file, flushed, renamed: never a torn header under the real name). */
+	/** Creates an empty session's files (each a temp file, flushed, renamed: never a torn header under the real name). */
 	static create(root: Directory, id: string): void {
 		const p = paths(id);
 		root.createDirectory(SESSIONS_DIR);
-		const tmp = root.openFile({ path: p.dataTmp, mode: "w" });
-		try {
-			tmp.write(encodeHeader(DATA_MAGIC, 1), 0);
-			tmp.flush();
-		} finally {
-			tmp.close();
-		}
-		root.move(p.dataTmp, p.data);
-		const index = root.openFile({ path: p.index, mode: "w" });
-		try {
-			index.write(encodeHeader(INDEX_MAGIC, 1), 0);
-			index.flush();
-		} finally {
-			index.close();
-		}
+		writeAtomically(root, p.data, encodeHeader(DATA_MAGIC, 1));
+		writeAtomically(root, p.index, encodeHeader(INDEX_MAGIC, 1));
 	}
 
 	/**
@@ -370,13 +340,7 @@ export class SessionFile {
 
 	/** Writes the blocked marker (a small text file; its presence is what counts). */
 	block(reason: string): void {
-		const file = this.#root.openFile({ path: paths(this.id).blocked, mode: "w" });
-		try {
-			file.write(ArrayBuffer.fromString(reason), 0);
-			file.flush();
-		} finally {
-			file.close();
-		}
+		writeAtomically(this.#root, paths(this.id).blocked, ArrayBuffer.fromString(reason));
 	}
 
 	close(): void {

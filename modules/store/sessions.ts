@@ -17,16 +17,16 @@ import type { AgentRequest, ContextProvider, Persist, PersistBatch, RequestGate 
 import { ProviderFlag } from "core/types";
 import type { Message } from "llm/types";
 import {
-	MESSAGE_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
+	MESSAGE_MAX_BYTES, SESSION_CHATS_FILE_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
 	SESSION_HISTORY_MAX_RECORDS, SESSION_INFLIGHT_REQUESTS_MAX, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX,
 } from "budgets";
 import { selectHistory } from "store/history";
 import { byteLength, capMessage } from "store/messages";
-import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, exists, keepAside, paths } from "store/session";
+import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, paths } from "store/session";
+import { decodeText, exists, keepAside, readWhole, staleTempRemoved, writeAtomically } from "util/files";
 import { ENTRY_BYTES, FRAME_HEADER_BYTES, HEADER_BYTES, decodeEntry, decodeFrameHeader } from "store/format";
 
 const CHATS_PATH = `${SESSIONS_DIR}/chats.json`;
-const CHATS_TMP_PATH = `${SESSIONS_DIR}/chats.json.tmp`;
 const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;
 const ID_SUFFIX_TRIES = 36;   // new ids made in the same millisecond get a suffix a..z, 0..9
 
@@ -90,16 +90,13 @@ export class Sessions {
 	// ---- ids per channel and chat ----
 
 	#loadChats(): void {
-		if (exists(this.#root, CHATS_TMP_PATH)) this.#root.delete(CHATS_TMP_PATH);   // an unfinished save: the old map stands
-		if (!exists(this.#root, CHATS_PATH)) return;
+		staleTempRemoved(this.#root, CHATS_PATH);   // an unfinished save: the old map stands
 		try {
-			const file = this.#root.openFile({ path: CHATS_PATH, mode: "r" });
-			let text: string;
-			try {
-				text = String.fromArrayBuffer(file.read(file.status().size, 0));
-			} finally {
-				file.close();
-			}
+			const read = readWhole(this.#root, CHATS_PATH, SESSION_CHATS_FILE_MAX_BYTES);
+			if (read.kind === "missing") return;
+			if (read.kind === "too_big") throw new Error(`it is ${read.size} bytes, more than ${SESSION_CHATS_FILE_MAX_BYTES}`);
+			const text = decodeText(read.bytes);
+			if (text === undefined) throw new Error("it is not UTF-8 text");
 			const parsed = JSON.parse(text) as { chats?: unknown };
 			if (!parsed || typeof parsed.chats !== "object" || parsed.chats === null || Array.isArray(parsed.chats)) throw new Error("it has no chats object");
 			for (const [key, id] of Object.entries(parsed.chats as Record<string, unknown>)) {
@@ -112,14 +109,7 @@ export class Sessions {
 	}
 
 	#saveChats(): void {
-		const file = this.#root.openFile({ path: CHATS_TMP_PATH, mode: "w" });
-		try {
-			file.write(ArrayBuffer.fromString(JSON.stringify({ version: 1, chats: Object.fromEntries(this.#chats) })), 0);
-			file.flush();
-		} finally {
-			file.close();
-		}
-		this.#root.move(CHATS_TMP_PATH, CHATS_PATH);
+		writeAtomically(this.#root, CHATS_PATH, ArrayBuffer.fromString(JSON.stringify({ version: 1, chats: Object.fromEntries(this.#chats) })));
 	}
 
 	#map(channel: string, chat_id: string, id: string): void {

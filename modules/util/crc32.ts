@@ -1,6 +1,6 @@
-// store/crc32: CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), the check
-// on every session record and header. Table-driven: 1 KiB of table, built on
-// first use, one table lookup per byte.
+// util/crc32: CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320, as zlib), the
+// check on every session record and header (store) and on memory's records file.
+// Table-driven: 1 KiB of table, built on first use, one table lookup per byte.
 
 let table: Uint32Array | undefined;
 

@@ -7,7 +7,7 @@ import { test, assert } from "testing";
 import type { ContextRecord } from "core/types";
 import { SessionFile, type NewRecord } from "store/session";
 import { ENTRY_BYTES, HEADER_BYTES, encodeFrame } from "store/format";
-import { crc32 } from "store/crc32";
+import { crc32 } from "util/crc32";
 
 let sequence = 0;
 function fresh(): string {
