@@ -200,6 +200,46 @@ export class SessionFile {
 		return index;
 	}
 
+	/**
+	 * Records and newest record time of a session that is not open, reading only:
+	 * from the index when its generation is the data's and its last entry ends
+	 * exactly where the data file ends (checked against that frame's header), else
+	 * from a scan of the data (a power loss between a batch's data and index
+	 * writes leaves an index that is behind). Damage is reported by open(), not here.
+	 */
+	static peek(root: Directory, id: string): { records: number; last: number } {
+		const p = paths(id);
+		const data = root.openFile({ path: p.data, mode: "r" });
+		try {
+			const size = data.status().size;
+			const header = decodeHeader(new Uint8Array(data.read(Math.min(HEADER_BYTES, size), 0)), DATA_MAGIC);
+			if ("problem" in header) return { records: 0, last: 0 };
+			const frameTime = (entry: Entry) => decodeFrameHeader(new Uint8Array(data.read(FRAME_HEADER_BYTES, entry.offset)), entry.offset);
+			if (exists(root, p.index)) {
+				const index = root.openFile({ path: p.index, mode: "r" });
+				try {
+					const indexSize = index.status().size;
+					const indexHeader = decodeHeader(new Uint8Array(index.read(Math.min(HEADER_BYTES, indexSize), 0)), INDEX_MAGIC);
+					const count = (indexSize - HEADER_BYTES) / ENTRY_BYTES;
+					if (!("problem" in indexHeader) && indexHeader.generation === header.generation && Number.isInteger(count)) {
+						if (count === 0 && size === HEADER_BYTES) return { records: 0, last: 0 };
+						if (count > 0) {
+							const entry = decodeEntry(new Uint8Array(index.read(ENTRY_BYTES, HEADER_BYTES + (count - 1) * ENTRY_BYTES)), 0);
+							const info = entry.offset + FRAME_HEADER_BYTES + entry.length === size ? frameTime(entry) : undefined;
+							if (info && info.crc === entry.crc) return { records: count, last: info.time };
+						}
+					}
+				} finally {
+					index.close();
+				}
+			}
+			const scan = scanData(data, size, header.generation);
+			return { records: scan.count, last: scan.count ? frameTime(decodeEntry(scan.entries, (scan.count - 1) * ENTRY_BYTES))?.time ?? 0 : 0 };
+		} finally {
+			data.close();
+		}
+	}
+
 	get count(): number { return this.#count; }
 	get size(): number { return this.#size; }
 	get generation(): number { return this.#generation; }

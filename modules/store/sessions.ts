@@ -24,7 +24,6 @@ import { selectHistory } from "store/history";
 import { byteLength, capMessage } from "store/messages";
 import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, paths } from "store/session";
 import { decodeText, exists, keepAside, readWhole, staleTempRemoved, writeAtomically } from "util/files";
-import { ENTRY_BYTES, FRAME_HEADER_BYTES, HEADER_BYTES, decodeEntry, decodeFrameHeader } from "store/format";
 
 const CHATS_PATH = `${SESSIONS_DIR}/chats.json`;
 const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;
@@ -186,8 +185,9 @@ export class Sessions {
 
 	/**
 	 * Size, records and last activity of every session. An open session answers
-	 * from memory; a closed one from its index's last entry (no recovery: an
-	 * inconsistent pair shows what the index says until the session is opened).
+	 * from memory; a closed one from its index when the index's last entry ends
+	 * where the data file ends, else from a read-only scan of the data (what open()
+	 * would keep); nothing is repaired until the session is used.
 	 */
 	list(): SessionSummary[] {
 		return this.ids().map((id) => this.#summary(id));
@@ -203,20 +203,8 @@ export class Sessions {
 			if (open) {
 				records = open.count;
 				last = open.count ? open.readLast(1)[0]?.time ?? 0 : 0;
-			} else if (exists(this.#root, p.index)) {
-				const index = this.#root.openFile({ path: p.index, mode: "r" });
-				const data = this.#root.openFile({ path: p.data, mode: "r" });
-				try {
-					records = Math.max(0, Math.floor((index.status().size - HEADER_BYTES) / ENTRY_BYTES));
-					if (records) {
-						const entry = decodeEntry(new Uint8Array(index.read(ENTRY_BYTES, HEADER_BYTES + (records - 1) * ENTRY_BYTES)), 0);
-						const info = decodeFrameHeader(new Uint8Array(data.read(FRAME_HEADER_BYTES, entry.offset)), entry.offset);
-						last = info?.time ?? 0;
-					}
-				} finally {
-					index.close();
-					data.close();
-				}
+			} else {
+				({ records, last } = SessionFile.peek(this.#root, id));
 			}
 		} catch (error) {
 			this.#log(`store: session ${id}: could not read its summary (${messageOf(error)})`);

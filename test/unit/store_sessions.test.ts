@@ -118,6 +118,25 @@ test("list gives id, size, records and last activity, also for sessions not open
 	restarted.close();
 });
 
+test("list counts the records on flash for a session not open whose index is behind its data (a loss between the data and index writes)", () => {
+	const id = sessions.newSession("test", "list-stale");
+	persist(id, 1, [user("hello")]);
+	persist(id, 1, [final("hi")], true);
+	persist(id, 2, [user("again")]);
+	const newest = clock - 1;
+	persist(id, 2, [call("c1"), result("c1", "ok")]);
+	const index = files.openFile({ path: `sessions/${id}.idx`, mode: "r+" });
+	index.setSize(16 + 16 * 2);   // the index lost the entries of the last two batches
+	index.close();
+	const restarted = open();
+	const summary = restarted.list().find((s) => s.id === id)!;
+	assert.equal(summary.records, 5, "the records in the data file, not the index's 2");
+	assert.equal(summary.last_activity, newest + 1, "the newest record's time");
+	assert.equal(files.status(`sessions/${id}.idx`).size, 16 + 16 * 2, "listing repairs nothing");
+	assert.equal(restarted.show(id, 10).length, 5, "open() agrees");
+	restarted.close();
+});
+
 test("persist without a session id writes nothing, and a failing persist is logged, never thrown", () => {
 	const count = sessions.ids().length;
 	sessions.persist({ session_id: "", request: request("", 1), records: [user("x")], turn_completed: true });
