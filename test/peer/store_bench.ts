@@ -3,10 +3,13 @@
 //   --appends N   store.append_ms samples (one ~300-byte record, appended and flushed)
 //   --reads N     store.read_last24_ms_10k / _150k samples
 //   --compacts N  store.compact_150k_ms samples (a fresh 150 KiB session each)
+//   --opens N     store.open_150k_ms samples (SessionFile.open of a 150 KiB session: every CRC checked)
 import { exit, now, option } from "host/platform";
 import type { AgentRequest, ContextRecord } from "core/types";
 import { SESSION_FILE_MAX_BYTES } from "budgets";
+import files from "embedded:storage/files";
 import { Sessions } from "store/sessions";
+import { SessionFile } from "store/session";
 
 const count = (name: string, fallback: number) => Number(option(name) ?? fallback);
 const report = (name: string, ms: number) => trace(`BENCH ${JSON.stringify({ name, ms })}\n`);
@@ -50,6 +53,15 @@ for (const [name, bytes] of [["store.read_last24_ms_10k", 10 * 1024], ["store.re
 		const records = sessions.show(id, 24);
 		report(name, now() - start);
 		if (records.length !== 24) throw new Error(`read ${records.length} records, not 24`);
+	}
+	if (bytes === SESSION_FILE_MAX_BYTES) {
+		// What a session's first use per boot costs: open() reads the whole data file and checks every CRC.
+		for (let i = 0; i < count("opens", 10); i++) {
+			const start = now();
+			const session = SessionFile.open(files, id, () => {});
+			report("store.open_150k_ms", now() - start);
+			session.close();
+		}
 	}
 	sessions.deleteSession(id);
 }

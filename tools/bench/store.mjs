@@ -6,15 +6,18 @@
 //   store.read_last24_ms_150k   the same from a ~150 KiB session: about equal to the 10k figure,
 //                               because the read does not grow with the file
 //   store.compact_150k_ms       compaction of a ~150 KiB session (temp files, two flushes, two renames)
+//   store.open_150k_ms          SessionFile.open of a ~150 KiB session: one read of the data file, every
+//                               record's CRC checked (once per session per boot)
 export const title = "session store: append, read through the index, compaction";
 
 export async function run({ runXs }) {
-	const samples = await runXs("test/peer/store_bench", { appends: 50, reads: 30, compacts: 5 });
+	const samples = await runXs("test/peer/store_bench", { appends: 50, reads: 30, compacts: 5, opens: 10 });
 	const figure = (name, p99 = true) => ({ name, unit: "ms", values: samples.filter((s) => s.name === name).map((s) => s.ms), p99 });
 	return [
 		figure("store.append_ms"),
 		figure("store.read_last24_ms_10k"),
 		figure("store.read_last24_ms_150k"),
 		figure("store.compact_150k_ms", false),
+		figure("store.open_150k_ms", false),
 	];
 }
