@@ -83,6 +83,7 @@ export const SESSION_SALVAGE_SCAN_BYTES = 256 * 1024; // bytes searched for the 
 export const SESSION_INFLIGHT_REQUESTS_MAX = 8;   // per session, requests of the turn in flight (one + its interrupts) whose start the history excludes
 export const SESSION_CHATS_FILE_MAX_BYTES = 16 * 1024; // sessions/chats.json: SESSION_CHATS_MAX entries of ~100 bytes; larger is damage
 export const STORAGE_BAD_COPIES_MAX = 8;          // damaged copies kept per file (x.bad, x.bad1 .. x.bad7; then the last is replaced), store and memory
+export const SESSION_INSPECT_RECORDS_DEFAULT = 10_000; // tools/session-inspect prints this many newest records unless told: more than a 150 KiB session holds, so "all"
 
 // ---- memory and profile (SPEC §6; modules/memory) ----
 export const MEMORY_RECORDS_MAX = 200;             // full mode: records kept; a full store refuses writes until one is forgotten

@@ -215,13 +215,27 @@ export function scanData(file: File, size: number, generation: number): Scan {
 	return { generation, entries: entries.subarray(0, count * ENTRY_BYTES), count, holes, tail, end };
 }
 
-/** Why an index file does not describe a scan, or undefined when it does. */
-export function indexDisagreement(index: Uint8Array | undefined, scan: Scan): string | undefined {
+/**
+ * The bytes of an index file that can agree with scan: at most its header and
+ * scan.count entries. A longer index disagrees by its size alone, so a damaged or
+ * huge index file is never read whole. Pass the result to indexDisagreement.
+ */
+export function readIndexFor(file: File, scan: Scan): { bytes: Uint8Array; size: number } {
+	const size = file.status().size;
+	return { bytes: new Uint8Array(file.read(Math.min(size, HEADER_BYTES + scan.count * ENTRY_BYTES), 0)), size };
+}
+
+/**
+ * Why an index file does not describe a scan, or undefined when it does. index
+ * holds the file's first bytes (readIndexFor), size its whole length (default:
+ * index.length).
+ */
+export function indexDisagreement(index: Uint8Array | undefined, scan: Scan, size = index?.length ?? 0): string | undefined {
 	if (!index) return "the index file is missing";
 	const header = decodeHeader(index, INDEX_MAGIC);
 	if ("problem" in header) return `the index file is unreadable (${header.problem})`;
 	if (header.generation !== scan.generation) return "the index belongs to an older copy of the data file (a rewrite was cut between its two renames)";
-	const body = index.length - HEADER_BYTES;
+	const body = size - HEADER_BYTES;
 	if (body % ENTRY_BYTES) return `the index ends in a partial entry (${body % ENTRY_BYTES} bytes)`;
 	const count = body / ENTRY_BYTES;
 	if (count > scan.count) return `the index lists ${count} records, the data file holds ${scan.count}`;

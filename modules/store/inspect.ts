@@ -3,25 +3,25 @@
 //   xsclaw --modules build/lin/app.map --main store/inspect --data DIR [--session ID] [--records N]
 // For each session (or the one named) it checks the files as open() would and
 // prints what open() would repair, then the records (newest N, default all up to
-// INSPECT_RECORDS_DEFAULT). It only reads: nothing in DIR changes.
+// SESSION_INSPECT_RECORDS_DEFAULT). It only reads: nothing in DIR changes.
 // Exit code: 0 all clean, 1 findings, 2 no such session or no sessions/ at all.
 import files from "embedded:storage/files";
 import type { Directory } from "embedded:storage/files";
 import { exit, option } from "host/platform";
 import { describeRecord } from "store/console";
-import { FLAG_TURN_COMPLETED, DATA_MAGIC, ENTRY_BYTES, FRAME_HEADER_BYTES, HEADER_BYTES, decodeEntry, decodeHeader, indexDisagreement, kindName, scanData } from "store/format";
+import { FLAG_TURN_COMPLETED, DATA_MAGIC, ENTRY_BYTES, FRAME_HEADER_BYTES, HEADER_BYTES, decodeEntry, decodeHeader, indexDisagreement, kindName, readIndexFor, scanData, type Scan } from "store/format";
 import { SESSIONS_DIR, paths, type StoredRecord } from "store/session";
-import { exists } from "util/files";
+import { exists, readWhole } from "util/files";
+import { SESSION_CHATS_FILE_MAX_BYTES, SESSION_INSPECT_RECORDS_DEFAULT } from "budgets";
 import type { Message } from "llm/types";
-
-const INSPECT_RECORDS_DEFAULT = 10_000; // more than a 150 KiB session can hold: "all"
 
 const print = (line: string) => trace(`${line}\n`);
 
-function readAll(root: Directory, path: string): Uint8Array {
+/** The part of an index file that can agree with scan (never the whole of a huge one), and its size. */
+function readIndex(root: Directory, path: string, scan: Scan): { bytes: Uint8Array; size: number } {
 	const file = root.openFile({ path, mode: "r" });
 	try {
-		return new Uint8Array(file.read(file.status().size, 0));
+		return readIndexFor(file, scan);
 	} finally {
 		file.close();
 	}
@@ -50,8 +50,8 @@ function inspect(root: Directory, id: string, maxRecords: number): number {
 		for (const hole of scan.holes) findings.push(`${hole.bytes} damaged bytes at offset ${hole.at}, intact records after them (open() keeps the file as .bad and rewrites the intact records)`);
 		if (scan.tail.kind === "torn") findings.push(`a record torn by a power loss: ${scan.tail.bytes} bytes at offset ${scan.tail.at} (open() cuts them)`);
 		if (scan.tail.kind === "garbage") findings.push(`${scan.tail.bytes} bytes at offset ${scan.tail.at} are no record (open() keeps the file as .bad and cuts them)`);
-		const index = exists(root, p.index) ? readAll(root, p.index) : undefined;
-		const why = indexDisagreement(index, scan);
+		const index = exists(root, p.index) ? readIndex(root, p.index, scan) : undefined;
+		const why = indexDisagreement(index?.bytes, scan, index?.size);
 		if (why) findings.push(`${why} (open() rebuilds the index)`);
 		const blocked = exists(root, p.blocked);
 		print(`session ${id}: ${size} bytes, ${scan.count} intact records, generation ${scan.generation}${blocked ? ", blocked (full)" : ""}`);
@@ -83,7 +83,7 @@ function inspect(root: Directory, id: string, maxRecords: number): number {
 
 function main(): number {
 	const only = option("session");
-	const maxRecords = Math.max(0, Number(option("records") ?? INSPECT_RECORDS_DEFAULT) || 0);
+	const maxRecords = Math.max(0, Number(option("records") ?? SESSION_INSPECT_RECORDS_DEFAULT) || 0);
 	if (!exists(files, SESSIONS_DIR)) {
 		print(`no ${SESSIONS_DIR}/ directory in this storage: is --data the directory that holds files/?`);
 		return 2;
@@ -99,7 +99,9 @@ function main(): number {
 	}
 	let findings = 0;
 	for (const id of only ? [only] : [...ids].sort()) findings += inspect(files, id, maxRecords);
-	if (exists(files, `${SESSIONS_DIR}/chats.json`)) print(`chats: ${String.fromArrayBuffer(readAll(files, `${SESSIONS_DIR}/chats.json`).buffer as ArrayBuffer)}`);
+	const chats = readWhole(files, `${SESSIONS_DIR}/chats.json`, SESSION_CHATS_FILE_MAX_BYTES);
+	if (chats.kind === "ok") print(`chats: ${String.fromArrayBuffer(chats.bytes)}`);
+	else if (chats.kind === "too_big") print(`chats: ${chats.size} bytes, more than the ${SESSION_CHATS_FILE_MAX_BYTES} the firmware reads (it keeps the file aside as .bad and chats start new sessions)`);
 	print(findings ? `${findings} finding(s): the firmware repairs them when it opens the session` : "no findings");
 	return findings ? 1 : 0;
 }

@@ -18,7 +18,7 @@ import { SESSION_RECORD_MAX_BYTES, SESSION_WRITE_BUFFER_BYTES } from "budgets";
 import {
 	DATA_MAGIC, ENTRY_BYTES, FLAG_TURN_COMPLETED, FRAME_HEADER_BYTES, HEADER_BYTES, INDEX_MAGIC,
 	type Entry, type Scan, decodeEntry, decodeHeader, encodeEntry, encodeFrame, encodeHeader,
-	frameIntact, decodeFrameHeader, indexDisagreement, kindCode, kindName, scanData,
+	frameIntact, decodeFrameHeader, indexDisagreement, kindCode, kindName, readIndexFor, scanData,
 } from "store/format";
 import { capForStorage } from "store/messages";
 import { exists, keepAside, writeAtomically } from "util/files";
@@ -181,14 +181,14 @@ export class SessionFile {
 	static #openIndex(root: Directory, path: string, scan: Scan, note: (text: string) => void): File {
 		let index: File;
 		let current: Uint8Array | undefined;
+		let size = 0;
 		if (exists(root, path)) {
 			index = root.openFile({ path, mode: "r+" });
-			const size = index.status().size;
-			current = new Uint8Array(index.read(size, 0));
+			({ bytes: current, size } = readIndexFor(index, scan));
 		} else {
 			index = root.openFile({ path, mode: "w+" });
 		}
-		const why = indexDisagreement(current, scan);
+		const why = indexDisagreement(current, scan, size);
 		if (why) {
 			const end = writeWhole(index, indexFileBytes(scan.generation, scan.entries));
 			index.setSize(end);

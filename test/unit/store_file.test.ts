@@ -149,6 +149,38 @@ test("an index longer than the data is rebuilt from the data", () => {
 	reopened.close();
 });
 
+// files with every File's read(count) recorded: the largest count asked for.
+function readWatched(): { root: Directory; largest: () => number } {
+	let largest = 0;
+	const bind = <T extends object>(target: T, wrap: (key: string | symbol, value: unknown) => unknown) =>
+		new Proxy(target, { get: (t, key) => { const value = Reflect.get(t, key) as unknown; return wrap(key, typeof value === "function" ? value.bind(t) : value); } });
+	const root = bind(files, (key, value) => key !== "openFile" ? value : (options: { path: string; mode: "r" | "r+" | "w" | "w+" }) =>
+		bind(files.openFile(options), (k, v) => k !== "read" ? v : (what: number | ArrayBuffer, position: number) => {
+			if (typeof what === "number") largest = Math.max(largest, what);
+			return (v as File["read"])(what as number, position);
+		}));
+	return { root: root as Directory, largest: () => largest };
+}
+
+test("open() reads no more of a huge index file than the data calls for", () => {
+	const id = fresh();
+	const { session } = openWith(id);
+	session.append(userRecords(3));
+	session.close();
+	const f = files.openFile({ path: idx(id), mode: "r+" });
+	f.setSize(1 << 20);
+	f.close();
+	const watched = readWatched();
+	const { lines, log } = logger();
+	const reopened = SessionFile.open(watched.root, id, log);
+	assert.ok(watched.largest() <= HEADER_BYTES + 3 * ENTRY_BYTES, `largest read ${watched.largest()} bytes`);
+	assert.equal(lines.length, 1);
+	assert.match(lines[0], /the index ends in a partial entry|the index lists \d+ records, the data file holds 3: rebuilt/);
+	assert.equal(reopened.count, 3);
+	assert.equal(sizeOf(idx(id)), HEADER_BYTES + 3 * ENTRY_BYTES);
+	reopened.close();
+});
+
 test("a missing index is rebuilt from the data", () => {
 	const id = fresh();
 	const { session } = openWith(id);
