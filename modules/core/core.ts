@@ -27,6 +27,7 @@ import {
 	REQUEST_QUEUE_DEPTH, RESPONSE_QUEUE_DEPTH,
 } from "budgets";
 import { Aborter } from "net/abort";
+import { maskedArguments } from "core/tools";
 import type { AbortSignalLike } from "net/types";
 import type { AssistantMessage, ChatRequest, ChatResponse, LlmEvent, Message, ToolCall, ToolDefinition, ToolMessage, Usage } from "llm/types";
 import {
@@ -835,7 +836,8 @@ export class Core {
 			const summary = clip(oneLine(message.content || message.reasoning_content || ""), CORE_STAGE_SUMMARY_MAX_CHARS);
 			text = [
 				summary ? `round ${iteration}: ${summary}` : `round ${iteration}`,
-				...calls.map((call) => `- ${call.function.name}(${clip(oneLine(call.function.arguments), CORE_STAGE_ARGS_PREVIEW_MAX_CHARS)})`),
+				// Stage messages reach a chat: secret-looking argument values are masked.
+				...calls.map((call) => `- ${call.function.name}(${clip(oneLine(maskedArguments(call.function.arguments)), CORE_STAGE_ARGS_PREVIEW_MAX_CHARS)})`),
 			].join("\n");
 		} else {
 			text = `running tools: ${names.join(", ")}`;

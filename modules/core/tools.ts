@@ -9,7 +9,8 @@
 // A string result becomes {content}; a throw becomes is_error with its message.
 // Results longer than TOOL_RESULT_MAX_CHARS are cut, so one tool cannot flood
 // the context. Nothing here logs arguments; describeCall() gives a log line with
-// secret-looking values masked, for whoever wants one.
+// secret-looking values masked, for whoever wants one (maskedArguments() the
+// masked arguments alone: the core's verbose stage messages show them).
 //
 // Known limits: the schema check is the subset tools use (type, properties,
 // required, enum, minimum/maximum, minLength/maxLength, items, minItems/maxItems,
@@ -118,16 +119,23 @@ export function toolbox(specs: readonly ToolSpec[], policy: ToolPolicy = restric
 	};
 }
 
-/** One line for a log: the tool name and its arguments, secret-looking values masked, cut short. */
-export function describeCall(name: string, argumentsText: string): string {
-	let shown: string;
+/**
+ * A call's arguments as they may be shown to a person or a log: the JSON with
+ * secret-looking values (keys like password, api_key, token) as ****, or, for
+ * text that is not JSON, only its length. Not cut short.
+ */
+export function maskedArguments(argumentsText: string): string {
 	try {
-		shown = JSON.stringify(JSON.parse(argumentsText), (key, value) => (key && SECRET_KEY.test(key) && typeof value !== "object" ? "****" : value));
+		return JSON.stringify(JSON.parse(argumentsText), (key, value) => (key && SECRET_KEY.test(key) && typeof value !== "object" ? "****" : value));
 	} catch {
 		// Not JSON: nothing tells which part is secret, so none of it is shown.
-		shown = `(${argumentsText.length} characters of invalid JSON)`;
+		return `(${argumentsText.length} characters of invalid JSON)`;
 	}
-	return `${name} ${preview(shown)}`;
+}
+
+/** One line for a log: the tool name and its arguments, secret-looking values masked, cut short. */
+export function describeCall(name: string, argumentsText: string): string {
+	return `${name} ${preview(maskedArguments(argumentsText))}`;
 }
 
 function parseArguments(text: string): JsonObject | string {

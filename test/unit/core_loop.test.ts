@@ -152,6 +152,17 @@ test("stage messages in verbose mode carry the round, a reasoning summary and ar
 	assert.equal(lines[1], `- write(${'{"text":"' + "x".repeat(CORE_STAGE_ARGS_PREVIEW_MAX_CHARS - 10)}…)`);
 });
 
+test("stage messages in verbose mode mask secret-looking argument values", async () => {
+	const published: OutEvent[] = [];
+	const { core } = harness(new FakeModel({ calls: [{ name: "wifi_set", arguments: `{"ssid":"home","password":"hunter22"}` }] }, { text: "done" }), {
+		publish: (e) => published.push(e), stageVerbosity: "verbose",
+	});
+	await core.submit(request("go", { flags: ROUTER_FLAGS | RequestFlag.PUBLISH_STAGE_MESSAGE }));
+	await waitFor(() => published.some((e) => e.type === "out_message"), "the answer");
+	const stage = published.find((e) => e.type === "agent_stage");
+	assert.equal((stage?.text ?? "").split("\n")[1], `- wifi_set({"ssid":"home","password":"****"})`);
+});
+
 test("no stage message is published without PUBLISH_STAGE_MESSAGE", async () => {
 	const published: OutEvent[] = [];
 	const { core } = harness(new FakeModel({ calls: [{ name: "a" }] }, { text: "done" }), { publish: (e) => published.push(e) });
