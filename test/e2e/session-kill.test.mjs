@@ -143,6 +143,24 @@ async function ask(fw, text, answer) {
 	await fw.until(new RegExp(`^${answer.replace(/[.?*+^$()[\]{}|\\]/g, "\\$&")}$`, "m"), { from });
 }
 
+/**
+ * The two completed turns every test starts from (Q1 with a get_time round, then
+ * Q2), on a configured firmware; returns the console's session, checked to hold
+ * their six records.
+ */
+async function twoTurns(fw, mock) {
+	mock.script(
+		{ type: "tool_calls", calls: [{ id: "call_time", name: "get_time", arguments: {} }] },
+		{ type: "text", text: A1 },
+	);
+	await ask(fw, Q1, A1);
+	mock.script({ type: "text", text: A2 });
+	await ask(fw, Q2, A2);
+	const session = await currentSession(fw);
+	assert.equal(session.records, 6, "two turns on flash: user, tool call, tool result, answer, user, answer");
+	return session;
+}
+
 /** The console's current session as `session` prints it: {id, records}. */
 async function currentSession(fw) {
 	const from = fw.stdout.length;
@@ -280,17 +298,8 @@ for (const variant of VARIANTS) {
 					firmwares.push(fw);
 					await fw.until(/type help for the commands\n/);
 					await configure(fw, mock, protocol);
-					mock.script(
-						{ type: "tool_calls", calls: [{ id: "call_time", name: "get_time", arguments: {} }] },
-						{ type: "text", text: A1 },
-					);
-					await ask(fw, Q1, A1);
-					mock.script({ type: "text", text: A2 });
-					await ask(fw, Q2, A2);
+					const before = await twoTurns(fw, mock);
 					assert.equal(mock.requests.length, 3, "three LLM calls for the two turns");
-
-					const before = await currentSession(fw);
-					assert.equal(before.records, 6, "two turns on flash: user, tool call, tool result, answer, user, answer");
 
 					const n = mock.requests.length;
 					mock.script(...point.third);
@@ -378,15 +387,7 @@ for (const variant of VARIANTS) {
 			firmwares.push(fw);
 			await fw.until(/type help for the commands\n/);
 			await configure(fw, mock, PROTOCOLS[0]);
-			mock.script(
-				{ type: "tool_calls", calls: [{ id: "call_time", name: "get_time", arguments: {} }] },
-				{ type: "text", text: A1 },
-			);
-			await ask(fw, Q1, A1);
-			mock.script({ type: "text", text: A2 });
-			await ask(fw, Q2, A2);
-			const before = await currentSession(fw);
-			assert.equal(before.records, 6);
+			const before = await twoTurns(fw, mock);
 			const first = await fw.end();
 			assert.equal(first.code, 0, first.stderr.slice(-2000));
 
