@@ -3,7 +3,8 @@
 // interrupted change is dropped (the old file is the truth), the file is read
 // whole up to its limit and decoded, and a file that does not decode is kept
 // aside as <name>.bad so a person can look at it. Each of these logs one line and
-// the caller starts from its fallback. Changes are written with util/files
+// the caller starts from its fallback. A file that is there but cannot be read (an
+// IO error) is left alone, and the caller refuses changes to it until a restart. Changes are written with util/files
 // writeAtomically (temp, flush, atomic move), as the session store's small files are.
 import type { Directory } from "embedded:storage/files";
 import { decodeText, keepAside, readWhole, staleTempRemoved } from "util/files";
@@ -18,6 +19,12 @@ export interface LoadSpec<T> {
 	area: string;
 	/** What the caller uses instead, as the end of a sentence: "long-term memory starts empty". */
 	fallback: string;
+	/**
+	 * Called when the file is there but could not be read (an IO error, not
+	 * damage): the caller must then refuse changes (refuseIfUnreadable), since a
+	 * change would write its fallback over the real file.
+	 */
+	unreadable(why: string): void;
 }
 
 /**
@@ -35,9 +42,16 @@ export function loadFile<T>(directory: Directory, spec: LoadSpec<T>, log: Log): 
 		const bad = keepAside(directory, path);
 		log(`${area}: ${path} is damaged (${decoded.problem}); it was kept as ${bad} and ${fallback}.`);
 	} catch (error) {
-		log(`${area}: ${path} could not be read (${error instanceof Error ? error.message : String(error)}); ${fallback} and the next change rewrites the file.`);
+		const why = error instanceof Error ? error.message : String(error);
+		spec.unreadable(why);
+		log(`${area}: ${path} could not be read (${why}); ${fallback}, and changes are refused until a restart reads it, so that it is not overwritten.`);
 	}
 	return undefined;
+}
+
+/** Throws the sentence for a change to a file that loadFile could not read (why set); returns when why is undefined. */
+export function refuseIfUnreadable(path: string, why: string | undefined): void {
+	if (why !== undefined) throw new Error(`${path} could not be read when the board started (${why}), so nothing is saved over it: restart the board and try again.`);
 }
 
 /** decode for a text file: its UTF-8 text. */

@@ -12,7 +12,7 @@
 import type { Directory } from "embedded:storage/files";
 import { MEMORY_LIGHT_MAX_BYTES } from "budgets";
 import { byteLength, utf8, writeAtomically } from "util/files";
-import { loadFile, textFile } from "memory/flash";
+import { loadFile, refuseIfUnreadable, textFile } from "memory/flash";
 import { checkedText, contextLines, normalTags, rank } from "memory/text";
 import type { Log, LongTermMemory, MemoryEntry, MemoryUsage } from "memory/types";
 
@@ -38,11 +38,14 @@ export class LightMemory implements LongTermMemory {
 	readonly mode = "light" as const;
 	#directory: Directory;
 	#lines: string[] = [];
+	/** Why MEMORY.md could not be read at open; while set, changes are refused (they would replace it). */
+	#unreadable: string | undefined;
 
 	/** Opens (or starts) MEMORY.md in directory. Never throws: problems are logged and memory starts empty. */
 	constructor(directory: Directory, log: Log) {
 		this.#directory = directory;
-		const text = loadFile(directory, { path: LIGHT_FILE, maxBytes: MEMORY_LIGHT_MAX_BYTES, decode: textFile, area: "memory", fallback: "long-term memory starts empty" }, log);
+		const unreadable = (why: string) => { this.#unreadable = why; };
+		const text = loadFile(directory, { path: LIGHT_FILE, maxBytes: MEMORY_LIGHT_MAX_BYTES, decode: textFile, area: "memory", fallback: "long-term memory starts empty", unreadable }, log);
 		if (!text) return;
 		this.#lines = text.split(/\r?\n/);
 		if (this.#lines[this.#lines.length - 1] === "") this.#lines.pop();
@@ -130,6 +133,7 @@ export class LightMemory implements LongTermMemory {
 		const size = byteLength(text);
 		if (size > MEMORY_LIGHT_MAX_BYTES)
 			throw new Error(`${LIGHT_FILE} would grow to ${size} bytes; it holds at most ${MEMORY_LIGHT_MAX_BYTES}: forget lines that no longer matter, then save again.`);
+		refuseIfUnreadable(LIGHT_FILE, this.#unreadable);
 		writeAtomically(this.#directory, LIGHT_FILE, utf8(text));
 		this.#lines = lines;
 	}

@@ -8,7 +8,7 @@
 import type { Directory } from "embedded:storage/files";
 import { PROFILE_NOTES_MAX_BYTES, PROFILE_PERSONA_MAX_BYTES } from "budgets";
 import { byteLength, exists, utf8, writeAtomically } from "util/files";
-import { loadFile, textFile } from "memory/flash";
+import { loadFile, refuseIfUnreadable, textFile } from "memory/flash";
 import type { Log } from "memory/types";
 
 export type ProfileField = "persona" | "user_notes";
@@ -27,6 +27,8 @@ const FILES: Record<ProfileField, { path: string; maxBytes: number; label: strin
 export class Profile {
 	#directory: Directory;
 	#values: Record<ProfileField, string> = { persona: "", user_notes: "" };
+	/** Why a field's file could not be read at open; while set, changes to it are refused (they would replace it). */
+	#unreadable: Partial<Record<ProfileField, string>> = {};
 
 	/** Reads both files. Never throws: problems are logged and defaults used. */
 	constructor(directory: Directory, log: Log) {
@@ -34,7 +36,8 @@ export class Profile {
 		for (const field of PROFILE_FIELDS) {
 			const { path, maxBytes } = FILES[field];
 			const fallback = field === "persona" ? "the built-in persona is used" : "the user notes start empty";
-			this.#values[field] = (loadFile(directory, { path, maxBytes, decode: textFile, area: "profile", fallback }, log) ?? "").trim();
+			const unreadable = (why: string) => { this.#unreadable[field] = why; };
+			this.#values[field] = (loadFile(directory, { path, maxBytes, decode: textFile, area: "profile", fallback, unreadable }, log) ?? "").trim();
 		}
 	}
 
@@ -68,6 +71,7 @@ export class Profile {
 		const size = byteLength(next);
 		if (size > spec.maxBytes)
 			throw new Error(`${spec.label} would be ${size} bytes; at most ${spec.maxBytes} fit: shorten the text, or replace ${spec.label} instead of appending.`);
+		refuseIfUnreadable(spec.path, this.#unreadable[field]);
 		if (next) writeAtomically(this.#directory, spec.path, utf8(next + "\n"));
 		else if (exists(this.#directory, spec.path)) this.#directory.delete(spec.path);
 		this.#values[field] = next;

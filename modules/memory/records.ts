@@ -19,7 +19,7 @@ import type { Directory } from "embedded:storage/files";
 import { MEMORY_FILE_MAX_BYTES, MEMORY_RECORDS_MAX, MEMORY_RECORD_MAX_BYTES, MEMORY_TOTAL_TEXT_MAX_BYTES } from "budgets";
 import { byteLength, decodeText, utf8, writeAtomically } from "util/files";
 import { crc32 } from "util/crc32";
-import { loadFile } from "memory/flash";
+import { loadFile, refuseIfUnreadable } from "memory/flash";
 import { checkedText, contextLines, normalTags, rank } from "memory/text";
 import type { Log, LongTermMemory, MemoryEntry, MemoryUsage } from "memory/types";
 
@@ -111,6 +111,8 @@ export class FullMemory implements LongTermMemory {
 	#directory: Directory;
 	#state: State = { nextId: 1, records: [] };
 	#now: () => number;
+	/** Why the records file could not be read at open; while set, changes are refused (they would replace it). */
+	#unreadable: string | undefined;
 
 	/** Opens (or starts) the records file in directory. Never throws: problems are logged and memory starts empty. */
 	constructor(directory: Directory, log: Log, now: () => number = Date.now) {
@@ -120,7 +122,8 @@ export class FullMemory implements LongTermMemory {
 			const state = decodeRecords(bytes);
 			return typeof state === "string" ? { problem: state } : { value: state };
 		};
-		this.#state = loadFile(directory, { path: RECORDS_FILE, maxBytes: MEMORY_FILE_MAX_BYTES, decode, area: "memory", fallback: "long-term memory starts empty" }, log) ?? { nextId: 1, records: [] };
+		const unreadable = (why: string) => { this.#unreadable = why; };
+		this.#state = loadFile(directory, { path: RECORDS_FILE, maxBytes: MEMORY_FILE_MAX_BYTES, decode, area: "memory", fallback: "long-term memory starts empty", unreadable }, log) ?? { nextId: 1, records: [] };
 	}
 
 	write(text: string, tags?: readonly string[], id?: string): MemoryEntry {
@@ -188,6 +191,7 @@ export class FullMemory implements LongTermMemory {
 
 	// Writes first, then takes the new state: a failed write leaves RAM as flash is.
 	#commit(state: State): void {
+		refuseIfUnreadable(RECORDS_FILE, this.#unreadable);
 		writeAtomically(this.#directory, RECORDS_FILE, encodeRecords(state));
 		this.#state = state;
 	}

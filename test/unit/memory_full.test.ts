@@ -185,6 +185,30 @@ test("full mode: a write that fails in the filesystem leaves memory and flash as
 	assert.ok(!names(real).includes(RECORDS_FILE + ".tmp"), "the temp was removed");
 });
 
+test("full mode: a records file that cannot be read at open (an IO error) is not overwritten by the next change", () => {
+	const real = freshDirectory("unreadable");
+	open(real).write("saved before the reboot");
+	const saved = new Uint8Array(readRaw(real, RECORDS_FILE));
+	// The real directory, except that opening the records file fails like a bad flash read.
+	const directory = new Proxy(real, {
+		get(target, key) {
+			if (key === "openFile") return (options: { path: string; mode?: "r" | "r+" | "w" | "w+" }) => {
+				if (options.path === RECORDS_FILE) throw new Error("files: input/output error");
+				return target.openFile(options);
+			};
+			const value = Reflect.get(target, key);
+			return typeof value === "function" ? value.bind(target) : value;
+		},
+	}) as Directory;
+	const { log, lines } = logLines();
+	const memory = open(directory, log);
+	assert.equal(memory.list().length, 0, "nothing could be read");
+	assert.match(lines.join("\n"), /could not be read \(files: input\/output error\).*changes are refused until a restart/);
+	assert.throws(() => memory.write("a new fact"), "could not be read when the board started");
+	assert.deepEqual(new Uint8Array(readRaw(real, RECORDS_FILE)), saved, "the file on flash is as it was");
+	assert.deepEqual(open(real).list().map((e) => e.text), ["saved before the reboot"]);
+});
+
 test("memory provider: undefined for an empty memory, a REQUEST_START_ONLY system_prompt section otherwise", async () => {
 	const memory = open(freshDirectory("provider"));
 	const provider = memoryProvider(memory);
