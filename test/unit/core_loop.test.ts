@@ -112,10 +112,9 @@ test("an interrupt during HTTP aborts the call, keeps finished tool results and 
 	const { core, events } = harness(model);
 	const id = await core.submit(request("first question"));
 	await waitFor(() => model.requests.length === 2 && core.phase === "IN_LLM_HTTP", "the second call");
-	const started = Date.now();
 	const inserted = await core.submit(request("actually, also this", { flags: RequestFlag.USER_INTERRUPT }));
+	// Aborted by the time submit resolved: no wall-clock bound needed (nor safe on a loaded machine).
 	assert.equal(model.aborted, 1, "aborted at once");
-	assert.ok(Date.now() - started < 50);
 	const answer = await core.receiveFor(id, 2000);
 	assert.equal(answer.text, "answer to both");
 	const third = model.requests[2].messages;
