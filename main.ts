@@ -25,7 +25,7 @@ import { consoleMessages } from "core/console";
 import { openCore } from "core/setup";
 import { openMemory } from "memory/setup";
 import { CONSOLE_CHAT, sessionCommands } from "store/console";
-import { openSessions } from "store/sessions";
+import { openSessions, type Sessions } from "store/sessions";
 import { psramBuffers } from "util/buffers";
 
 const bootMs = now();
@@ -52,6 +52,18 @@ function memoryStore(): KeyValueStore {
 	};
 }
 
+// Storage that fails at boot (a damaged partition, a file where the sessions
+// directory belongs) leaves the firmware talking without saved conversations
+// rather than not starting at all; the files stay as they are for whoever repairs them.
+function openSessionStore(): { sessions?: Sessions; warning?: string } {
+	try {
+		return { sessions: openSessions() };
+	} catch (error) {
+		const message = error instanceof Error ? error.message : String(error);
+		return { warning: `sessions cannot be opened, so conversations are not saved this time (${message}); check the storage, then reboot` };
+	}
+}
+
 const { config, warning } = openConfig();
 // Big buffers (HTTP bodies, images, request bodies with images) come from PSRAM;
 // its resize lets a chunked HTTP body grow in place instead of by copying.
@@ -69,7 +81,7 @@ const http = new HttpClient({
 const llm = openLlm({ config, transport: http, buffers });
 const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };
 // Sessions on flash (append-only files) and long-term memory with the profile.
-const sessions = openSessions();
+const { sessions, warning: sessionsWarning } = openSessionStore();
 const memory = openMemory({ config });
 // The agent core. Other areas plug in here: their context providers in prompt
 // order (memory's profile (the persona) and long-term memory sections first, then
@@ -81,14 +93,14 @@ const agent = openCore({
 	now,
 	bootMs,
 	heap,
-	providers: [...memory.providers, sessions.historyProvider],
+	providers: sessions ? [...memory.providers, sessions.historyProvider] : memory.providers,
 	tools: memory.tools,
-	persist: sessions.persist,
-	gate: sessions.gate,
+	persist: sessions?.persist,
+	gate: sessions?.gate,
 	// Answers nobody waits for (the reply to a subagent's report that came after
 	// its ask ended) are printed as they come. repl exists by the time one does.
 	publish: consoleMessages((line) => repl.output.line(line)),
-	session: () => sessions.currentSession(CONSOLE_CHAT.channel, CONSOLE_CHAT.chat_id),
+	session: () => sessions?.currentSession(CONSOLE_CHAT.channel, CONSOLE_CHAT.chat_id) ?? "",
 	consoleChatId: CONSOLE_CHAT.chat_id,
 });
 const commands = new CommandTable();
@@ -106,20 +118,21 @@ commands.add(
 			repl.stop();
 			// The request in flight is cancelled, so no socket or timer outlives the VM.
 			agent.agents.stop();
-			sessions.close();
+			sessions?.close();
 			reboot();
 		},
 	}),
 	...configCommands(config),
 	...llm.commands,
 	...agent.commands,
-	...sessionCommands(sessions),
+	...(sessions ? sessionCommands(sessions) : []),
 	...memory.commands,
 );
 
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
 if (warning) repl.output.line(`warning: ${warning}`);
 if (llm.warning) repl.output.line(`warning: ${llm.warning}`);
+if (sessionsWarning) repl.output.line(`warning: ${sessionsWarning}`);
 if (memory.warning) repl.output.line(`warning: ${memory.warning}`);
 for (const problem of config.problems()) repl.output.line(`warning: ${problem}`);
 repl.start();

@@ -32,6 +32,18 @@ for (const variant of VARIANTS) {
 	}));
 }
 
+test("storage that fails at boot leaves the firmware answering, with a warning, and the files untouched", withDataDir(async (data) => {
+	// A file where the sessions directory belongs: opening the session store throws.
+	mkdirSync(join(data, "files"), { recursive: true });
+	writeFileSync(join(data, "files", "sessions"), "not a directory");
+	const result = await firmware(data, "status\nask hello\n");
+	assertClean(result);
+	assert.match(result.stdout, /warning: sessions cannot be opened, so conversations are not saved this time \(.+\); check the storage, then reboot\n/);
+	assert.match(result.stdout, /agent: IDLE/, "status runs");
+	assert.match(result.stdout, /the LLM is not configured: use `config set llm\.api_key/, "ask is answered");
+	assert.equal(readFileSync(join(data, "files", "sessions"), "utf8"), "not a directory", "the damaged entry is left for whoever repairs it");
+}));
+
 // On a terminal, keys arrive one by one: the console echoes and edits them. The
 // kernel turns each "\n" the console writes into "\r\n"; `shown` drops the "\r"s.
 const UP = "\x1b[A", BACKSPACE = "\x7f", CTRL_H = "\x08", CTRL_U = "\x15", CTRL_D = "\x04";
