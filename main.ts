@@ -6,11 +6,6 @@
 // Nothing slow runs before the prompt: config and the LLM usage record are a few
 // small key-value reads; the LLM backend is built on the first request.
 import keyValue from "embedded:storage/key-value";
-import TCP from "embedded:io/socket/tcp";
-import TLS from "embedded:io/socket/tcp/tls";
-import Resolver from "embedded:network/dns/resolver/udp";
-import Timer from "timer";
-import * as psram from "psram";
 import { consoleKind, exit, heap, name as platformName, now, reboot } from "host/platform";
 import { configCommands } from "config/commands";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
@@ -18,15 +13,13 @@ import { Config, type KeyValueStore } from "config/store";
 import { openConsole } from "console/port";
 import { systemCommands } from "console/system";
 import { CommandTable } from "console/table";
-import { HttpClient } from "net/http";
-import type { HttpClientOptions } from "net/types";
+import { boardHttp } from "net/board";
 import { openLlm } from "llm/setup";
 import { consoleMessages } from "core/console";
 import { openCore } from "core/setup";
 import { openMemory } from "memory/setup";
 import { CONSOLE_CHAT, sessionCommands } from "store/console";
 import { openSessions, type Sessions } from "store/sessions";
-import { psramBuffers } from "util/buffers";
 
 const bootMs = now();
 const CONFIG_NAMESPACE = "config";
@@ -65,18 +58,9 @@ function openSessionStore(): { sessions?: Sessions; warning?: string } {
 }
 
 const { config, warning } = openConfig();
-// Big buffers (HTTP bodies, images, request bodies with images) come from PSRAM;
-// its resize lets a chunked HTTP body grow in place instead of by copying.
-const buffers = psramBuffers(psram);
-// One HTTP client for every outgoing request (keep-alive per origin).
-const http = new HttpClient({
-	TCP: TCP as unknown as HttpClientOptions["TCP"],
-	TLS: TLS as unknown as HttpClientOptions["TLS"],
-	Resolver: Resolver as unknown as HttpClientOptions["Resolver"],
-	Timer,
-	now,
-	buffers,
-});
+// One HTTP client for every outgoing request (keep-alive per origin); big buffers
+// (HTTP bodies, images, request bodies with images) come from PSRAM.
+const { http, buffers } = boardHttp();
 // The LLM runtime is built lazily from llm.* settings on the first request.
 const llm = openLlm({ config, transport: http, buffers });
 const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };

@@ -10,9 +10,6 @@
 //   --mock-url https://localhost:PORT   --control-url http://127.0.0.1:PORT
 //   --ca PATH   --conversations N   --interrupt-runs N   --session-kib N
 import Timer from "timer";
-import TCP from "embedded:io/socket/tcp";
-import TLS from "embedded:io/socket/tcp/tls";
-import * as psram from "psram";
 import { collectGarbage, exit, heap, now, option, resetPeak } from "host/platform";
 import { SESSION_FILE_MAX_BYTES } from "budgets";
 import { basicTools } from "core/basic_tools";
@@ -23,9 +20,7 @@ import { toolbox } from "core/tools";
 import { ProviderFlag, RequestFlag, type AgentRequest, type ChatModel } from "core/types";
 import { Llm } from "llm/runtime";
 import { openSessions } from "store/sessions";
-import { HttpClient } from "net/http";
-import type { HttpClientOptions } from "net/types";
-import { psramBuffers } from "util/buffers";
+import { boardHttp } from "net/board";
 import { MemoryStore, config } from "../unit/llm_fakes";
 
 const MOCK = option("mock-url") ?? "";
@@ -33,14 +28,7 @@ const CONTROL = option("control-url") ?? "";
 const count = (name: string) => Number(option(name) ?? 1);
 const SESSION = "bench";
 
-const buffers = psramBuffers(psram); // as main.ts wires it
-const http = new HttpClient({
-	TCP: TCP as unknown as HttpClientOptions["TCP"],
-	TLS: TLS as unknown as HttpClientOptions["TLS"],
-	Timer,
-	now,
-	buffers,
-});
+const { http, buffers } = boardHttp(); // as main.ts wires it
 const llm = new Llm({
 	config: config({
 		"llm.provider": "custom", "llm.base_url": `${MOCK}/v1`, "llm.api_key": "sk-bench-0123456789", "llm.model": "gpt-mock",

@@ -7,16 +7,12 @@
 // Retry waits run at 1/100 of their length (an injected clock), so a 429 with
 // retry-after: 1 waits 10 ms; the schedule itself is the production one.
 import Timer from "timer";
-import TCP from "embedded:io/socket/tcp";
-import TLS from "embedded:io/socket/tcp/tls";
 import files from "embedded:storage/files";
 import * as psram from "psram";
 import { heap, now, option } from "host/platform";
 import { assert, test } from "testing";
 import { Aborter } from "net/abort";
-import { HttpClient } from "net/http";
-import type { HttpClientOptions } from "net/types";
-import { psramBuffers } from "util/buffers";
+import { boardHttp } from "net/board";
 import { IMAGE_MAX_BYTES } from "budgets";
 import { fileReader } from "llm/media";
 import { Llm } from "llm/runtime";
@@ -29,14 +25,7 @@ const CONTROL = option("control-url") ?? "";
 const RETRY_SCALE = 100;
 
 // One PSRAM pool for the HTTP client and the LLM runtime, as main.ts wires it.
-const buffers = psramBuffers(psram);
-const http = new HttpClient({
-	TCP: TCP as unknown as HttpClientOptions["TCP"],
-	TLS: TLS as unknown as HttpClientOptions["TLS"],
-	Timer,
-	now,
-	buffers,
-});
+const { http, buffers } = boardHttp();
 
 const fastClock: Clock = {
 	now,
