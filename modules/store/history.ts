@@ -55,11 +55,18 @@ export function historyUnits(records: StoredRecord[], capBytes: number): { units
 	return { units, dropped };
 }
 
-/** The newest units that fit budgetBytes together, oldest first; stops at the first that does not fit. */
+/**
+ * The newest units that fit budgetBytes together, oldest first; stops at the
+ * first that does not fit. The window then starts at a user message: an answer
+ * or a tool round whose question fell out is left out too, since a history that
+ * opens with the assistant reads as an answer to nothing (and Anthropic wants a
+ * user message first).
+ */
 export function selectHistory(records: StoredRecord[], budgetBytes: number, capBytes: number): Message[] {
 	const { units } = historyUnits(records, capBytes);
 	let used = 0;
 	let first = units.length;
 	while (first > 0 && used + units[first - 1].bytes <= budgetBytes) used += units[--first].bytes;
+	while (first < units.length && units[first].messages[0].role !== "user") first++;
 	return units.slice(first).flatMap((u) => u.messages);
 }

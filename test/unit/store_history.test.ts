@@ -67,7 +67,17 @@ test("a tool round is given whole: the call with all of its results, or neither"
 	assert.deepEqual(all.map((m) => m.role), ["user", "assistant", "tool", "tool", "assistant"]);
 	const records: StoredRecord[] = sessions.show(id, 10);
 	const tight = selectHistory(records, 3000, MESSAGE_MAX_BYTES);
-	assert.deepEqual(texts(tight), ["done"], "the round did not fit, so none of it is there, and nothing older");
+	assert.deepEqual(texts(tight), [], "the round did not fit, so none of it is there, nor its answer without its question");
+});
+
+test("the history window opens with a user message: an answer whose question fell out of the budget is left out", () => {
+	const id = sessions.newSession("test", "opens-with-user");
+	turn(id, 1, "q".repeat(2000), "first answer");
+	turn(id, 2, "second question", "second answer");
+	const records: StoredRecord[] = sessions.show(id, 10);
+	const window = selectHistory(records, 1000, MESSAGE_MAX_BYTES);
+	assert.deepEqual(texts(window), ["second question", "second answer"], "the first answer fit but its question did not");
+	assert.equal(selectHistory(records, 100_000, MESSAGE_MAX_BYTES)[0].role, "user");
 });
 
 test("a half round cut by a crash (call without all results) and an orphan result are dropped; the user message stays", () => {
