@@ -20,6 +20,7 @@ import { openCore } from "core/setup";
 import { openMemory } from "memory/setup";
 import { CONSOLE_CHAT, sessionCommands } from "store/console";
 import { openSessions, type Sessions } from "store/sessions";
+import { messageOf } from "util/errors";
 
 const bootMs = now();
 const CONFIG_NAMESPACE = "config";
@@ -30,7 +31,7 @@ function openConfig(): { config: Config; warning?: string } {
 	try {
 		return { config: new Config(keyValue.open({ path: CONFIG_NAMESPACE, mode: "r+" })) };
 	} catch (error) {
-		const message = error instanceof Error ? error.message : String(error);
+		const message = messageOf(error);
 		return { config: new Config(memoryStore()), warning: `settings cannot be read, so changes are not saved this time: ${message}` };
 	}
 }
@@ -52,7 +53,7 @@ function openSessionStore(): { sessions?: Sessions; warning?: string } {
 	try {
 		return { sessions: openSessions() };
 	} catch (error) {
-		const message = error instanceof Error ? error.message : String(error);
+		const message = messageOf(error);
 		return { warning: `sessions cannot be opened, so conversations are not saved this time (${message}); check the storage, then reboot` };
 	}
 }

@@ -17,6 +17,7 @@
 // CONFIG_MAX_ENTRIES entries. Secret values (names containing key, token, secret or
 // password) are never put into an error message; show them through mask().
 import { CONFIG_KEY_PROBES, CONFIG_MAX_ENTRIES, CONFIG_NAME_MAX_CHARS, CONFIG_VALUE_MAX_BYTES } from "budgets";
+import { messageOf } from "util/errors";
 
 /** The part of an `embedded:storage/key-value` store (format "buffer") that config uses. */
 export interface KeyValueStore {
@@ -110,7 +111,7 @@ export class Config {
 				if (this.#values.has(name)) throw new Error(`"${name}" is already stored under ${this.#values.get(name)!.key}`);
 				this.#values.set(name, { key, value });
 			} catch (error) {
-				const why = error instanceof Error ? error.message : String(error);
+				const why = messageOf(error);
 				this.#problems.push(`stored config entry ${key} is unreadable (${why}); it is left untouched, and factory-reset clears it.`);
 			}
 		}
@@ -179,7 +180,7 @@ export class Config {
 			try {
 				listener(name, value);
 			} catch (error) {
-				trace(`config: a listener for ${name} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+				trace(`config: a listener for ${name} failed: ${messageOf(error)}\n`);
 			}
 		}
 	}

@@ -9,6 +9,7 @@
 import Serial from "embedded:io/serial";
 import { CONSOLE_BAUD } from "budgets";
 import { Repl, type ReplOptions } from "console/repl";
+import { messageOf } from "util/errors";
 
 const END_OF_INPUT = "end of input";
 
@@ -31,7 +32,7 @@ export function openConsole(options: Omit<ReplOptions, "write">): Repl {
 			}
 		},
 		onError(error: unknown) {
-			const message = error instanceof Error ? error.message : String(error);
+			const message = messageOf(error);
 			if (message !== END_OF_INPUT) repl.output.line(`console: ${message}`);
 			repl.end();
 		},

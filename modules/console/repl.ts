@@ -13,6 +13,7 @@ import type { ConsoleKind } from "host/platform";
 import { LineEditor, type LineEvent } from "console/line";
 import type { CommandTable } from "console/table";
 import { UsageError, type Output } from "console/types";
+import { messageOf } from "util/errors";
 
 export const PROMPT = "xsclaw> ";
 
@@ -171,6 +172,6 @@ export class Repl {
 
 	#report(name: string, usage: string, error: unknown): void {
 		if (error instanceof UsageError) this.#output.line(`usage: ${name}${usage ? " " + usage : ""}`);
-		else this.#output.line(`error: ${error instanceof Error ? error.message : String(error)}`);
+		else this.#output.line(`error: ${messageOf(error)}`);
 	}
 }

@@ -18,6 +18,7 @@
 import { MAX_SUBAGENTS, SUBAGENT_REPORT_MAX_CHARS, SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS, SUBAGENT_TASK_MAX_CHARS } from "budgets";
 import { Core, type CoreOptions, type CoreStatus } from "core/core";
 import { RequestFlag, type AgentRequest, type CallCap, type CompletionSummary, type ToolSpec } from "core/types";
+import { messageOf } from "util/errors";
 
 /** The source channel of a subagent's own requests. */
 export const SUBAGENT_CHANNEL = "subagent";
@@ -141,7 +142,7 @@ export class AgentManager {
 			target,
 		};
 		this.root.submit(report, SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS).catch((error) => {
-			this.#log(`agents: the report of ${agentId} could not reach the root agent: ${error instanceof Error ? error.message : String(error)}`);
+			this.#log(`agents: the report of ${agentId} could not reach the root agent: ${messageOf(error)}`);
 		});
 	}
 }

@@ -20,6 +20,7 @@
 import { CONSOLE_ASK_TIMEOUT_MS, CONSOLE_SUBMIT_TIMEOUT_MS } from "budgets";
 import { UsageError, words, type Command, type Output } from "console/types";
 import type { AgentEvent, AgentRequest, AgentResponse, OutEvent, Phase } from "core/types";
+import { messageOf } from "util/errors";
 
 /** The source and target channel of console requests. */
 export const CONSOLE_CHANNEL = "console";
@@ -50,10 +51,6 @@ export interface CoreConsoleDeps {
 	/** Overrides for tests; the budgets otherwise. */
 	askTimeoutMs?: number;
 	submitTimeoutMs?: number;
-}
-
-function messageOf(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
 }
 
 function consoleRequest(text: string, sessionId: string, chatId: string): AgentRequest {

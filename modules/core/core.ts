@@ -36,6 +36,7 @@ import {
 	type CompletionSummary, type ContextContent, type ContextProvider, type ContextRecord, type CoreMetrics, type EventListener,
 	type OutEvent, type Persist, type Phase, type RequestGate, type ToolCallInfo, type ToolOutcome,
 } from "core/types";
+import { messageOf as errorText } from "util/errors";
 
 /** Timer-shaped set/clear, injectable so tests run on fake time. */
 export interface CoreTimers {
@@ -153,7 +154,7 @@ function oneLine(text: string): string {
 }
 
 function messageOf(error: unknown): string {
-	const text = error instanceof Error ? error.message : String(error);
+	const text = errorText(error);
 	return clip(text || "an unknown error", CORE_ERROR_MAX_CHARS);
 }
 

@@ -20,6 +20,7 @@
 import { TOOLBOX_MAX_TOOLS, TOOL_ARGUMENT_PREVIEW_CHARS, TOOL_RESULT_MAX_CHARS, TOOL_SCHEMA_MAX_DEPTH } from "budgets";
 import type { JsonObject, JsonValue, ToolDefinition } from "llm/types";
 import type { AgentRequest, CallCap, ContextProvider, ToolOutcome, ToolSpec } from "core/types";
+import { messageOf } from "util/errors";
 
 /**
  * Decides whether a request may use a tool. refuse() returns a sentence saying
@@ -170,10 +171,6 @@ function cut(text: string): string {
 
 function preview(text: string): string {
 	return text.length > TOOL_ARGUMENT_PREVIEW_CHARS ? `${text.slice(0, TOOL_ARGUMENT_PREVIEW_CHARS)}…` : text;
-}
-
-function messageOf(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
 }
 
 // ---- the schema subset ----

@@ -5,6 +5,7 @@ import { LLM_TEST_MAX_TOKENS } from "budgets";
 import type { Command, Output } from "console/types";
 import { UsageError } from "console/types";
 import type { Llm } from "llm/runtime";
+import { messageOf } from "util/errors";
 
 const TEST_PROMPT = "Reply with one short sentence to confirm you can hear me.";
 const REPLY_SHOWN_CHARS = 200;
@@ -43,7 +44,7 @@ export function llmCommands(llm: Llm): Command[] {
 				try {
 					response = await llm.chat({ messages: [{ role: "user", content: TEST_PROMPT }], max_tokens: LLM_TEST_MAX_TOKENS });
 				} catch (error) {
-					throw new Error(`the LLM test failed: ${error instanceof Error ? error.message : String(error)}`);
+					throw new Error(`the LLM test failed: ${messageOf(error)}`);
 				}
 				if (response.finish_reason === "not_configured") {
 					out.line(response.message.content ?? "");

@@ -10,6 +10,7 @@
 // Stored record, key "llm_usage" (UTF-8 JSON): {"v":1,"hour":H,"hourCalls":n,
 // "day":D,"dayCalls":n,"dayTokens":n} with H = hours and D = days since 1970 (UTC).
 // An unreadable record is replaced, and traced; a failed write is traced, never fatal.
+import { messageOf } from "util/errors";
 
 export interface UsageStore {
 	read(key: string): ArrayBuffer | undefined;
@@ -61,7 +62,7 @@ export class UsageLimiter {
 		try {
 			bytes = this.#store?.read(USAGE_KEY);
 		} catch (error) {
-			trace(`llm: cannot read the stored LLM usage (${error instanceof Error ? error.message : String(error)}); counting from zero\n`);
+			trace(`llm: cannot read the stored LLM usage (${messageOf(error)}); counting from zero\n`);
 			return fresh;
 		}
 		if (!bytes) return fresh;
@@ -81,7 +82,7 @@ export class UsageLimiter {
 		try {
 			this.#store.write(USAGE_KEY, ArrayBuffer.fromString(JSON.stringify(this.#record)));
 		} catch (error) {
-			trace(`llm: cannot store the LLM usage (${error instanceof Error ? error.message : String(error)})\n`);
+			trace(`llm: cannot store the LLM usage (${messageOf(error)})\n`);
 		}
 	}
 

@@ -9,6 +9,7 @@ import Timer from "timer";
 import { now as monotonicNow } from "host/platform";
 import type { AbortSignalLike } from "net/types";
 import { LlmError } from "llm/types";
+import { messageOf } from "util/errors";
 
 export interface Clock {
 	/** Monotonic milliseconds. */
@@ -71,7 +72,7 @@ export async function withRetries<T>(
 		try {
 			return await attempt(n);
 		} catch (thrown) {
-			error = thrown instanceof LlmError ? thrown : new LlmError("protocol", thrown instanceof Error ? thrown.message : String(thrown));
+			error = thrown instanceof LlmError ? thrown : new LlmError("protocol", messageOf(thrown));
 		}
 		if (signal?.aborted || error.kind === "aborted") throw error.kind === "aborted" ? error : cancelled();
 		if (!error.retryable) throw n > 1 ? withAttempts(error, n) : error;

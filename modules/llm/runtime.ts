@@ -28,6 +28,7 @@ import {
 	type ChatOptions, type ChatRequest, type ChatResponse, type LlmBackend, type LlmEvent, type MediaRequest, type ModelProfile,
 	type PreparedImage,
 } from "llm/types";
+import { messageOf } from "util/errors";
 
 /** The part of config/store's Config the runtime reads. */
 export interface ConfigSource {
@@ -258,7 +259,7 @@ export class Llm {
 				Object.assign(status, { configured: true, provider: p.provider, backend: p.backend, model: p.model, base_url: p.base_url, stream: p.stream });
 			}
 		} catch (error) {
-			status.problem = error instanceof Error ? error.message : String(error);
+			status.problem = messageOf(error);
 		}
 		return status;
 	}

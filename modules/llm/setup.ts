@@ -13,6 +13,7 @@ import { llmCommands } from "llm/console";
 import type { UsageStore } from "llm/limits";
 import { fileReader } from "llm/media";
 import { Llm, type ConfigSource } from "llm/runtime";
+import { messageOf } from "util/errors";
 
 const USAGE_NAMESPACE = "llm";
 
@@ -29,7 +30,7 @@ function openUsageStore(): { store?: UsageStore; warning?: string } {
 			},
 		};
 	} catch (error) {
-		const message = error instanceof Error ? error.message : String(error);
+		const message = messageOf(error);
 		return { warning: `LLM usage cannot be stored (${message}), so call limits count from zero after a restart` };
 	}
 }

@@ -22,6 +22,7 @@ import {
 	type ChatResponse, type ContentPart, type FinishReason, type ImagePart, type JsonObject, type JsonValue, type LlmBackend,
 	type LlmEvent, type Message, type ModelProfile, type PreparedMediaRequest, type Usage,
 } from "llm/types";
+import { messageOf } from "util/errors";
 
 export interface ParsedReply {
 	message: AssistantMessage;
@@ -130,7 +131,7 @@ export function toLlmError(error: unknown, profile: ModelProfile): LlmError {
 				return new LlmError("network", `the connection to the LLM at ${originOf(profile.base_url)} failed: ${scrub(error.message)}`);
 		}
 	}
-	const message = error instanceof Error ? error.message : String(error);
+	const message = messageOf(error);
 	return new LlmError("protocol", scrub(`the LLM request failed: ${message}`));
 }
 
@@ -159,7 +160,7 @@ export function safeEmitter(onEvent: ((event: LlmEvent) => void) | undefined): (
 		try {
 			onEvent(event);
 		} catch (error) {
-			if (!traced) trace(`llm: an onEvent listener threw on ${event.type} (later throws are not traced): ${error instanceof Error ? error.message : String(error)}\n`);
+			if (!traced) trace(`llm: an onEvent listener threw on ${event.type} (later throws are not traced): ${messageOf(error)}\n`);
 			traced = true;
 		}
 	};

@@ -9,6 +9,7 @@
 import type { Directory } from "embedded:storage/files";
 import { decodeText, keepAside, readWhole, staleTempRemoved } from "util/files";
 import type { Log } from "memory/types";
+import { messageOf } from "util/errors";
 
 export interface LoadSpec<T> {
 	path: string;
@@ -42,7 +43,7 @@ export function loadFile<T>(directory: Directory, spec: LoadSpec<T>, log: Log): 
 		const bad = keepAside(directory, path);
 		log(`${area}: ${path} is damaged (${decoded.problem}); it was kept as ${bad} and ${fallback}.`);
 	} catch (error) {
-		const why = error instanceof Error ? error.message : String(error);
+		const why = messageOf(error);
 		spec.unreadable(why);
 		log(`${area}: ${path} could not be read (${why}); ${fallback}, and changes are refused until a restart reads it, so that it is not overwritten.`);
 	}

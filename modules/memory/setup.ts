@@ -18,6 +18,7 @@ import { memoryProvider, profileProvider } from "memory/providers";
 import { FullMemory } from "memory/records";
 import { memoryTools, profileTools } from "memory/tools";
 import type { Log, LongTermMemory, MemoryMode, SettingsSource } from "memory/types";
+import { messageOf } from "util/errors";
 
 export const MEMORY_DIRECTORY = "memory";
 export const MODE_SETTING = "memory.mode";
@@ -48,7 +49,7 @@ function openDirectory(files: Directory, log: Log): Directory {
 		files.createDirectory(MEMORY_DIRECTORY);
 		return files.openDirectory({ path: MEMORY_DIRECTORY });
 	} catch (error) {
-		log(`memory: the directory "${MEMORY_DIRECTORY}" cannot be used (${error instanceof Error ? error.message : String(error)}); memory files go to the storage root instead.`);
+		log(`memory: the directory "${MEMORY_DIRECTORY}" cannot be used (${messageOf(error)}); memory files go to the storage root instead.`);
 		return files;
 	}
 }

@@ -38,6 +38,7 @@ import {
 import { literalAddress, parseUrl, type ParsedUrl } from "net/url";
 import { decodeUtf8, encodeUtf8, utf8Boundary } from "net/utf8";
 import { heapBuffers, type BufferPool } from "util/buffers";
+import { messageOf } from "util/errors";
 
 const USER_AGENT = "xsclaw";
 const METHODS = new Set(["GET", "POST", "PUT", "DELETE", "PATCH"]);
@@ -50,7 +51,7 @@ const TLS_FAILURE = /tls|ssl|certificat|handshake|verif|x509|alert|cipher/i;
 /** Converts anything thrown inside the client into the one error class it rejects with. */
 export function toHttpError(error: unknown): HttpError {
 	if (error instanceof HttpError) return error;
-	const message = error instanceof Error ? error.message : String(error);
+	const message = messageOf(error);
 	return new HttpError("protocol", message || "unknown failure");
 }
 

@@ -22,6 +22,7 @@ import {
 } from "store/format";
 import { capForStorage } from "store/messages";
 import { exists, keepAside, writeAtomically } from "util/files";
+import { messageOf } from "util/errors";
 
 export const SESSIONS_DIR = "sessions";
 
@@ -44,10 +45,6 @@ export type Log = (line: string) => void;
 export function paths(id: string) {
 	const base = `${SESSIONS_DIR}/${id}`;
 	return { data: `${base}.dat`, index: `${base}.idx`, dataTmp: `${base}.dat.tmp`, indexTmp: `${base}.idx.tmp`, blocked: `${base}.blocked` };
-}
-
-function messageOf(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
 }
 
 /** Writes bytes to a new file at path in pieces, flushed: one write per SESSION_WRITE_BUFFER_BYTES. */

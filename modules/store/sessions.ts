@@ -24,6 +24,7 @@ import { selectHistory } from "store/history";
 import { byteLength, capMessage } from "store/messages";
 import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, paths } from "store/session";
 import { decodeText, exists, keepAside, readWhole, staleTempRemoved, writeAtomically } from "util/files";
+import { messageOf } from "util/errors";
 
 const CHATS_PATH = `${SESSIONS_DIR}/chats.json`;
 const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;
@@ -56,10 +57,6 @@ export function blockedGuidance(id: string): string {
 	return `this session (${id}) is full: even after compaction it is over ${SESSION_FILE_MAX_BYTES / 1024} KiB. ` +
 		`Start a new session with \`session new\` on the console or /session new in a chat, ` +
 		`or delete this one with \`session delete ${id}\` on the console or /session delete ${id} in a chat.`;
-}
-
-function messageOf(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
 }
 
 export class Sessions {
