@@ -136,6 +136,15 @@ async function configure(fw, mock, protocol) {
 	}
 }
 
+/** Starts the firmware (recorded in `firmwares` for the clean-up), waits for its banner and points it at the mock. */
+async function startConfigured(args, variant, mock, protocol, firmwares) {
+	const fw = startFirmware(args, variant);
+	firmwares.push(fw);
+	await fw.until(/type help for the commands\n/);
+	await configure(fw, mock, protocol);
+	return fw;
+}
+
 /** Types `ask text` and waits for `answer` on a line of its own. */
 async function ask(fw, text, answer) {
 	const from = fw.stdout.length;
@@ -294,10 +303,7 @@ for (const variant of VARIANTS) {
 					// Before the kill: two completed turns, then the third ask in flight.
 					const mock = await startMockLLM({ tls: ca.server, host: "127.0.0.1" });
 					mocks.push(mock);
-					const fw = startFirmware(args, variant);
-					firmwares.push(fw);
-					await fw.until(/type help for the commands\n/);
-					await configure(fw, mock, protocol);
+					const fw = await startConfigured(args, variant, mock, protocol, firmwares);
 					const before = await twoTurns(fw, mock);
 					assert.equal(mock.requests.length, 3, "three LLM calls for the two turns");
 
@@ -327,10 +333,7 @@ for (const variant of VARIANTS) {
 					// scenario left over from the kill can answer it).
 					const mock2 = await startMockLLM({ tls: ca.server, host: "127.0.0.1" });
 					mocks.push(mock2);
-					const fw2 = startFirmware(args, variant);
-					firmwares.push(fw2);
-					await fw2.until(/type help for the commands\n/);
-					await configure(fw2, mock2, protocol);
+					const fw2 = await startConfigured(args, variant, mock2, protocol, firmwares);
 					const after = await currentSession(fw2);
 					assert.equal(after.id, before.id, "the console talks in the same session after the restart");
 					mock2.script({ type: "text", text: A4 });
@@ -383,10 +386,7 @@ for (const variant of VARIANTS) {
 		const mock = await startMockLLM({ tls: ca.server, host: "127.0.0.1" });
 		const firmwares = [];
 		try {
-			const fw = startFirmware(args, variant);
-			firmwares.push(fw);
-			await fw.until(/type help for the commands\n/);
-			await configure(fw, mock, PROTOCOLS[0]);
+			const fw = await startConfigured(args, variant, mock, PROTOCOLS[0], firmwares);
 			const before = await twoTurns(fw, mock);
 			const first = await fw.end();
 			assert.equal(first.code, 0, first.stderr.slice(-2000));
@@ -397,10 +397,7 @@ for (const variant of VARIANTS) {
 			assert.equal(inspected.status, 1, inspected.stdout);
 			assert.match(inspected.stdout, /finding: the index lists 4 records, the data file holds 6 \(open\(\) rebuilds the index\)/);
 
-			const fw2 = startFirmware(args, variant);
-			firmwares.push(fw2);
-			await fw2.until(/type help for the commands\n/);
-			await configure(fw2, mock, PROTOCOLS[0]);
+			const fw2 = await startConfigured(args, variant, mock, PROTOCOLS[0], firmwares);
 			const listed = await currentSession(fw2);
 			t.diagnostic(`\`session\` after the restart: ${listed.records} records (6 on flash)`);
 			assert.equal(listed.id, before.id);
