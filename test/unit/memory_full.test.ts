@@ -8,6 +8,7 @@ import { FullMemory, RECORDS_FILE, encodeRecords } from "memory/records";
 import { openMemory } from "memory/setup";
 import { memoryTools } from "memory/tools";
 import { assert, test } from "testing";
+import { beforeOpenFile, replacing } from "./files_fakes";
 import { callTool, freshDirectory, logLines, names, readRaw, request, settings, writeRaw } from "./memory_fakes";
 
 let clock = 1_700_000_000_000;
@@ -165,16 +166,10 @@ test("full mode: a write that fails in the filesystem leaves memory and flash as
 	const real = freshDirectory("failing");
 	let failMove = false;
 	// The real directory, except that move can be made to fail like a full flash.
-	const directory = new Proxy(real, {
-		get(target, key) {
-			if (key === "move") return (from: string, to: string) => {
-				if (failMove) throw new Error("files: no space left");
-				target.move(from, to);
-			};
-			const value = Reflect.get(target, key);
-			return typeof value === "function" ? value.bind(target) : value;
-		},
-	}) as Directory;
+	const directory = replacing(real, (key, move) => key !== "move" ? move : (from: string, to: string) => {
+		if (failMove) throw new Error("files: no space left");
+		(move as Directory["move"])(from, to);
+	});
 	const memory = open(directory);
 	memory.write("kept");
 	failMove = true;
@@ -190,16 +185,9 @@ test("full mode: a records file that cannot be read at open (an IO error) is not
 	open(real).write("saved before the reboot");
 	const saved = new Uint8Array(readRaw(real, RECORDS_FILE));
 	// The real directory, except that opening the records file fails like a bad flash read.
-	const directory = new Proxy(real, {
-		get(target, key) {
-			if (key === "openFile") return (options: { path: string; mode?: "r" | "r+" | "w" | "w+" }) => {
-				if (options.path === RECORDS_FILE) throw new Error("files: input/output error");
-				return target.openFile(options);
-			};
-			const value = Reflect.get(target, key);
-			return typeof value === "function" ? value.bind(target) : value;
-		},
-	}) as Directory;
+	const directory = beforeOpenFile(real, (path) => {
+		if (path === RECORDS_FILE) throw new Error("files: input/output error");
+	});
 	const { log, lines } = logLines();
 	const memory = open(directory, log);
 	assert.equal(memory.list().length, 0, "nothing could be read");

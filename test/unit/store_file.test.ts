@@ -8,6 +8,7 @@ import type { ContextRecord } from "core/types";
 import { SessionFile, type NewRecord } from "store/session";
 import { ENTRY_BYTES, HEADER_BYTES, encodeFrame } from "store/format";
 import { crc32 } from "util/crc32";
+import { replacingFileMembers } from "./files_fakes";
 
 let sequence = 0;
 function fresh(): string {
@@ -152,14 +153,11 @@ test("an index longer than the data is rebuilt from the data", () => {
 // files with every File's read(count) recorded: the largest count asked for.
 function readWatched(): { root: Directory; largest: () => number } {
 	let largest = 0;
-	const bind = <T extends object>(target: T, wrap: (key: string | symbol, value: unknown) => unknown) =>
-		new Proxy(target, { get: (t, key) => { const value = Reflect.get(t, key) as unknown; return wrap(key, typeof value === "function" ? value.bind(t) : value); } });
-	const root = bind(files, (key, value) => key !== "openFile" ? value : (options: { path: string; mode: "r" | "r+" | "w" | "w+" }) =>
-		bind(files.openFile(options), (k, v) => k !== "read" ? v : (what: number | ArrayBuffer, position: number) => {
-			if (typeof what === "number") largest = Math.max(largest, what);
-			return (v as File["read"])(what as number, position);
-		}));
-	return { root: root as Directory, largest: () => largest };
+	const root = replacingFileMembers(files, (key, real) => key !== "read" ? real : (what: number | ArrayBuffer, position: number) => {
+		if (typeof what === "number") largest = Math.max(largest, what);
+		return (real as File["read"])(what as number, position);
+	});
+	return { root, largest: () => largest };
 }
 
 test("open() reads no more of a huge index file than the data calls for", () => {
@@ -272,19 +270,9 @@ test("open never throws on seeded random damage to either file, and the session 
 });
 
 function countingRoot(counter: { reads: number }): Directory {
-	const wrapFile = (f: File): File => new Proxy(f, {
-		get(target, key) {
-			const value = Reflect.get(target, key);
-			if (key === "read") return (...args: unknown[]) => { counter.reads++; return (value as Function).apply(target, args); };
-			return typeof value === "function" ? value.bind(target) : value;
-		},
-	});
-	return new Proxy(files, {
-		get(target, key) {
-			const value = Reflect.get(target, key);
-			if (key === "openFile") return (options: { path: string; mode?: "r" | "r+" | "w" | "w+" }) => wrapFile(target.openFile(options));
-			return typeof value === "function" ? value.bind(target) : value;
-		},
+	return replacingFileMembers(files, (key, real) => key !== "read" ? real : (...args: unknown[]) => {
+		counter.reads++;
+		return (real as Function)(...args);
 	});
 }
 

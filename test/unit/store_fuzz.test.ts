@@ -4,11 +4,12 @@
 // that reads, appends and reopens quietly; a failed write is sticky; a record
 // with a valid checksum but no valid message is left out, not handed on.
 import files from "embedded:storage/files";
-import type { Directory, File } from "embedded:storage/files";
+import type { Directory } from "embedded:storage/files";
 import { test, assert } from "testing";
 import type { ContextRecord } from "core/types";
 import { SessionFile, type NewRecord } from "store/session";
 import { HEADER_BYTES, encodeFrame } from "store/format";
+import { replacingFileMembers } from "./files_fakes";
 
 const SEEDS = 300;
 let sequence = 0;
@@ -101,22 +102,9 @@ test(`open never throws for ${SEEDS} seeds of garbled, truncated and random data
 
 /** A root whose file writes throw while `failing.on` is true. */
 function failingRoot(failing: { on: boolean }): Directory {
-	const wrap = (f: File): File => new Proxy(f, {
-		get(target, key) {
-			const value = Reflect.get(target, key);
-			if (key === "write" || key === "flush") return (...args: unknown[]) => {
-				if (failing.on) throw new Error("no space left on the device");
-				return (value as Function).apply(target, args);
-			};
-			return typeof value === "function" ? value.bind(target) : value;
-		},
-	});
-	return new Proxy(files, {
-		get(target, key) {
-			const value = Reflect.get(target, key);
-			if (key === "openFile") return (options: { path: string; mode?: "r" | "r+" | "w" | "w+" }) => wrap(target.openFile(options));
-			return typeof value === "function" ? value.bind(target) : value;
-		},
+	return replacingFileMembers(files, (key, real) => key !== "write" && key !== "flush" ? real : (...args: unknown[]) => {
+		if (failing.on) throw new Error("no space left on the device");
+		return (real as Function)(...args);
 	});
 }
 

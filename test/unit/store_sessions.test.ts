@@ -9,6 +9,7 @@ import { UsageError } from "console/types";
 import { SESSION_FILE_MAX_BYTES } from "budgets";
 import { Sessions, blockedGuidance } from "store/sessions";
 import { sessionCommands } from "store/console";
+import { beforeOpenFile } from "./files_fakes";
 
 let clock = 1_900_000_000_000;
 const logged: string[] = [];
@@ -149,15 +150,8 @@ test("persist without a session id writes nothing, and a failing persist is logg
 
 test("a compaction that fails after a saved turn is logged as a failed compaction, the turn stays, and the next turn retries it", () => {
 	let failTemp = false;
-	const root = new Proxy(files, {
-		get(target, key) {
-			const value = Reflect.get(target, key);
-			if (key === "openFile") return (options: { path: string; mode?: "r" | "r+" | "w" | "w+" }) => {
-				if (failTemp && options.path.endsWith(".dat.tmp")) throw new Error("no space left on the device");
-				return target.openFile(options);
-			};
-			return typeof value === "function" ? value.bind(target) : value;
-		},
+	const root = beforeOpenFile(files, (path) => {
+		if (failTemp && path.endsWith(".dat.tmp")) throw new Error("no space left on the device");
 	});
 	const lines: string[] = [];
 	const failing = new Sessions({ root, log: (l) => void lines.push(l), clock: () => clock++ });
