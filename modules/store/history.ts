@@ -9,9 +9,13 @@ import { byteLength, capMessage } from "store/messages";
 /** A piece of history that goes in or out whole: one message, or a tool round (call + every result). */
 interface Unit { messages: Message[]; bytes: number }
 
-/** The message a record contributes, capped; failure notes are assistant messages already. */
-function promptMessage(record: StoredRecord, capBytes: number): Message {
-	return capMessage(record.message, capBytes);
+/** A record as the prompt gets it: its message capped (failure notes are assistant messages already), and that message's JSON size. */
+export interface PromptRecord { kind: StoredRecord["kind"]; message: Message; bytes: number }
+
+/** Caps a record's message and measures it, once. */
+export function promptRecord(record: StoredRecord, capBytes: number): PromptRecord {
+	const message = capMessage(record.message, capBytes);
+	return { kind: record.kind, message, bytes: byteLength(JSON.stringify(message)) };
 }
 
 /**
@@ -19,7 +23,7 @@ function promptMessage(record: StoredRecord, capBytes: number): Message {
  * prompt: an assistant tool call without all of its results (a round cut by a
  * power loss or a crash), and tool results with no call before them.
  */
-export function historyUnits(records: StoredRecord[], capBytes: number): { units: Unit[]; dropped: number } {
+export function historyUnits(records: PromptRecord[]): { units: Unit[]; dropped: number } {
 	const units: Unit[] = [];
 	let dropped = 0;
 	let i = 0;
@@ -32,21 +36,20 @@ export function historyUnits(records: StoredRecord[], capBytes: number): { units
 			continue;
 		}
 		if (record.kind !== "assistant_tool") {
-			const message = promptMessage(record, capBytes);
-			units.push({ messages: [message], bytes: byteLength(JSON.stringify(message)) });
+			units.push({ messages: [record.message], bytes: record.bytes });
 			i++;
 			continue;
 		}
 		const call = record.message;
 		const wanted = new Set(call.role === "assistant" ? (call.tool_calls ?? []).map((c) => c.id) : []);
-		const results: StoredRecord[] = [];
+		const results: PromptRecord[] = [];
 		let j = i + 1;
 		for (; j < records.length && records[j].kind === "tool_result"; j++) results.push(records[j]);
 		const answered = new Set(results.map((r) => (r.message.role === "tool" ? r.message.tool_call_id : "")));
 		const whole = wanted.size > 0 && [...wanted].every((id) => answered.has(id)) && results.every((r) => r.message.role === "tool" && wanted.has(r.message.tool_call_id));
 		if (whole) {
-			const messages = [record, ...results].map((r) => promptMessage(r, capBytes));
-			units.push({ messages, bytes: messages.reduce((n, m) => n + byteLength(JSON.stringify(m)), 0) });
+			const round = [record, ...results];
+			units.push({ messages: round.map((r) => r.message), bytes: round.reduce((n, r) => n + r.bytes, 0) });
 		} else {
 			dropped += 1 + results.length;
 		}
@@ -63,7 +66,12 @@ export function historyUnits(records: StoredRecord[], capBytes: number): { units
  * user message first).
  */
 export function selectHistory(records: StoredRecord[], budgetBytes: number, capBytes: number): Message[] {
-	const { units } = historyUnits(records, capBytes);
+	return selectPromptHistory(records.map((r) => promptRecord(r, capBytes)), budgetBytes);
+}
+
+/** selectHistory over records already capped and measured (promptRecord). */
+export function selectPromptHistory(records: PromptRecord[], budgetBytes: number): Message[] {
+	const { units } = historyUnits(records);
 	let used = 0;
 	let first = units.length;
 	while (first > 0 && used + units[first - 1].bytes <= budgetBytes) used += units[--first].bytes;

@@ -20,8 +20,7 @@ import {
 	MESSAGE_MAX_BYTES, SESSION_CHATS_FILE_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
 	SESSION_HISTORY_MAX_RECORDS, SESSION_INFLIGHT_REQUESTS_MAX, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX,
 } from "budgets";
-import { selectHistory } from "store/history";
-import { byteLength, capMessage } from "store/messages";
+import { promptRecord, selectPromptHistory, type PromptRecord } from "store/history";
 import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, paths } from "store/session";
 import { decodeText, exists, keepAside, readWhole, staleTempRemoved, writeAtomically } from "util/files";
 import { messageOf } from "util/errors";
@@ -342,19 +341,19 @@ export class Sessions {
 		if (!id || !this.has(id)) return [];
 		const session = this.#session(id);
 		const end = this.#inflight.get(id)?.get(request.request_id) ?? session.count;
-		const records: StoredRecord[] = [];
+		const records: PromptRecord[] = [];
 		let bytes = 0;
 		let start = end;
 		// Bounded by SESSION_HISTORY_MAX_RECORDS and the budget (capped sizes; raw sizes would stop too early).
 		while (start > 0 && end - start < SESSION_HISTORY_MAX_RECORDS && bytes <= SESSION_HISTORY_MAX_BYTES) {
 			const from = Math.max(0, start - SESSION_READ_BATCH_RECORDS, end - SESSION_HISTORY_MAX_RECORDS);
-			// Capped as soon as read, so a long tool result is not held whole while walking back.
-			const batch = session.read(from, start).map((r) => ({ ...r, message: capMessage(r.message, MESSAGE_MAX_BYTES) }));
-			for (const r of batch) bytes += byteLength(JSON.stringify(r.message));
+			// Capped and measured as soon as read, so a long tool result is not held whole while walking back.
+			const batch = session.read(from, start).map((r) => promptRecord(r, MESSAGE_MAX_BYTES));
+			for (const r of batch) bytes += r.bytes;
 			records.unshift(...batch);
 			start = from;
 		}
-		return selectHistory(records, SESSION_HISTORY_MAX_BYTES, MESSAGE_MAX_BYTES);
+		return selectPromptHistory(records, SESSION_HISTORY_MAX_BYTES);
 	}
 
 	/** The "history" context provider (REQUEST_START_ONLY): undefined when there is nothing yet. */
