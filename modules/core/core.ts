@@ -27,6 +27,7 @@ import {
 	REQUEST_QUEUE_DEPTH, RESPONSE_QUEUE_DEPTH,
 } from "budgets";
 import { Aborter } from "net/abort";
+import { emptyUsage } from "llm/json";
 import { maskedArguments } from "core/tools";
 import type { AbortSignalLike } from "net/types";
 import type { AssistantMessage, ChatRequest, ChatResponse, LlmEvent, Message, ToolCall, ToolDefinition, ToolMessage, Usage } from "llm/types";
@@ -34,7 +35,7 @@ import {
 	ProviderFlag, RequestFlag,
 	type AgentEvent, type AgentRequest, type AgentResponse, type CallCap, type ChatModel, type CompletionObserver,
 	type CompletionSummary, type ContextContent, type ContextProvider, type ContextRecord, type CoreMetrics, type EventListener,
-	type OutEvent, type Persist, type Phase, type RequestGate, type ToolCallInfo, type ToolOutcome,
+	type OutEvent, type Persist, type Phase, type RequestGate, type RequestTarget, type ToolCallInfo, type ToolOutcome,
 } from "core/types";
 import { messageOf as errorText } from "util/errors";
 
@@ -192,8 +193,18 @@ function copyRequest(request: AgentRequest): AgentRequest {
 	return copy as unknown as AgentRequest;
 }
 
-function emptyUsage(): Usage {
-	return { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
+/** The state of a request that starts now. */
+function newRun(request: AgentRequest, started: number, time: string): Run {
+	return {
+		request, aborter: new Aborter(), cancelled: false, interruptAbort: false, inserts: [], taken: [], startCache: new Map(),
+		providersUsed: [], runtime: [], time, userPersisted: false, toolNames: [], toolSummary: [], started,
+		llmMs: 0, toolMs: 0, rounds: 0, usage: emptyUsage(), bytesSent: 0, bytesReceived: 0, peakHeap: 0,
+	};
+}
+
+/** Where a request's answer goes: its target, else back to its source. */
+function targetOf(request: AgentRequest): RequestTarget {
+	return request.target ?? { channel: request.source.channel, chat_id: request.source.chat_id };
 }
 
 /** "2026-11-30 05:31 UTC" */
@@ -486,12 +497,7 @@ export class Core {
 	}
 
 	async #execute(request: AgentRequest): Promise<void> {
-		const run: Run = {
-			request, aborter: new Aborter(), cancelled: false, interruptAbort: false, inserts: [], taken: [],
-			startCache: new Map(), providersUsed: [], runtime: [], time: minuteOf(this.#wallNow()), userPersisted: false,
-			toolNames: [], toolSummary: [], started: this.#now(), llmMs: 0, toolMs: 0, rounds: 0, usage: emptyUsage(),
-			bytesSent: 0, bytesReceived: 0, peakHeap: 0,
-		};
+		const run = newRun(request, this.#now(), minuteOf(this.#wallNow()));
 		this.#run = run;
 		this.#sampleHeap(run);
 		let response: AgentResponse = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: "the request ended unexpectedly" };
@@ -843,7 +849,7 @@ export class Core {
 		} else {
 			text = `running tools: ${names.join(", ")}`;
 		}
-		const target = request.target ?? { channel: request.source.channel, chat_id: request.source.chat_id };
+		const target = targetOf(request);
 		this.#publish({ type: "agent_stage", channel: target.channel, chat_id: target.chat_id, text, request_id: request.request_id });
 	}
 
@@ -867,7 +873,7 @@ export class Core {
 	/** Response queue and out_message for a finished request (and the interrupts it took). */
 	#deliver(request: AgentRequest, response: AgentResponse, joined: AgentRequest[]): void {
 		if (request.flags & RequestFlag.PUBLISH_OUT_MESSAGE) {
-			const target = request.target ?? { channel: request.source.channel, chat_id: request.source.chat_id };
+			const target = targetOf(request);
 			this.#publish({
 				type: "out_message", channel: target.channel, chat_id: target.chat_id,
 				text: response.ok ? response.text : response.error ?? "", request_id: request.request_id,
@@ -928,11 +934,8 @@ export class Core {
 
 	/** Ends a request that never ran (cancelled in the queue, or the core stopped). */
 	#finishUnstarted(request: AgentRequest, error: string): void {
-		const run: Run = {
-			request, aborter: new Aborter(), cancelled: true, interruptAbort: false, inserts: [], taken: [], startCache: new Map(),
-			providersUsed: [], runtime: [], time: "", userPersisted: false, toolNames: [], toolSummary: [], started: this.#now(),
-			llmMs: 0, toolMs: 0, rounds: 0, usage: emptyUsage(), bytesSent: 0, bytesReceived: 0, peakHeap: 0,
-		};
+		const run = newRun(request, this.#now(), "");
+		run.cancelled = true;
 		const response: AgentResponse = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error };
 		// #emit, #deliver, #complete and #metric never throw: their hooks are guarded.
 		this.#emit(run, { type: "agent_start", request });
