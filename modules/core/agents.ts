@@ -16,7 +16,7 @@
 // does); their reports still arrive. A parent without a session gets the report
 // as a session-less request, without the conversation it came from.
 import { MAX_SUBAGENTS, SUBAGENT_REPORT_MAX_CHARS, SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS, SUBAGENT_TASK_MAX_CHARS } from "budgets";
-import { Core, type CoreOptions, type CoreStatus } from "core/core";
+import { Core, targetOf, type CoreOptions, type CoreStatus } from "core/core";
 import { RequestFlag, type AgentRequest, type CallCap, type CompletionSummary, type ToolSpec } from "core/types";
 import { messageOf } from "util/errors";
 
@@ -131,7 +131,6 @@ export class AgentManager {
 		this.#subagents.delete(agentId);
 		// After the observer returns: the core is still finishing this request.
 		Promise.resolve().then(() => core.stop());
-		const target = parent.target ?? { channel: parent.source.channel, chat_id: parent.source.chat_id };
 		const report: AgentRequest = {
 			request_id: 0,
 			flags: RequestFlag.USER_INTERRUPT | RequestFlag.SKIP_RESPONSE_QUEUE | RequestFlag.PUBLISH_OUT_MESSAGE |
@@ -139,7 +138,7 @@ export class AgentManager {
 			session_id: parent.session_id,
 			user_text: subagentReport(agentId, summary),
 			source: { channel: parent.source.channel, chat_id: parent.source.chat_id, sender_id: agentId, message_id: "", cap: "subagent" },
-			target,
+			target: targetOf(parent),
 		};
 		this.root.submit(report, SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS).catch((error) => {
 			this.#log(`agents: the report of ${agentId} could not reach the root agent: ${messageOf(error)}`);

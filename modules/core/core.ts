@@ -203,7 +203,7 @@ function newRun(request: AgentRequest, started: number, time: string): Run {
 }
 
 /** Where a request's answer goes: its target, else back to its source. */
-function targetOf(request: AgentRequest): RequestTarget {
+export function targetOf(request: AgentRequest): RequestTarget {
 	return request.target ?? { channel: request.source.channel, chat_id: request.source.chat_id };
 }
 
