@@ -107,7 +107,6 @@ export const CONSOLE_HISTORY_LINES = 32;          // lines recalled with the up 
 export const CONSOLE_PENDING_LINES = 16;          // lines typed while a command runs; more are refused
 export const CONSOLE_ESCAPE_MAX_BYTES = 16;       // a terminal escape sequence longer than this is garbage: dropped
 export const CONSOLE_BAUD = 115200;               // the ESP32-S3 console UART's usual rate (ignored on lin)
-export const TELEGRAM_MESSAGE_MAX_CHARS = 4096;   // the Bot API's limit for one message's text
 
 // ---- config (key-value) ----
 export const CONFIG_KEY_MAX_CHARS = 15;           // NVS key names are at most 15 characters

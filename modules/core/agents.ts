@@ -17,11 +17,9 @@
 // as a session-less request, without the conversation it came from.
 import { MAX_SUBAGENTS, SUBAGENT_REPORT_MAX_CHARS, SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS, SUBAGENT_TASK_MAX_CHARS } from "budgets";
 import { Core, targetOf, type CoreOptions, type CoreStatus } from "core/core";
-import { RequestFlag, type AgentRequest, type CallCap, type CompletionSummary, type ToolSpec } from "core/types";
+import { Channel, RequestFlag, type AgentRequest, type CallCap, type CompletionSummary, type ToolSpec } from "core/types";
 import { messageOf } from "util/errors";
-
-/** The source channel of a subagent's own requests. */
-export const SUBAGENT_CHANNEL = "subagent";
+import { clip } from "util/text";
 
 export interface AgentManagerOptions {
 	/** The root core (agentId defaults to "root"). */
@@ -49,7 +47,7 @@ export function refuseRestricted(callCap: CallCap, isRestricted: (toolName: stri
 /** The user text a subagent's result reaches the root session with. */
 export function subagentReport(agentId: string, summary: Pick<CompletionSummary, "ok" | "final_text" | "error">): string {
 	const body = summary.ok ? summary.final_text || "(the subagent finished without a text)" : `the subagent failed: ${summary.error ?? "unknown error"}`;
-	const clipped = body.length > SUBAGENT_REPORT_MAX_CHARS ? body.slice(0, SUBAGENT_REPORT_MAX_CHARS - 1) + "…" : body;
+	const clipped = clip(body, SUBAGENT_REPORT_MAX_CHARS);
 	return `<subagent_completed agent_id="${agentId}">\n${clipped}\n</subagent_completed>`;
 }
 
@@ -95,7 +93,7 @@ export class AgentManager {
 	async spawn(task: string, parent: AgentRequest): Promise<string> {
 		const template = this.#options.subagent;
 		if (!template) throw new Error("subagents are not set up on this firmware; do the task yourself");
-		if (parent.source.channel === SUBAGENT_CHANNEL) throw new Error("a subagent cannot start another subagent; do the task yourself");
+		if (parent.source.channel === Channel.SUBAGENT) throw new Error("a subagent cannot start another subagent; do the task yourself");
 		if (typeof task !== "string" || !task.trim()) throw new Error("the subagent needs a task: say what it should do");
 		if (this.#subagents.size >= MAX_SUBAGENTS) {
 			throw new Error(`all ${MAX_SUBAGENTS} subagents are busy; wait for one to report back, then try again`);
@@ -116,7 +114,7 @@ export class AgentManager {
 				flags: RequestFlag.SKIP_RESPONSE_QUEUE,
 				session_id: "",
 				user_text: task,
-				source: { channel: SUBAGENT_CHANNEL, chat_id: agentId, sender_id: parent.source.sender_id, message_id: "", cap: "subagent" },
+				source: { channel: Channel.SUBAGENT, chat_id: agentId, sender_id: parent.source.sender_id, message_id: "", cap: "subagent" },
 			});
 		} catch (error) {
 			this.#subagents.delete(agentId);

@@ -19,11 +19,11 @@
 // printed whole), because a retried attempt would have to take back printed text.
 import { CONSOLE_ASK_TIMEOUT_MS, CONSOLE_SUBMIT_TIMEOUT_MS } from "budgets";
 import { UsageError, words, type Command, type Output } from "console/types";
-import type { AgentEvent, AgentRequest, AgentResponse, OutEvent, Phase } from "core/types";
+import { Channel, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent, type Phase } from "core/types";
 import { messageOf } from "util/errors";
 
 /** The source and target channel of console requests. */
-export const CONSOLE_CHANNEL = "console";
+export const CONSOLE_CHANNEL = Channel.CONSOLE;
 
 /** What the console needs of the agent core. */
 export interface AgentConsole {

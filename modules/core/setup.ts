@@ -33,6 +33,7 @@ import { coreConsole, type AgentConsole } from "core/console";
 import { AgentManager, spawnSubagentTool } from "core/agents";
 import type { Core } from "core/core";
 import { toolbox, type ToolPolicy, type Toolbox } from "core/tools";
+import { heapUsedBytes } from "util/heap";
 import type { ChatModel, ContextProvider, OutEvent, Persist, RequestGate, ToolSpec } from "core/types";
 
 /**
@@ -127,10 +128,7 @@ export function openCore(options: CoreSetupOptions): CoreSetup {
 	// Subagents never see restricted tools at all (not even as refusals).
 	const subagentTools = toolbox(specs.filter((spec) => !spec.restricted), options.policy);
 	const restricted = new Set(specs.filter((spec) => spec.restricted).map((spec) => spec.definition.function.name));
-	const heapBytes = () => {
-		const h = options.heap();
-		return h.chunkUsed + h.slotUsed;
-	};
+	const heapBytes = () => heapUsedBytes(options.heap());
 	const shared = { model: options.model, now: options.now, wallNow: wallClockMs, heap: heapBytes, log: options.log };
 	const agents = new AgentManager({
 		root: {

@@ -19,7 +19,7 @@
 // checked here.
 import { TOOLBOX_MAX_TOOLS, TOOL_ARGUMENT_PREVIEW_CHARS, TOOL_RESULT_MAX_CHARS, TOOL_SCHEMA_MAX_DEPTH } from "budgets";
 import type { JsonObject, JsonValue, ToolDefinition } from "llm/types";
-import type { AgentRequest, CallCap, ContextProvider, ToolOutcome, ToolSpec } from "core/types";
+import { Channel, type AgentRequest, type CallCap, type ContextProvider, type ToolOutcome, type ToolSpec } from "core/types";
 import { messageOf } from "util/errors";
 
 /**
@@ -32,7 +32,7 @@ export interface ToolPolicy {
 }
 
 /** Source channels that never get restricted tools (SPEC §7: cron, subagent). */
-export const RESTRICTED_CHANNELS: readonly string[] = Object.freeze(["subagent", "cron"]);
+export const RESTRICTED_CHANNELS: readonly string[] = Object.freeze([Channel.SUBAGENT, Channel.CRON]);
 
 /** The default policy: restricted tools are refused for the given source channels. */
 export function restrictedPolicy(channels: readonly string[] = RESTRICTED_CHANNELS): ToolPolicy {

@@ -23,6 +23,13 @@ export const RequestFlag = Object.freeze({
 	PUBLISH_STAGE_MESSAGE: 8,
 });
 
+/** The source channels the firmware itself names (chat channels add theirs). */
+export const Channel = Object.freeze({
+	CONSOLE: "console",
+	SUBAGENT: "subagent",
+	CRON: "cron",
+});
+
 export interface RequestSource {
 	/** "console", "telegram", "qq", "cron", "subagent", "router", ... */
 	channel: string;

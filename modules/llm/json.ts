@@ -1,10 +1,10 @@
 // llm/json: small readers for untrusted JSON from providers. They never throw on a
 // wrong shape; callers decide what a missing field means.
 import type { JsonObject, JsonValue, Usage } from "llm/types";
+import { isObject as isPlainObject } from "util/values";
 
-export function isObject(value: unknown): value is JsonObject {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+/** util/values' isObject, typed for parsed JSON. */
+export const isObject = isPlainObject as (value: unknown) => value is JsonObject;
 
 export function objectAt(value: unknown, key: string): JsonObject | undefined {
 	const v = isObject(value) ? value[key] : undefined;

@@ -6,8 +6,10 @@ import { UsageError, words } from "console/types";
 import { SESSION_SHOW_LINE_CHARS, SESSION_SHOW_MAX_RECORDS } from "budgets";
 import type { Sessions } from "store/sessions";
 import type { StoredRecord } from "store/session";
+import { Channel } from "core/types";
+import { clip, oneLine } from "util/text";
 
-export const CONSOLE_CHAT = Object.freeze({ channel: "console", chat_id: "local" });
+export const CONSOLE_CHAT = Object.freeze({ channel: Channel.CONSOLE, chat_id: "local" });
 
 function kib(bytes: number): string {
 	return `${(bytes / 1024).toFixed(1)} KiB`;
@@ -17,9 +19,8 @@ function when(ms: number): string {
 	return ms ? new Date(ms).toISOString().replace("T", " ").slice(0, 19) : "-";
 }
 
-function oneLine(text: string): string {
-	const flat = text.replace(/\s+/g, " ").trim();
-	return flat.length > SESSION_SHOW_LINE_CHARS ? `${flat.slice(0, SESSION_SHOW_LINE_CHARS)}…` : flat;
+function shortLine(text: string): string {
+	return clip(oneLine(text), SESSION_SHOW_LINE_CHARS);
 }
 
 /** One readable line per record: time, kind, request, and its text or tool calls. */
@@ -34,7 +35,7 @@ export function describeRecord(record: StoredRecord): string {
 	else text = "";
 	const tool = m.role === "tool" ? ` ${m.tool_call_id}${m.is_error ? " error" : ""}` : "";
 	const done = record.turn_completed ? " (turn done)" : "";
-	return `#${record.index} ${when(record.time)} r${record.request_id} ${record.kind}${tool}${done}: ${oneLine(text)}`;
+	return `#${record.index} ${when(record.time)} r${record.request_id} ${record.kind}${tool}${done}: ${shortLine(text)}`;
 }
 
 function printRecords(out: Output, sessions: Sessions, id: string): void {

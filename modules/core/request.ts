@@ -1,0 +1,113 @@
+// core/request: a request as the core holds it: the checked copy of what was
+// submitted (copyRequest), where its answer goes (targetOf), and the state of
+// one run of it (Run) that the loop, the context builder and the formatting
+// share. Nothing here does I/O.
+import { CORE_ERROR_MAX_CHARS } from "budgets";
+import { Aborter } from "net/abort";
+import { emptyUsage } from "llm/json";
+import type { AbortSignalLike } from "net/types";
+import type { Message, Usage } from "llm/types";
+import type { AgentRequest, ContextContent, RequestTarget } from "core/types";
+import { messageOf } from "util/errors";
+import { clip } from "util/text";
+import { isObject } from "util/values";
+
+/** Thrown inside the loop to end a request with a sentence for a person. */
+export class RequestFailure extends Error {
+	override name = "RequestFailure";
+}
+
+export const CANCELLED = "request cancelled";
+
+/** The state of the request in flight. */
+export interface Run {
+	request: AgentRequest;
+	/** Cancels the whole request (tools see its signal). */
+	aborter: Aborter;
+	/** The LLM call in flight, if any: an interrupt aborts only this. */
+	call?: Aborter;
+	cancelled: boolean;
+	/** The call in flight was aborted by a user interrupt (not a failure). */
+	interruptAbort: boolean;
+	/** Interrupts waiting for a checkpoint, and those already merged in. */
+	inserts: AgentRequest[];
+	taken: AgentRequest[];
+	/** REQUEST_START_ONLY results (undefined = "nothing" is cached too). */
+	startCache: Map<string, ContextContent | undefined>;
+	providersUsed: string[];
+	/** This request's messages after the current user message. */
+	runtime: Message[];
+	/** Minute-resolution wall time, computed once per request. */
+	time: string;
+	userPersisted: boolean;
+	toolNames: string[];
+	toolSummary: string[];
+	started: number;
+	llmMs: number;
+	toolMs: number;
+	rounds: number;
+	usage: Usage;
+	bytesSent: number;
+	bytesReceived: number;
+	peakHeap: number;
+}
+
+/** The state of a request that starts now. */
+export function newRun(request: AgentRequest, started: number, time: string): Run {
+	return {
+		request, aborter: new Aborter(), cancelled: false, interruptAbort: false, inserts: [], taken: [], startCache: new Map(),
+		providersUsed: [], runtime: [], time, userPersisted: false, toolNames: [], toolSummary: [], started,
+		llmMs: 0, toolMs: 0, rounds: 0, usage: emptyUsage(), bytesSent: 0, bytesReceived: 0, peakHeap: 0,
+	};
+}
+
+/** Where a request's answer goes: its target, else back to its source. */
+export function targetOf(request: AgentRequest): RequestTarget {
+	return request.target ?? { channel: request.source.channel, chat_id: request.source.chat_id };
+}
+
+/** A caught value as a sentence for a request's error, cut to CORE_ERROR_MAX_CHARS. */
+export function failureText(error: unknown): string {
+	return clip(messageOf(error) || "an unknown error", CORE_ERROR_MAX_CHARS);
+}
+
+/** Settles like promise, or rejects with the signal's reason as soon as it aborts. */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignalLike): Promise<T> {
+	return new Promise<T>((resolve, reject) => {
+		const remove = signal.addListener((reason) => reject(new Error(reason)));
+		promise.then(
+			(value) => { remove(); resolve(value); },
+			(error) => { remove(); reject(error); },
+		);
+	});
+}
+
+/**
+ * A deep copy of a submitted request (JSON round trip), checked for shape.
+ * Throws a sentence naming the bad field.
+ */
+export function copyRequest(request: AgentRequest): AgentRequest {
+	let copy: unknown;
+	try {
+		copy = JSON.parse(JSON.stringify(request));
+	} catch (error) {
+		throw new Error(`the request is not plain data (${failureText(error)}); submit strings and numbers only`);
+	}
+	if (!isObject(copy)) throw new Error("the request must be an object");
+	if (typeof copy.user_text !== "string" || !copy.user_text) throw new Error("the request has no user_text; say something to the agent");
+	if (typeof copy.session_id !== "string") throw new Error("the request's session_id must be a string (\"\" for none)");
+	if (typeof copy.flags !== "number" || !Number.isInteger(copy.flags) || copy.flags < 0) throw new Error("the request's flags must be a sum of RequestFlag values");
+	const source = copy.source;
+	if (!isObject(source)) throw new Error("the request has no source (channel, chat_id, sender_id, message_id, cap)");
+	for (const key of ["channel", "chat_id", "sender_id", "message_id", "cap"]) {
+		if (source[key] === undefined) source[key] = "";
+		if (typeof source[key] !== "string") throw new Error(`the request's source.${key} must be a string`);
+	}
+	if (copy.target !== undefined) {
+		const target = copy.target;
+		if (!isObject(target) || typeof target.channel !== "string" || typeof target.chat_id !== "string") {
+			throw new Error("the request's target must have a channel and a chat_id (or be left out to answer the source)");
+		}
+	}
+	return copy as unknown as AgentRequest;
+}

@@ -1,0 +1,6 @@
+// util/values: shape checks for untrusted plain data (JSON, submitted requests).
+
+/** A plain object (not null, not an array). */
+export function isObject(value: unknown): value is Record<string, unknown> {
+	return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,58 @@
+// Checks on the source tree itself: a helper is defined once, every limit in
+// budgets.ts is used, channel names are constants, and the agent core's loop
+// file holds the loop only (its helpers live in their own modules).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { ROOT } from "../../tools/build.mjs";
+
+function sources(dir = join(ROOT, "modules"), out = []) {
+	for (const name of readdirSync(dir)) {
+		const path = join(dir, name);
+		if (statSync(path).isDirectory()) sources(path, out);
+		else if (name.endsWith(".ts")) out.push(path);
+	}
+	return out;
+}
+
+const files = [...sources(), join(ROOT, "main.ts")].map((path) => ({ path: relative(ROOT, path), text: readFileSync(path, "utf8") }));
+
+test("isObject, clip, oneLine and the heap-use figure are each defined once, in modules/util", () => {
+	for (const name of ["isObject", "clip", "oneLine", "heapUsedBytes"]) {
+		const defining = files.filter((f) => new RegExp(`function ${name}\\b`).test(f.text)).map((f) => f.path);
+		assert.equal(defining.length, 1, `${name} is defined in ${defining.join(", ")}`);
+		assert.match(defining[0], /^modules\/util\//);
+	}
+	const inlineSums = files.filter((f) => /chunkUsed \+ \w*\.?slotUsed/.test(f.text) && !f.path.startsWith("modules/util/"));
+	assert.deepEqual(inlineSums.map((f) => f.path), [], "chunk + slot sums outside util/heap");
+});
+
+test("every limit in budgets.ts is used somewhere else", () => {
+	const budgets = readFileSync(join(ROOT, "modules", "budgets.ts"), "utf8");
+	const names = [...budgets.matchAll(/^export const (\w+)/gm)].map((m) => m[1]);
+	assert.ok(names.length > 20);
+	const elsewhere = [...files.filter((f) => f.path !== "modules/budgets.ts").map((f) => f.text), ...readdirSync(join(ROOT, "test", "unit")).map((n) => readFileSync(join(ROOT, "test", "unit", n), "utf8"))].join("\n");
+	const unused = names.filter((name) => !new RegExp(`\\b${name}\\b`).test(elsewhere));
+	assert.deepEqual(unused, [], "limits nothing uses");
+});
+
+test("channel names are written as constants (core/types Channel), not string literals", () => {
+	const literal = /channel(?:: | === | !== )"(?!string")[a-z]+"/;
+	const offenders = files.filter((f) => literal.test(f.text)).map((f) => f.path);
+	assert.deepEqual(offenders, []);
+});
+
+test("the llm backend registry has no unused register/get wrappers", () => {
+	const backends = readFileSync(join(ROOT, "modules", "llm", "backends.ts"), "utf8");
+	assert.doesNotMatch(backends, /export function (register|get)\b/);
+});
+
+test("core/core.ts is the loop: queues, prompt layout and formatting live in their own modules", () => {
+	const core = readFileSync(join(ROOT, "modules", "core", "core.ts"), "utf8");
+	for (const part of ["mailbox", "context", "format", "request"]) assert.match(core, new RegExp(`from "core/${part}"`));
+	assert.doesNotMatch(core, /\[request context\]|METRIC agent=|#parked|#submitWaiters/);
+	const loop = /\n\tasync #loop\([^]*?\n\t}\n/.exec(core);
+	assert.ok(loop, "the loop method is there");
+	assert.ok(loop[0].split("\n").length <= 60, `the loop is ${loop[0].split("\n").length} lines: keep it on one screen`);
+});
