@@ -14,8 +14,9 @@
 // problems() and left as it is: its key stays taken, nothing else is lost.
 //
 // Limits: values are strings up to CONFIG_VALUE_MAX_BYTES of UTF-8, at most
-// CONFIG_MAX_ENTRIES entries. Secret values (names containing key, token, secret or
-// password) are never put into an error message; show them through mask().
+// CONFIG_MAX_ENTRIES entries. This store keeps any valid name: which names exist,
+// their rules and which are secret is config/settings' table, checked by the
+// console's `config set`. Values are never put into an error message here.
 import { CONFIG_KEY_PROBES, CONFIG_MAX_ENTRIES, CONFIG_NAME_MAX_CHARS, CONFIG_VALUE_MAX_BYTES } from "budgets";
 import { messageOf } from "util/errors";
 
@@ -35,9 +36,6 @@ export interface KeyValueStore {
 export type ConfigListener = (name: string, value: string | undefined) => void;
 
 const NAME_PATTERN = /^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$/;
-const SECRET_PATTERN = /key|token|secret|password/i;   // any case: a mistyped name still hides its value
-const MASK_SHOWN_CHARS = 4;          // the tail of a long secret that helps tell keys apart
-const MASK_MIN_CHARS_FOR_TAIL = 12;  // shorter secrets are fully masked
 
 /** Throws an Error that says what a valid name looks like, when name is not one. */
 export function checkName(name: string): void {
@@ -45,21 +43,6 @@ export function checkName(name: string): void {
 		throw new RangeError(`config name "${name.slice(0, CONFIG_NAME_MAX_CHARS)}…" is too long: use at most ${CONFIG_NAME_MAX_CHARS} characters.`);
 	if (!NAME_PATTERN.test(name))
 		throw new RangeError(`"${name}" is not a valid config name: use lowercase letters, digits, "_" and "-" in words joined by dots, e.g. llm.api_key.`);
-}
-
-/** True for names whose values must never be shown in full. */
-export function isSecretName(name: string): boolean {
-	return SECRET_PATTERN.test(name);
-}
-
-/** A secret as it may be shown: "****abcd", or "********" when short. */
-export function mask(value: string): string {
-	return value.length >= MASK_MIN_CHARS_FOR_TAIL ? "****" + value.slice(-MASK_SHOWN_CHARS) : "********";
-}
-
-/** The value as it may be shown to a person: masked for secret names. */
-export function display(name: string, value: string): string {
-	return isSecretName(name) ? mask(value) : value;
 }
 
 function fnv1a(text: string): number {
@@ -112,7 +95,7 @@ export class Config {
 				this.#values.set(name, { key, value });
 			} catch (error) {
 				const why = messageOf(error);
-				this.#problems.push(`stored config entry ${key} is unreadable (${why}); it is left untouched, and factory-reset clears it.`);
+				this.#problems.push(`stored config entry ${key} is unreadable (${why}); it is left untouched (factory-reset confirm removes it).`);
 			}
 		}
 	}
@@ -149,6 +132,21 @@ export class Config {
 		this.#values.delete(name);
 		this.#notify(name, undefined);
 		return true;
+	}
+
+	/**
+	 * Removes every entry, readable or not (factory reset); returns how many
+	 * there were. Listeners hear each readable name unset.
+	 */
+	clear(): number {
+		const keys = [...this.#taken];
+		for (const key of keys) this.#store.delete(key);
+		const names = [...this.#values.keys()];
+		this.#taken.clear();
+		this.#values.clear();
+		this.#problems = [];
+		for (const name of names) this.#notify(name, undefined);
+		return keys.length;
 	}
 
 	/** Every setting as [name, value], sorted by name. Values are raw: mask before showing. */

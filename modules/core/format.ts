@@ -5,7 +5,7 @@ import { CORE_STAGE_ARGS_PREVIEW_MAX_CHARS, CORE_STAGE_SUMMARY_MAX_CHARS } from 
 import type { AssistantMessage, Message, ToolCall } from "llm/types";
 import type { CoreMetrics } from "core/types";
 import type { Run } from "core/request";
-import { maskedArguments } from "core/tools";
+import { maskedJson } from "util/secrets";
 import { clip, oneLine } from "util/text";
 
 export type StageVerbosity = "simple" | "verbose";
@@ -20,7 +20,7 @@ export function stageText(verbosity: StageVerbosity, iteration: number, message:
 	const summary = clip(oneLine(message.content || message.reasoning_content || ""), CORE_STAGE_SUMMARY_MAX_CHARS);
 	return [
 		summary ? `round ${iteration}: ${summary}` : `round ${iteration}`,
-		...calls.map((call) => `- ${call.function.name}(${clip(oneLine(maskedArguments(call.function.arguments)), CORE_STAGE_ARGS_PREVIEW_MAX_CHARS)})`),
+		...calls.map((call) => `- ${call.function.name}(${clip(oneLine(maskedJson(call.function.arguments)), CORE_STAGE_ARGS_PREVIEW_MAX_CHARS)})`),
 	].join("\n");
 }
 

@@ -9,8 +9,8 @@
 // A string result becomes {content}; a throw becomes is_error with its message.
 // Results longer than TOOL_RESULT_MAX_CHARS are cut, so one tool cannot flood
 // the context. Nothing here logs arguments; describeCall() gives a log line with
-// secret-looking values masked, for whoever wants one (maskedArguments() the
-// masked arguments alone: the core's verbose stage messages show them).
+// secret-looking values masked (util/secrets' maskedJson, which the core's verbose
+// stage messages and `session show` use too).
 //
 // Known limits: the schema check is the subset tools use (type, properties,
 // required, enum, minimum/maximum, minLength/maxLength, items, minItems/maxItems,
@@ -21,6 +21,7 @@ import { TOOLBOX_MAX_TOOLS, TOOL_ARGUMENT_PREVIEW_CHARS, TOOL_RESULT_MAX_CHARS, 
 import type { JsonObject, JsonValue, ToolDefinition } from "llm/types";
 import { Channel, type AgentRequest, type CallCap, type ContextProvider, type ToolOutcome, type ToolSpec } from "core/types";
 import { messageOf } from "util/errors";
+import { maskedJson } from "util/secrets";
 
 /**
  * Decides whether a request may use a tool. refuse() returns a sentence saying
@@ -57,7 +58,6 @@ export interface Toolbox {
 // OpenAI's rule for function names; Anthropic's is the same.
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const SCHEMA_TYPES = new Set(["object", "array", "string", "number", "integer", "boolean", "null"]);
-const SECRET_KEY = /key|token|secret|passw|credential|auth/i;
 
 /**
  * Builds the toolbox. Throws (a programming error, at start-up) on a duplicate or
@@ -120,23 +120,9 @@ export function toolbox(specs: readonly ToolSpec[], policy: ToolPolicy = restric
 	};
 }
 
-/**
- * A call's arguments as they may be shown to a person or a log: the JSON with
- * secret-looking values (keys like password, api_key, token) as ****, or, for
- * text that is not JSON, only its length. Not cut short.
- */
-export function maskedArguments(argumentsText: string): string {
-	try {
-		return JSON.stringify(JSON.parse(argumentsText), (key, value) => (key && SECRET_KEY.test(key) && typeof value !== "object" ? "****" : value));
-	} catch {
-		// Not JSON: nothing tells which part is secret, so none of it is shown.
-		return `(${argumentsText.length} characters of invalid JSON)`;
-	}
-}
-
 /** One line for a log: the tool name and its arguments, secret-looking values masked, cut short. */
 export function describeCall(name: string, argumentsText: string): string {
-	return `${name} ${preview(maskedArguments(argumentsText))}`;
+	return `${name} ${preview(maskedJson(argumentsText))}`;
 }
 
 function parseArguments(text: string): JsonObject | string {

@@ -1,29 +1,17 @@
 // llm/profiles: provider presets and the model profile built from config.
 //
-// Config keys (all optional except a model, and a key unless auth is "none"):
-//   llm.provider            openai | anthropic | deepseek | openrouter | ollama | custom
-//                           (default openai; custom needs llm.base_url)
-//   llm.api_key             the provider's key (secret: shown masked)
-//   llm.model               e.g. gpt-4o-mini, claude-sonnet-4-5, deepseek-chat, llama3.2
-//   llm.base_url            overrides the preset's URL (any OpenAI- or Anthropic-compatible server)
-//   llm.backend             openai_compatible | anthropic_compatible | a registered custom id
-//   llm.auth                bearer | api-key | none
-//   llm.max_tokens          reply cap sent to the model (default LLM_MAX_TOKENS)
-//   llm.max_tokens_field    max_tokens | max_completion_tokens
-//   llm.stream              true | false: stream replies over SSE (default true)
-//   llm.timeout_ms          one HTTP attempt (default LLM_TIMEOUT_MS)
-//   llm.supports_tools      true | false (false: requests with tools are refused)
-//   llm.supports_vision     true | false (false: images are refused)
-//   llm.image_remote_url_only  true | false (true: only http(s) image URLs)
-//   llm.tokens_per_day      daily token budget, 0 = none (default LLM_TOKENS_PER_DAY)
-//   llm.calls_per_hour      (default LLM_CALLS_PER_HOUR)
-//   llm.calls_per_day       (default LLM_CALLS_PER_DAY)
-// Booleans accept true/false, yes/no, on/off, 1/0.
-import {
-	IMAGE_MAX_BYTES, LLM_COUNT_SETTING_MAX, LLM_MAX_TOKENS, LLM_MAX_TOKENS_CEILING, LLM_TIMEOUT_MAX_MS, LLM_TIMEOUT_MIN_MS, LLM_TIMEOUT_MS,
-} from "budgets";
+// The llm.* settings are declared in config/settings (type, range, default,
+// secret); this file reads them through settingValue() and adds what the
+// presets give (base URL, backend, auth, max_tokens field, vision) and the rules
+// that join several settings: a key and a model are needed unless auth is none,
+// and a key is not sent over plain http:// to another machine unless
+// llm.allow_insecure says so.
+import { IMAGE_MAX_BYTES } from "budgets";
+import { settingValue } from "config/settings";
 import type { BackendRegistry } from "llm/registry";
 import { LlmError, type AuthKind, type MaxTokensField, type ModelProfile } from "llm/types";
+import { parseUrl } from "net/url";
+import { messageOf } from "util/errors";
 
 export interface Preset {
 	backend: string;
@@ -45,27 +33,35 @@ export const PRESETS: Readonly<Record<string, Preset>> = Object.freeze({
 
 export type ConfigGetter = (name: string) => string | undefined;
 
-export function parseBoolean(name: string, text: string | undefined, fallback: boolean): boolean {
-	if (text === undefined || text === "") return fallback;
-	const t = text.trim().toLowerCase();
-	if (t === "true" || t === "yes" || t === "on" || t === "1") return true;
-	if (t === "false" || t === "no" || t === "off" || t === "0") return false;
-	throw new LlmError("config", `${name} must be true or false (it is "${text}"): use config set ${name} true`);
+/**
+ * The value of a declared llm.* setting: set, else the preset's, else the
+ * default. A stored value that breaks its rule throws LlmError("config") saying
+ * how to fix it.
+ */
+export function llmSetting(get: ConfigGetter, name: string, registry?: BackendRegistry): string | undefined {
+	try {
+		return settingValue(get, name, (n) => presetSetting(get, n, registry));
+	} catch (error) {
+		throw new LlmError("config", `${messageOf(error).replace(/\.$/, "")}: use config set ${name} with such a value, or config unset ${name}`);
+	}
 }
 
-export function parseCount(name: string, text: string | undefined, fallback: number, { min = 0, max = LLM_COUNT_SETTING_MAX } = {}): number {
-	if (text === undefined || text === "") return fallback;
-	const t = text.trim().replace(/_/g, "");
-	if (!/^\d+$/.test(t) || Number(t) < min || Number(t) > max)
-		throw new LlmError("config", `${name} must be a whole number from ${min} to ${max} (it is "${text}")`);
-	return Number(t);
+/** What the llm.provider preset (or, for custom, the backend) gives a setting; undefined: nothing. */
+export function presetSetting(get: ConfigGetter, name: string, registry?: BackendRegistry): string | undefined {
+	const { preset, backend } = readSettings(get);
+	const defaults = registry?.get(backend)?.defaults;
+	switch (name) {
+		case "llm.base_url": return preset?.base_url;
+		case "llm.backend": return preset?.backend;
+		case "llm.auth": return preset?.auth ?? defaults?.auth;
+		case "llm.max_tokens_field": return preset?.max_tokens_field ?? defaults?.max_tokens_field;
+		case "llm.supports_vision": return preset ? String(preset.supports_vision) : undefined;
+		default: return undefined;
+	}
 }
 
-function oneOf<T extends string>(name: string, text: string | undefined, allowed: readonly T[]): T | undefined {
-	if (text === undefined || text === "") return undefined;
-	const t = text.trim();
-	if ((allowed as readonly string[]).includes(t)) return t as T;
-	throw new LlmError("config", `${name} must be one of ${allowed.join(", ")} (it is "${text}")`);
+function isLoopback(host: string): boolean {
+	return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 export interface Settings {
@@ -103,22 +99,32 @@ export type ProfileResult =
  * that is set but wrong throws LlmError("config") saying how to fix it.
  */
 export function resolveProfile(get: ConfigGetter, registry: BackendRegistry): ProfileResult {
-	const { provider, preset, backend: backendId, base_url: baseUrl, model, api_key: apiKey } = readSettings(get);
-	if (!preset && provider !== "custom")
-		throw new LlmError("config", `llm.provider "${provider}" is unknown: use one of ${[...Object.keys(PRESETS), "custom"].join(", ")}`);
+	const setting = (name: string) => llmSetting(get, name, registry);
+	const flag = (name: string) => setting(name) === "true";
+	const count = (name: string) => Number(setting(name));
+	const provider = setting("llm.provider") as string;
+	const { preset, model, api_key: apiKey } = readSettings(get);
+	const baseUrl = setting("llm.base_url");
 	if (!baseUrl) throw new LlmError("config", "llm.provider is custom, so llm.base_url is needed: use config set llm.base_url https://host/v1");
-	if (!/^https?:\/\/[^/\s]+/i.test(baseUrl)) throw new LlmError("config", `llm.base_url must start with http:// or https:// (it is "${baseUrl}")`);
-
+	const backendId = setting("llm.backend") ?? "openai_compatible";
 	const registration = registry.get(backendId);
 	if (!registration) throw new LlmError("config", `llm.backend "${backendId}" is not registered: use one of ${registry.ids().join(", ")}`);
-
-	const auth = oneOf("llm.auth", get("llm.auth"), ["bearer", "api-key", "none"] as const) ?? preset?.auth ?? registration.defaults.auth;
+	const auth = (setting("llm.auth") ?? registration.defaults.auth) as AuthKind;
 
 	const missing: string[] = [];
 	if (!apiKey && auth !== "none") missing.push("`config set llm.api_key ...`");
 	if (!model) missing.push(`\`config set llm.model ...\` (e.g. ${preset?.example_model ?? "the model's name"})`);
 	if (missing.length) return { ok: false, provider, guidance: `the LLM is not configured: use ${missing.join(" and ")}` };
 
+	let url: ReturnType<typeof parseUrl>;
+	try {
+		url = parseUrl(baseUrl);
+	} catch (error) {
+		throw new LlmError("config", `llm.base_url cannot be used (${messageOf(error)}): use config set llm.base_url https://host/v1`);
+	}
+	if (!url.secure && auth !== "none" && !isLoopback(url.host) && !flag("llm.allow_insecure")) {
+		throw new LlmError("config", `llm.base_url is plain http:// to ${url.host}, so your API key would cross the network unencrypted: use an https:// URL, or config set llm.allow_insecure true if you trust that network`);
+	}
 	const profile: ModelProfile = {
 		provider,
 		backend: backendId,
@@ -126,14 +132,13 @@ export function resolveProfile(get: ConfigGetter, registry: BackendRegistry): Pr
 		api_key: auth === "none" ? "" : apiKey,
 		auth,
 		model,
-		max_tokens: parseCount("llm.max_tokens", get("llm.max_tokens"), LLM_MAX_TOKENS, { min: 1, max: LLM_MAX_TOKENS_CEILING }),
-		max_tokens_field: oneOf("llm.max_tokens_field", get("llm.max_tokens_field"), ["max_tokens", "max_completion_tokens"] as const)
-			?? preset?.max_tokens_field ?? registration.defaults.max_tokens_field,
-		stream: parseBoolean("llm.stream", get("llm.stream"), true),
-		supports_tools: parseBoolean("llm.supports_tools", get("llm.supports_tools"), true),
-		supports_vision: parseBoolean("llm.supports_vision", get("llm.supports_vision"), preset?.supports_vision ?? false),
-		image_remote_url_only: parseBoolean("llm.image_remote_url_only", get("llm.image_remote_url_only"), false),
-		timeout_ms: parseCount("llm.timeout_ms", get("llm.timeout_ms"), LLM_TIMEOUT_MS, { min: LLM_TIMEOUT_MIN_MS, max: LLM_TIMEOUT_MAX_MS }),
+		max_tokens: count("llm.max_tokens"),
+		max_tokens_field: (setting("llm.max_tokens_field") ?? registration.defaults.max_tokens_field) as MaxTokensField,
+		stream: flag("llm.stream"),
+		supports_tools: flag("llm.supports_tools"),
+		supports_vision: flag("llm.supports_vision"),
+		image_remote_url_only: flag("llm.image_remote_url_only"),
+		timeout_ms: count("llm.timeout_ms"),
 		image_max_bytes: IMAGE_MAX_BYTES,
 	};
 	return { ok: true, profile };

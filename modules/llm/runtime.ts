@@ -12,13 +12,13 @@
 // order, and a cancelled waiter leaves the queue at once. This bounds peak memory
 // on the device the way esp-claw's llm_lock does.
 import { LLM_CALLS_PER_DAY, LLM_CALLS_PER_HOUR, LLM_TOKENS_PER_DAY } from "budgets";
-import { mask } from "config/store";
+import { maskSecret } from "util/secrets";
 import type { AbortSignalLike, HttpTransport } from "net/types";
 import { heapBuffers, type BufferPool } from "util/buffers";
 import { backends as sharedRegistry } from "llm/backends";
 import { UsageLimiter, type Limits, type UsageSnapshot, type UsageStore } from "llm/limits";
 import { checkImageUse, prepareImage, type ImageFiles } from "llm/media";
-import { parseCount, readSettings, resolveProfile } from "llm/profiles";
+import { llmSetting, readSettings, resolveProfile } from "llm/profiles";
 import type { BackendRegistry } from "llm/registry";
 import { DEFAULT_RETRY_POLICY, systemClock, withRetries, type Clock, type RetryInfo, type RetryPolicy } from "llm/retry";
 import { emptyUsage } from "llm/json";
@@ -123,9 +123,9 @@ export class Llm {
 	#limits(): Limits {
 		const get = (name: string) => this.#options.config.get(name);
 		return {
-			callsPerHour: parseCount("llm.calls_per_hour", get("llm.calls_per_hour"), LLM_CALLS_PER_HOUR),
-			callsPerDay: parseCount("llm.calls_per_day", get("llm.calls_per_day"), LLM_CALLS_PER_DAY),
-			tokensPerDay: parseCount("llm.tokens_per_day", get("llm.tokens_per_day"), LLM_TOKENS_PER_DAY),
+			callsPerHour: Number(llmSetting(get, "llm.calls_per_hour")),
+			callsPerDay: Number(llmSetting(get, "llm.calls_per_day")),
+			tokensPerDay: Number(llmSetting(get, "llm.tokens_per_day")),
 		};
 	}
 
@@ -244,7 +244,7 @@ export class Llm {
 			backend: settings.backend,
 			model: settings.model,
 			base_url: settings.base_url,
-			api_key: settings.api_key ? mask(settings.api_key) : "(not set)",
+			api_key: settings.api_key ? maskSecret(settings.api_key) : "(not set)",
 			stream: true,
 			usage: this.#limiter.snapshot(),
 			limits: { callsPerHour: LLM_CALLS_PER_HOUR, callsPerDay: LLM_CALLS_PER_DAY, tokensPerDay: LLM_TOKENS_PER_DAY },

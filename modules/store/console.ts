@@ -8,6 +8,7 @@ import type { Sessions } from "store/sessions";
 import type { StoredRecord } from "store/session";
 import { Channel } from "core/types";
 import { clip, oneLine } from "util/text";
+import { maskedJson } from "util/secrets";
 
 export const CONSOLE_CHAT = Object.freeze({ channel: Channel.CONSOLE, chat_id: "local" });
 
@@ -28,7 +29,7 @@ export function describeRecord(record: StoredRecord): string {
 	const m = record.message;
 	let text: string;
 	if (m.role === "assistant" && m.tool_calls?.length) {
-		text = m.tool_calls.map((c) => `${c.function.name}(${c.function.arguments})`).join(", ");
+		text = m.tool_calls.map((c) => `${c.function.name}(${maskedJson(c.function.arguments)})`).join(", ");
 		if (m.content) text = `${m.content} -> ${text}`;
 	} else if (typeof m.content === "string") text = m.content;
 	else if (Array.isArray(m.content)) text = m.content.map((p) => (p.type === "text" ? p.text : "[image]")).join(" ");

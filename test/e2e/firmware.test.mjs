@@ -24,7 +24,7 @@ for (const variant of VARIANTS) {
 		assertClean(result);
 		const { stdout } = result;
 		assert.match(stdout, new RegExp(`^xsclaw ${manifest.config.version.replace(/\./g, "\\.")} .*\n${PROMPT}`), "banner, then the prompt");
-		for (const line of ["help", "status", "reboot", "config get KEY", "config set KEY VALUE", "config unset KEY", "config show"])
+		for (const line of ["help", "status", "reboot", "config get KEY", "config set KEY VALUE", "config unset KEY", "config show", "config describe [KEY]"])
 			assert.ok(stdout.includes(`  ${line} `), `help lists ${line}`);
 		assert.ok(stdout.includes("ok: llm.model = x\n"));
 		assert.match(stdout, /uptime: 0d 00:00:\d\d\n/);
@@ -56,7 +56,7 @@ for (const variant of VARIANTS) {
 			type("config set llm.model one\r"), see("ok: llm.model = one"), see(PROMPT),
 			type("status\r"), see("uptime:"), see(PROMPT),
 			type(`${UP}${UP}\r`), see("ok: llm.model = one"), see(PROMPT),
-			type(`config get llm.modex${BACKSPACE}l\r`), see("one"), see(PROMPT),
+			type(`config get llm.modex${BACKSPACE}l\r`), see("llm.model = one (set)"), see(PROMPT),
 			type(`statux${CTRL_H}s\r`), see("uptime:"), see(PROMPT),
 			type(`junk${CTRL_U}config show\r`), see("llm.model = one"), see(PROMPT),
 			type(`not the end${CTRL_D}${CTRL_U}${CTRL_D}`),
@@ -69,7 +69,7 @@ for (const variant of VARIANTS) {
 		const output = shown(run);
 		assert.ok(output.includes(`\x1b[K${PROMPT}status\x1b[K${PROMPT}config set llm.model one\n`), "two up-arrows redraw the line twice");
 		assert.equal(output.split("ok: llm.model = one\n").length - 1, 2, "the recalled command ran again");
-		assert.ok(output.includes(`${PROMPT}config get llm.modex\b \bl\none\n${PROMPT}`), "DEL erased a character");
+		assert.ok(output.includes(`${PROMPT}config get llm.modex\b \bl\nllm.model = one (set)\n${PROMPT}`), "DEL erased a character");
 		assert.ok(output.includes(`${PROMPT}statux\b \bs\nfirmware: xsclaw`), "BS erased a character");
 		assert.ok(output.includes(`${PROMPT}junk\x1b[K${PROMPT}config show\n`), "Ctrl-U cleared the line");
 		assert.doesNotMatch(output, /\^\[|\^D/, "the terminal itself echoed nothing");
@@ -89,7 +89,7 @@ test("on a terminal, after reboot the console is still in character mode and ech
 	assert.deepEqual(run.modes.rebooted, CHARACTER_MODE);
 	assert.ok(run.restored);
 	const [, afterBoot] = shown(run).split("rebooting…\n");
-	assert.match(afterBoot, new RegExp(`^xsclaw .*\n${PROMPT}config get llm.model\nkept\n${PROMPT}\n$`), afterBoot);
+	assert.match(afterBoot, new RegExp(`^xsclaw .*\n${PROMPT}config get llm.model\nllm.model = kept \\(set\\)\n${PROMPT}\n$`), afterBoot);
 }));
 
 test("status shows the version in manifest.json's config", withDataDir(async (data) => {
@@ -102,7 +102,7 @@ test("a setting is remembered across a restart with the same data directory", wi
 	assertClean(await firmware(data, "config set llm.model x\n"));
 	const second = await firmware(data, "config get llm.model\n");
 	assertClean(second);
-	assert.ok(second.stdout.includes(`${PROMPT}x\n`), second.stdout);
+	assert.ok(second.stdout.includes(`${PROMPT}llm.model = x (set)\n`), second.stdout);
 }));
 
 test("an API key is never shown in full, in stdout or stderr", withDataDir(async (data) => {
@@ -111,7 +111,7 @@ test("an API key is never shown in full, in stdout or stderr", withDataDir(async
 	for (const result of [first, second]) {
 		assertClean(result);
 		assert.ok(!(result.stdout + result.stderr).includes("sk-secret"), result.stdout + result.stderr);
-		assert.ok(result.stdout.includes("llm.api_key = ****1234\n"), result.stdout);
+		assert.ok(result.stdout.includes("llm.api_key = ****1234 (set)\n"), result.stdout);
 	}
 }));
 
@@ -127,7 +127,7 @@ test("after reboot the rest of the input runs in the restarted firmware, data ke
 	const [beforeBoot, afterBoot] = result.stdout.split("rebooting…\n");
 	assert.ok(afterBoot, `rebooted: ${result.stdout}`);
 	assert.ok(beforeBoot.includes("ok: llm.model = before-reboot"));
-	assert.match(afterBoot, new RegExp(`^xsclaw .*\n${PROMPT}before-reboot\n`), "a new banner, then the remembered value");
+	assert.match(afterBoot, new RegExp(`^xsclaw .*\n${PROMPT}llm.model = before-reboot \\(set\\)\n`), "a new banner, then the remembered value");
 	assert.ok(afterBoot.includes("firmware: xsclaw"), "status ran after the reboot");
 }));
 
@@ -138,7 +138,7 @@ test("unreadable settings are reported, left on disk, and the console still work
 	const result = await firmware(data, "config set llm.model x\nconfig get llm.model\nstatus\n");
 	assertClean(result);
 	assert.match(result.stdout, /^xsclaw .*\nwarning: settings cannot be read, so changes are not saved this time: .*corrupt/);
-	assert.ok(result.stdout.includes(`${PROMPT}x\n`), "settings work in memory");
+	assert.ok(result.stdout.includes(`${PROMPT}llm.model = x (set)\n`), "settings work in memory");
 	assert.equal(readFileSync(file, "utf8"), "not a key-value file", "the damaged file is kept for repair");
 }));
 
@@ -154,10 +154,10 @@ test("npm start runs the firmware on this terminal's stdin and stdout", withData
 			clearTimeout(timer);
 			resolve({ code, stdout, stderr });
 		});
-		child.stdin.end("config set quick.start works\nconfig get quick.start\n");
+		child.stdin.end("config set llm.model works\nconfig get llm.model\n");
 	});
 	assert.equal(result.code, 0, result.stderr);
-	assert.ok(result.stdout.includes(`${PROMPT}works\n`), result.stdout);
-	const again = await firmware(data, "config get quick.start\n");
-	assert.ok(again.stdout.includes(`${PROMPT}works\n`), "npm start used the --data directory given");
+	assert.ok(result.stdout.includes(`${PROMPT}llm.model = works (set)\n`), result.stdout);
+	const again = await firmware(data, "config get llm.model\n");
+	assert.ok(again.stdout.includes(`${PROMPT}llm.model = works (set)\n`), "npm start used the --data directory given");
 }));

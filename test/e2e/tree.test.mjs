@@ -56,3 +56,10 @@ test("core/core.ts is the loop: queues, prompt layout and formatting live in the
 	assert.ok(loop, "the loop method is there");
 	assert.ok(loop[0].split("\n").length <= 60, `the loop is ${loop[0].split("\n").length} lines: keep it on one screen`);
 });
+
+test("one masking function and one secret-field rule (util/secrets); settings are secret by declaration", () => {
+	const patterns = files.filter((f) => /\/[^/\n]*\b(key|token)\|[^/\n]*secret[^/\n]*\/i?/.test(f.text)).map((f) => f.path);
+	assert.deepEqual(patterns, ["modules/util/secrets.ts"]);
+	const masks = files.filter((f) => /"\*\*\*\*"\s*\+|\? "\*\*\*\*"/.test(f.text)).map((f) => f.path);
+	assert.deepEqual(masks, ["modules/util/secrets.ts"]);
+});

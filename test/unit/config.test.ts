@@ -1,7 +1,11 @@
 // The config store: names, hashed NVS keys, persistence through a key-value
 // store, masking, listeners, and what happens to damaged stored entries.
 import { CONFIG_KEY_MAX_CHARS, CONFIG_MAX_ENTRIES, CONFIG_NAME_MAX_CHARS, CONFIG_VALUE_MAX_BYTES } from "budgets";
-import { Config, checkName, display, isSecretName, mask, storageKeys, type KeyValueStore } from "config/store";
+import { Config, checkName, storageKeys, type KeyValueStore } from "config/store";
+import { SETTINGS, isSecret } from "config/settings";
+import { configCommands, shownValue } from "config/commands";
+import { PRESETS } from "llm/profiles";
+import { maskSecret, maskedJson } from "util/secrets";
 import { assert, test } from "testing";
 
 // An in-memory key-value store with the shape of embedded:storage/key-value.
@@ -156,13 +160,15 @@ test("listeners hear set and unset, not no-op sets, and can stop listening", () 
 	assert.equal(config.get("llm.model"), "b", "a throwing listener does not undo the change");
 });
 
-test("secret names are masked to their last four characters, short ones fully", () => {
-	for (const name of ["llm.api_key", "telegram.bot_token", "qq.app_secret", "wifi.password"]) assert.ok(isSecretName(name), name);
-	for (const name of ["llm.model", "wifi.ssid"]) assert.ok(!isSecretName(name), name);
-	assert.equal(mask("sk-secret-1234"), "****1234");
-	assert.equal(mask("short"), "********");
-	assert.equal(display("llm.api_key", "sk-secret-1234"), "****1234");
-	assert.equal(display("llm.model", "gpt-4o"), "gpt-4o");
+test("settings declared secret are masked to their last four characters, short ones fully; others are shown", () => {
+	for (const name of ["llm.api_key", "wifi.password"]) assert.ok(isSecret(name), name);
+	for (const name of ["llm.model", "wifi.ssid", "llm.max_tokens", "llm.tokens_per_day", "llm.max_tokens_field"]) assert.ok(!isSecret(name), name);
+	assert.equal(maskSecret("sk-secret-1234"), "****1234");
+	assert.equal(maskSecret("short"), "********");
+	assert.equal(shownValue("llm.api_key", "sk-secret-1234"), "****1234");
+	assert.equal(shownValue("llm.model", "gpt-4o"), "gpt-4o");
+	assert.equal(shownValue("llm.max_tokens", "4096"), "4096", "a count whose name says token is no secret");
+	assert.equal(shownValue("some.old_setting", "abc"), "********", "an undeclared name is masked: nothing says it is not a secret");
 });
 
 test("entries are sorted by name", () => {
@@ -171,4 +177,80 @@ test("entries are sorted by name", () => {
 	config.set("llm.model", "x");
 	config.set("llm.base_url", "http://127.0.0.1");
 	assert.deepEqual(config.entries().map(([name]) => name), ["llm.base_url", "llm.model", "wifi.ssid"]);
+});
+
+// ---- the declared settings through the console's config commands ----
+
+function configConsole(preset: Record<string, string> = {}) {
+	const config = new Config(new MemoryStore());
+	for (const [name, value] of Object.entries(preset)) config.set(name, value);
+	const commands = configCommands(config);
+	const run = (line: string): string => {
+		const [group, verb] = line.split(" ", 2);
+		const command = commands.find((c) => c.name === `${group} ${verb}`)!;
+		let out = "";
+		try {
+			command.run(line.slice(group.length + verb.length + 2).trim(), { line: (text) => void (out += text + "\n") });
+		} catch (error) {
+			out += `error: ${(error as Error).message}\n`;
+		}
+		return out;
+	};
+	return { config, run };
+}
+
+test("config set refuses an unknown name, suggesting the nearest known one, and stores nothing", () => {
+	const { config, run } = configConsole();
+	assert.equal(run("config set llm.modle gpt"), "error: there is no setting \"llm.modle\": did you mean llm.model? (config describe lists them all)\n");
+	assert.deepEqual(config.entries(), []);
+});
+
+test("config set refuses a value that breaks the setting's rule, stating the rule", () => {
+	const { config, run } = configConsole();
+	assert.match(run("config set llm.provider bogus"), /^error: llm\.provider must be one of openai, anthropic, deepseek, openrouter, ollama, custom \(not "bogus"\)\.\n$/);
+	assert.match(run("config set llm.stream maybe"), /^error: llm\.stream must be true or false/);
+	assert.match(run("config set llm.timeout_ms -5"), /^error: llm\.timeout_ms must be a whole number from 1000 to 600000 \(not "-5"\)/);
+	assert.match(run("config set llm.base_url ftp://x"), /^error: llm\.base_url must be a URL starting with http:\/\/ or https:\/\//);
+	assert.deepEqual(config.entries(), []);
+	assert.equal(run("config set llm.stream NO"), "ok: llm.stream = false\n", "booleans are stored as true/false");
+	assert.equal(run("config set llm.timeout_ms 90_000"), "ok: llm.timeout_ms = 90000\n");
+});
+
+test("config get and show give the effective value and its origin: set, preset or default", () => {
+	const { run } = configConsole({ "llm.provider": "anthropic", "llm.max_tokens": "1000" });
+	assert.equal(run("config get llm.max_tokens"), "llm.max_tokens = 1000 (set)\n");
+	assert.equal(run("config get llm.base_url"), "llm.base_url = https://api.anthropic.com/v1 (preset)\n");
+	assert.equal(run("config get llm.auth"), "llm.auth = api-key (preset)\n");
+	assert.equal(run("config get llm.timeout_ms"), "llm.timeout_ms = 120000 (default)\n");
+	assert.equal(run("config get llm.model"), "llm.model is not set: config set llm.model VALUE sets it.\n");
+	assert.match(run("config get llm.modle"), /did you mean llm\.model\?/);
+	const show = run("config show");
+	assert.match(show, /^llm\.provider = anthropic \(set\)\n/);
+	assert.match(show, /\nllm\.tokens_per_day = 2000000 \(default\)\n/);
+	assert.match(show, /\nllm\.max_tokens_field = max_tokens \(preset\)\n/);
+});
+
+test("config show marks a stored value that breaks its rule, and masks an undeclared leftover", () => {
+	const { run } = configConsole({ "llm.stream": "maybe", "old.thing": "value-1234567890" });
+	const show = run("config show");
+	assert.match(show, /\nllm\.stream = maybe \(set, but llm\.stream must be true or false .*: config set llm\.stream fixes it\)\n/);
+	assert.match(show, /\nold\.thing = \*\*\*\*7890 \(set, but not a setting of this firmware: config unset old\.thing removes it\)\n/);
+});
+
+test("config describe lists every setting with its rule and default, or one", () => {
+	const { run } = configConsole();
+	const all = run("config describe");
+	for (const name of ["llm.provider", "llm.api_key", "llm.allow_insecure", "memory.mode", "wifi.password"]) assert.match(all, new RegExp(`(^|\\n)${name.replace(/\./g, "\\.")}: `));
+	assert.equal(run("config describe llm.timeout_ms"), "llm.timeout_ms: one HTTP attempt, in milliseconds\n  a whole number from 1000 to 600000; default 120000\n");
+	assert.match(run("config describe llm.api_key"), /secret: shown masked/);
+});
+
+test("the declared llm.provider choices are the presets plus custom", () => {
+	const spec = SETTINGS.find((s) => s.name === "llm.provider")!;
+	assert.deepEqual(spec.choices, [...Object.keys(PRESETS), "custom"]);
+});
+
+test("tool arguments are masked by field name with the one masking function; counts named like tokens are not", () => {
+	assert.equal(maskedJson('{"ssid":"home","password":"hunter22","api_key":"sk-abcdefghijkl","max_tokens":50}'), '{"ssid":"home","password":"********","api_key":"****ijkl","max_tokens":50}');
+	assert.equal(maskedJson('{"password": "x"'), "(16 characters of invalid JSON)");
 });

@@ -147,8 +147,8 @@ test("the table resolves two-word names first, then one word, with the rest as a
 test("an unknown command gets a one-line hint, a bare group lists its subcommands", () => {
 	const { table } = harness();
 	assert.deepEqual(table.resolve("foo bar"), { hint: "unknown command: foo — type help" });
-	assert.deepEqual(table.resolve("config"), { hint: "config needs one of: get, set, unset, show — type help" });
-	assert.deepEqual(table.resolve("config frob x"), { hint: "config needs one of: get, set, unset, show — type help" });
+	assert.deepEqual(table.resolve("config"), { hint: "config needs one of: get, set, unset, show, describe — type help" });
+	assert.deepEqual(table.resolve("config frob x"), { hint: "config needs one of: get, set, unset, show, describe — type help" });
 });
 
 test("the table refuses duplicate and malformed names and adds none of a bad batch", () => {
@@ -195,9 +195,9 @@ test("config set, get, unset and show work through the console; secrets are mask
 	assert.equal(config.get("llm.model"), undefined);
 	assert.equal(config.get("llm.api_key"), "sk-secret-1234");
 	assert.ok(state.out.includes("ok: llm.model = gpt 4o mini\n"));
-	assert.ok(state.out.includes(PROMPT + "gpt 4o mini\n"), "get prints the value");
-	assert.ok(state.out.includes("llm.api_key = ****1234\n"), "show masks");
-	assert.ok(state.out.includes(PROMPT + "****1234\n"), "get masks");
+	assert.ok(state.out.includes(PROMPT + "llm.model = gpt 4o mini (set)\n"), "get prints the value and its origin");
+	assert.ok(state.out.includes("\nllm.api_key = ****1234 (set)\n"), "show masks");
+	assert.ok(state.out.includes(PROMPT + "llm.api_key = ****1234 (set)\n"), "get masks");
 	assert.ok(state.out.includes("ok: llm.model removed\n"));
 	assert.ok(state.out.includes("llm.model is not set"));
 	assert.ok(!state.out.includes("sk-secret"), "the secret never appears");
@@ -256,13 +256,13 @@ test("lines typed while an async command runs wait their turn; concurrent ones r
 	};
 	const { state, type, repl } = harness([slow]);
 	repl.start();
-	type("slow\nconfig set a.b c\nstatus\n");
+	type("slow\nconfig set llm.model c\nstatus\n");
 	order.push(state.out.includes("firmware:") ? "status ran" : "status waited");
-	order.push(state.out.includes("ok: a.b") ? "set ran" : "set waited");
+	order.push(state.out.includes("ok: llm.model") ? "set ran" : "set waited");
 	release();
 	await settle();
 	assert.deepEqual(order, ["status ran", "set waited"]);
-	assert.ok(state.out.indexOf("slow done") < state.out.indexOf("ok: a.b = c"), state.out);
+	assert.ok(state.out.indexOf("slow done") < state.out.indexOf("ok: llm.model = c"), state.out);
 	assert.ok(state.out.endsWith(PROMPT));
 });
 
@@ -279,12 +279,12 @@ test("end of input runs the unfinished line and the waiting ones, then ends once
 	let release!: () => void;
 	const slow: Command = { name: "slow", usage: "", help: "waits", run: () => new Promise<void>((r) => (release = r)) };
 	const { state, type, repl } = harness([slow]);
-	type("slow\nconfig set a.b c\nstatus");
+	type("slow\nconfig set llm.model c\nstatus");
 	repl.end();
 	assert.equal(state.ended, 0, "not while a command runs");
 	release();
 	await settle();
-	assert.ok(state.out.includes("ok: a.b = c") && state.out.includes("firmware:"), state.out);
+	assert.ok(state.out.includes("ok: llm.model = c") && state.out.includes("firmware:"), state.out);
 	assert.equal(state.ended, 1);
 	repl.end();
 	assert.equal(state.ended, 1, "only once");

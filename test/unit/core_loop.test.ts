@@ -159,7 +159,7 @@ test("stage messages in verbose mode mask secret-looking argument values", async
 	await core.submit(request("go", { flags: ROUTER_FLAGS | RequestFlag.PUBLISH_STAGE_MESSAGE }));
 	await waitFor(() => published.some((e) => e.type === "out_message"), "the answer");
 	const stage = published.find((e) => e.type === "agent_stage");
-	assert.equal((stage?.text ?? "").split("\n")[1], `- wifi_set({"ssid":"home","password":"****"})`);
+	assert.equal((stage?.text ?? "").split("\n")[1], `- wifi_set({"ssid":"home","password":"********"})`);
 });
 
 test("no stage message is published without PUBLISH_STAGE_MESSAGE", async () => {

@@ -287,10 +287,10 @@ test("presets give each provider its URL, auth and max_tokens field; any base UR
 	assert.equal(custom.base_url, "https://llm.lan:8443/v1");
 	assert.equal(custom.auth, "api-key", "the backend's default auth");
 	assert.equal(custom.max_tokens, 1024);
-	assert.throws(() => profile({ ...key, "llm.provider": "skynet" }), "llm.provider \"skynet\" is unknown");
+	assert.throws(() => profile({ ...key, "llm.provider": "skynet" }), "llm.provider must be one of openai, anthropic, deepseek, openrouter, ollama, custom (not \"skynet\")");
 	for (const inherited of ["constructor", "toString", "__proto__"]) // names every object has are no presets
-		assert.throws(() => profile({ ...key, "llm.provider": inherited, "llm.base_url": "https://llm.lan/v1" }), `llm.provider "${inherited.toLowerCase()}" is unknown`);
-	assert.throws(() => profile({ ...key, "llm.base_url": "ftp://x" }), "must start with http:// or https://");
+		assert.throws(() => profile({ ...key, "llm.provider": inherited, "llm.base_url": "https://llm.lan/v1" }), `(not "${inherited}")`);
+	assert.throws(() => profile({ ...key, "llm.base_url": "ftp://x" }), "llm.base_url must be a URL starting with http:// or https://");
 	assert.throws(() => profile({ ...key, "llm.backend": "nope" }), "llm.backend \"nope\" is not registered");
 	assert.throws(() => profile({ ...key, "llm.max_tokens": "lots" }), "llm.max_tokens must be a whole number");
 });
@@ -331,4 +331,14 @@ test("a config change during a call retires the old backend after that call; the
 	assert.equal((await second).message.content, "two");
 	llm.close();
 	assert.deepEqual(log, ["init one", "chat one", "deinit one", "init two", "chat two", "deinit two"]);
+});
+
+test("a key is not sent over plain http:// to another machine unless llm.allow_insecure is set", () => {
+	const key = { "llm.api_key": "sk-test-123456", "llm.model": "m", "llm.provider": "custom" };
+	assert.throws(() => profile({ ...key, "llm.base_url": "http://llm.lan:8080/v1" }),
+		"llm.base_url is plain http:// to llm.lan, so your API key would cross the network unencrypted: use an https:// URL, or config set llm.allow_insecure true");
+	assert.equal(profile({ ...key, "llm.base_url": "http://llm.lan:8080/v1", "llm.allow_insecure": "true" }).base_url, "http://llm.lan:8080/v1");
+	for (const local of ["http://127.0.0.1:9000/v1", "http://localhost:11434/v1", "http://[::1]:8080/v1"]) assert.equal(profile({ ...key, "llm.base_url": local }).base_url, local);
+	assert.equal(profile({ ...key, "llm.base_url": "http://llm.lan/v1", "llm.auth": "none" }).auth, "none", "no key, nothing to protect");
+	assert.equal(profile({ ...key, "llm.base_url": "https://llm.lan/v1" }).auth, "bearer");
 });

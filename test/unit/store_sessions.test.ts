@@ -219,3 +219,15 @@ test("the console's session commands: new, list, show, switch, delete and the cu
 	assert.throws(() => commands.find((c) => c.name === "session switch")!.run("", { line() {} }), undefined, UsageError);
 	assert.throws(() => commands.find((c) => c.name === "session")!.run("extra", { line() {} }), undefined, UsageError);
 });
+
+test("session show masks secret-looking tool arguments as stage messages do", async () => {
+	const commands = sessionCommands(sessions, { channel: "console", chat_id: "secret-args" });
+	const [created] = await run(commands, "session new");
+	const id = /new session (\S+):/.exec(created)![1];
+	persist(id, 9, [user("join my wifi")]);
+	const wifi: ContextRecord = { kind: "assistant_tool", message: { role: "assistant", content: null, tool_calls: [{ id: "w1", type: "function", function: { name: "wifi_set", arguments: '{"ssid":"home","password":"hunter2-hunter2"}' } }] } };
+	persist(id, 9, [wifi, result("w1", "joined")]);
+	const shown = (await run(commands, "session show")).join("\n");
+	assert.ok(!shown.includes("hunter2-hunter2"), shown);
+	assert.match(shown, /wifi_set\(\{"ssid":"home","password":"\*\*\*\*ter2"\}\)/);
+});

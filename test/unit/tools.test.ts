@@ -173,7 +173,7 @@ test("runsAlone reports the table's flag", () => {
 
 test("describeCall masks secret-looking argument values and never shows invalid JSON", () => {
 	const line = describeCall("wifi_set", `{"ssid": "home", "password": "hunter22", "api_key": "sk-1"}`);
-	assert.equal(line, `wifi_set {"ssid":"home","password":"****","api_key":"****"}`);
+	assert.equal(line, `wifi_set {"ssid":"home","password":"********","api_key":"********"}`);
 	assert.equal(describeCall("wifi_set", `{"password": "hunter22"`), "wifi_set (23 characters of invalid JSON)");
 });
 

@@ -1,0 +1,187 @@
+// config/settings: every setting the firmware reads, declared once: name, type,
+// range or choices, default, whether it is secret, and what it does. The console's
+// `config set` checks a value against its declaration before storing it, `config
+// get/show/describe` show the effective value and where it comes from, and the
+// areas read typed values through settingValue(), so a rule (a range, a choice) is
+// written here only.
+//
+// Some defaults come from the llm.provider preset (llm/profiles): such settings
+// say `preset: true`; their effective value is looked up by whoever knows the
+// presets (config/commands asks llm/profiles).
+//
+// Known limit: a value checked against one setting's rule can still clash with
+// another's (an http:// base URL with a key set); such rules are checked where
+// the settings are used together (llm/profiles).
+import {
+	LLM_CALLS_PER_DAY, LLM_CALLS_PER_HOUR, LLM_COUNT_SETTING_MAX, LLM_MAX_TOKENS, LLM_MAX_TOKENS_CEILING, LLM_TIMEOUT_MAX_MS,
+	LLM_TIMEOUT_MIN_MS, LLM_TIMEOUT_MS, LLM_TOKENS_PER_DAY,
+} from "budgets";
+
+export type SettingType = "text" | "integer" | "boolean" | "choice" | "url" | "identifier";
+
+export interface SettingSpec {
+	readonly name: string;
+	readonly type: SettingType;
+	/** For "choice": the values allowed. */
+	readonly choices?: readonly string[];
+	/** For "integer": the range, inclusive. */
+	readonly min?: number;
+	readonly max?: number;
+	/** The value when nothing is set (and no preset gives one); absent: none. */
+	readonly default?: string;
+	/** The llm.provider preset gives the default. */
+	readonly preset?: true;
+	/** Never shown in full, never put in an error, kept out of the console's history. */
+	readonly secret?: true;
+	readonly description: string;
+}
+
+const BOOLEAN = { type: "boolean" } as const;
+const COUNT = { type: "integer", min: 0, max: LLM_COUNT_SETTING_MAX } as const;
+
+/** Every setting, in the order `config describe` lists them. */
+export const SETTINGS: readonly SettingSpec[] = Object.freeze([
+	{ name: "llm.provider", type: "choice", choices: ["openai", "anthropic", "deepseek", "openrouter", "ollama", "custom"], default: "openai",
+		description: "the LLM provider preset (ollama: local, plain HTTP, no key; custom: any server, needs llm.base_url)" },
+	{ name: "llm.api_key", type: "text", secret: true, description: "the provider's API key (not needed when llm.auth is none)" },
+	{ name: "llm.model", type: "text", description: "the model name, e.g. gpt-4o-mini, claude-sonnet-4-5, deepseek-chat" },
+	{ name: "llm.base_url", type: "url", preset: true, description: "the server's base URL (any OpenAI- or Anthropic-compatible server)" },
+	{ name: "llm.backend", type: "identifier", preset: true, default: "openai_compatible", description: "the protocol: openai_compatible (/chat/completions) or anthropic_compatible (/messages)" },
+	{ name: "llm.auth", type: "choice", choices: ["bearer", "api-key", "none"], preset: true, description: "how the key is sent: bearer, api-key (x-api-key) or none" },
+	{ name: "llm.max_tokens", type: "integer", min: 1, max: LLM_MAX_TOKENS_CEILING, default: String(LLM_MAX_TOKENS), description: "the reply cap sent to the model" },
+	{ name: "llm.max_tokens_field", type: "choice", choices: ["max_tokens", "max_completion_tokens"], preset: true, description: "the request field that carries llm.max_tokens" },
+	{ name: "llm.stream", ...BOOLEAN, default: "true", description: "stream replies (SSE); false for servers that cannot" },
+	{ name: "llm.timeout_ms", type: "integer", min: LLM_TIMEOUT_MIN_MS, max: LLM_TIMEOUT_MAX_MS, default: String(LLM_TIMEOUT_MS), description: "one HTTP attempt, in milliseconds" },
+	{ name: "llm.supports_tools", ...BOOLEAN, default: "true", description: "the model takes tools (false: requests with tools are refused)" },
+	{ name: "llm.supports_vision", ...BOOLEAN, preset: true, default: "false", description: "the model takes images" },
+	{ name: "llm.image_remote_url_only", ...BOOLEAN, default: "false", description: "only http(s) image URLs, no local images" },
+	{ name: "llm.calls_per_hour", ...COUNT, default: String(LLM_CALLS_PER_HOUR), description: "LLM calls allowed per hour (counted across reboots)" },
+	{ name: "llm.calls_per_day", ...COUNT, default: String(LLM_CALLS_PER_DAY), description: "LLM calls allowed per day (counted across reboots)" },
+	{ name: "llm.tokens_per_day", ...COUNT, default: String(LLM_TOKENS_PER_DAY), description: "prompt and reply tokens allowed per day, 0 = no limit" },
+	{ name: "llm.allow_insecure", ...BOOLEAN, default: "false", description: "allow sending the key over plain http:// to a host other than this machine" },
+	{ name: "memory.mode", type: "choice", choices: ["full", "light"], default: "full", description: "long-term memory: full (records with tags) or light (one MEMORY.md); at the next start" },
+	{ name: "wifi.ssid", type: "text", description: "the Wi-Fi network to join (device)" },
+	{ name: "wifi.password", type: "text", secret: true, description: "the Wi-Fi password (device)" },
+] satisfies SettingSpec[]);
+
+const BY_NAME = new Map(SETTINGS.map((spec) => [spec.name, spec]));
+
+export function findSetting(name: string): SettingSpec | undefined {
+	return BY_NAME.get(name);
+}
+
+/**
+ * True when a stored value under name must not be shown in full: a setting
+ * declared secret, or a name no setting declares (an entry left by another
+ * firmware: nothing says it is not a secret).
+ */
+export function isSecret(name: string): boolean {
+	const spec = BY_NAME.get(name);
+	return spec ? spec.secret === true : true;
+}
+
+/** The rule a value must follow, as a phrase: "a whole number from 1 to 1000000". */
+export function ruleOf(spec: SettingSpec): string {
+	switch (spec.type) {
+		case "integer": return `a whole number from ${spec.min ?? 0} to ${spec.max ?? LLM_COUNT_SETTING_MAX}`;
+		case "boolean": return "true or false (yes/no, on/off, 1/0)";
+		case "choice": return `one of ${(spec.choices ?? []).join(", ")}`;
+		case "url": return "a URL starting with http:// or https://";
+		case "identifier": return "a lowercase name of letters, digits and _";
+		default: return "any text";
+	}
+}
+
+/**
+ * The value to store for text under spec, in its canonical form (a boolean as
+ * true/false, a number without _ separators); throws a sentence stating the rule.
+ * The sentence never quotes a secret's text.
+ */
+export function checkSetting(spec: SettingSpec, text: string): string {
+	const value = text.trim();
+	const refuse = (): never => {
+		const shown = spec.secret ? "" : ` (not "${value.length > 40 ? value.slice(0, 40) + "…" : value}")`;
+		throw new RangeError(`${spec.name} must be ${ruleOf(spec)}${shown}.`);
+	};
+	if (!value) refuse();
+	switch (spec.type) {
+		case "integer": {
+			const digits = value.replace(/_/g, "");
+			if (!/^\d+$/.test(digits)) refuse();
+			const n = Number(digits);
+			if (n < (spec.min ?? 0) || n > (spec.max ?? LLM_COUNT_SETTING_MAX)) refuse();
+			return String(n);
+		}
+		case "boolean": {
+			const t = value.toLowerCase();
+			if (["true", "yes", "on", "1"].includes(t)) return "true";
+			if (["false", "no", "off", "0"].includes(t)) return "false";
+			return refuse();
+		}
+		case "choice": {
+			const t = value.toLowerCase();
+			if (!(spec.choices ?? []).includes(t)) refuse();
+			return t;
+		}
+		case "url":
+			if (!/^https?:\/\/[^/\s?#]+/i.test(value)) refuse();
+			return value;
+		case "identifier":
+			if (!/^[a-z][a-z0-9_]*$/.test(value)) refuse();
+			return value;
+		default:
+			return value;
+	}
+}
+
+/** Edit distance (Levenshtein), for suggesting the nearest known name. */
+function distance(a: string, b: string): number {
+	let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+	for (let i = 1; i <= a.length; i++) {
+		const row = [i];
+		for (let j = 1; j <= b.length; j++) {
+			row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+		}
+		previous = row;
+	}
+	return previous[b.length];
+}
+
+/** The declared name closest to name. */
+export function nearestSetting(name: string): string {
+	let best = SETTINGS[0].name, bestDistance = Infinity;
+	for (const spec of SETTINGS) {
+		const d = distance(name, spec.name);
+		if (d < bestDistance) [best, bestDistance] = [spec.name, d];
+	}
+	return best;
+}
+
+/** The declaration of name; throws a sentence naming the nearest known setting when there is none. */
+export function settingOf(name: string): SettingSpec {
+	const spec = BY_NAME.get(name);
+	if (!spec) throw new RangeError(`there is no setting "${name.length > 48 ? name.slice(0, 48) + "…" : name}": did you mean ${nearestSetting(name)}? (config describe lists them all)`);
+	return spec;
+}
+
+export type SettingOrigin = "set" | "preset" | "default";
+
+/**
+ * The value a declared setting has: the stored one (checked; a stored value that
+ * breaks the rule throws the rule's sentence), else the preset's (presetValue),
+ * else the default; undefined when none applies.
+ */
+export function settingValue(get: (name: string) => string | undefined, name: string, presetValue?: (name: string) => string | undefined): string | undefined {
+	return effectiveSetting(get, name, presetValue)?.value;
+}
+
+export function effectiveSetting(
+	get: (name: string) => string | undefined, name: string, presetValue?: (name: string) => string | undefined,
+): { value: string; origin: SettingOrigin } | undefined {
+	const spec = settingOf(name);
+	const stored = get(name);
+	if (stored !== undefined && stored.trim() !== "") return { value: checkSetting(spec, stored), origin: "set" };
+	const preset = spec.preset ? presetValue?.(name) : undefined;
+	if (preset !== undefined) return { value: preset, origin: "preset" };
+	return spec.default !== undefined ? { value: spec.default, origin: "default" } : undefined;
+}
