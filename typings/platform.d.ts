@@ -9,6 +9,7 @@ declare module "host/platform" {
 		slotPeak: number;
 		slotSize: number;
 		sockets: number;     // open sockets
+		collections?: number; // garbage collections since start (lin; absent where the host does not count them)
 	}
 	/** Ends the program with an exit code (lin) or restarts the board (device). */
 	export function exit(code: number): void;

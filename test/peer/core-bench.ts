@@ -9,6 +9,11 @@
 // mock saw (request bodies, when a connection closed). Options:
 //   --mock-url https://localhost:PORT   --control-url http://127.0.0.1:PORT
 //   --ca PATH   --conversations N   --interrupt-runs N   --session-kib N
+//   --headroom 1: instead, one 2-round request over the (kept) session in --data,
+//     filled first when smaller than --session-kib; traces the chunk heap in use
+//     at the prompt (after a collection) and the collections during the request.
+//     tools/bench/headroom.mjs runs it with --chunk-bytes to find the smallest
+//     chunk heap it completes in (the host exits 2 when the heap runs out).
 import Timer from "timer";
 import { collectGarbage, exit, heap, now, option, resetPeak } from "host/platform";
 import { SESSION_FILE_MAX_BYTES } from "budgets";
@@ -151,7 +156,32 @@ async function interrupts(): Promise<void> {
 	}
 }
 
+// One request at the prompt, for the headroom figure.
+async function headroom(): Promise<void> {
+	await control("POST", "/script", [
+		{ type: "tool_calls", calls: [{ id: "call_headroom", name: "get_time", arguments: {} }] },
+		{ type: "text", text: "It is morning; the sensors are all inside their ranges." },
+	]);
+	collectGarbage();
+	const before = heap();
+	report({ figure: "prompt", chunkUsed: before.chunkUsed, chunkSize: before.chunkSize, collections: before.collections ?? 0 });
+	const id = await core.submit(benchRequest("What time is it, and are the sensors fine?"), 1000);
+	const response = await core.receiveFor(id, 30_000);
+	if (!response.ok) throw new Error(`headroom request failed: ${response.error}`);
+	const after = heap();
+	report({ figure: "request", collections: (after.collections ?? 0) - (before.collections ?? 0), chunkPeak: after.chunkPeak });
+}
+
 try {
+	if (option("headroom")) {
+		const target = Number(option("session-kib") ?? 0) * 1024;
+		if ((sessions.list().find((s) => s.id === SESSION)?.bytes ?? 0) < target) fillSession(target);
+		await headroom();
+		core.stop();
+		sessions.close();
+		http.close();
+		exit(0);
+	}
 	fillSession(Number(option("session-kib") ?? 0) * 1024);
 	await conversations();
 	await interrupts();

@@ -125,6 +125,19 @@ static void freeMap(void)
 
 /* ---- XS platform hooks ------------------------------------------------- */
 
+/* Garbage collections since the process started, for heap().collections.
+ * xsMemory.c is compiled with -DmxReport=1 -DfxReport=xsclawMemoryReport (see
+ * the Makefile), so its report lines come here instead of stdout: every
+ * collection ends with exactly one "# Slot collection" line. Nothing is printed. */
+static unsigned long gCollections = 0;
+
+void xsclawMemoryReport(txMachine *the, txString format, ...)
+{
+	(void)the;
+	if (!strncmp(format, "# Slot collection", 17))
+		gCollections++;
+}
+
 static xsMachine *gMachine = NULL;
 static int gExitCode = 0;
 static int gExitRequested = 0;
@@ -689,6 +702,8 @@ static void xs_system_heap(xsMachine *the)
 	xsSet(xsResult, xsID("slotSize"), xsVar(0));
 	xsVar(0) = xsInteger(hostOpenSockets);
 	xsSet(xsResult, xsID("sockets"), xsVar(0));
+	xsVar(0) = xsNumber((double)gCollections);
+	xsSet(xsResult, xsID("collections"), xsVar(0));
 }
 
 static void xs_system_gc(xsMachine *the)
@@ -817,6 +832,16 @@ int main(int argc, char **argv)
 	if (hostOption("data"))
 		gDataDir = hostOption("data");
 	loadMap(mapPath);
+	/* --chunk-bytes N: a fixed chunk heap of N bytes instead of the manifest's
+	 * (the bench finds the smallest one a request fits in by bisection). */
+	if (hostOption("chunk-bytes")) {
+		char *end = NULL;
+		long bytes = strtol(hostOption("chunk-bytes"), &end, 10);
+		if (!end || *end || bytes < 65536 || bytes > 1073741824)
+			usage("--chunk-bytes must be a whole number of bytes from 65536 to 1073741824");
+		gCreation.initialChunkSize = (txSize)bytes;
+		gCreation.incrementalChunkSize = 0;
+	}
 	if (!mainSpecifier)
 		mainSpecifier = "main";
 	setvbuf(stdout, NULL, _IONBF, 0);
