@@ -181,13 +181,14 @@ function nextIntactFrame(file: File, from: number, size: number): number | undef
 
 /**
  * Scans a data file whose header is valid (generation given) from the first
- * record to the end, checking every record's CRC. Reads only; O(file size).
+ * record (or from `from`, a frame boundary) to the end, checking every
+ * record's CRC. Reads only; O(bytes scanned).
  */
-export function scanData(file: File, size: number, generation: number): Scan {
+export function scanData(file: File, size: number, generation: number, from = HEADER_BYTES): Scan {
 	let entries = new Uint8Array(ENTRY_BYTES * 64);
 	let count = 0;
 	const holes: { at: number; bytes: number }[] = [];
-	let at = HEADER_BYTES;
+	let at = from;
 	let tail: Tail = { kind: "clean" };
 	// Each step either consumes an intact frame or jumps past a hole, so `at` grows: bounded by size.
 	while (at < size) {
@@ -244,4 +245,43 @@ export function indexDisagreement(index: Uint8Array | undefined, scan: Scan, siz
 	}
 	if (count < scan.count) return `the index lists ${count} records, the data file holds ${scan.count}`;
 	return undefined;
+}
+
+/**
+ * The index entries when the index proves the data file's records up to some
+ * offset without reading them: its header is valid with the data's generation,
+ * it holds whole entries only, no more than the data file could hold, each
+ * entry is a plausible frame starting where the previous one ended (the first
+ * right after the data header), the last ends within the data file, and the
+ * first and last frames' headers in the data file carry the CRCs and lengths
+ * their entries say. `end` is where the last listed record ends; the data file
+ * may hold more after it (a batch whose index write a power loss cut), which
+ * the caller scans. Undefined when any of this fails: then only a full scan
+ * can say what the files hold. Costs one read of the index and two frame
+ * headers, whatever the data file's size.
+ */
+export function provenIndex(index: File, data: File, dataSize: number, generation: number): { entries: Uint8Array; count: number; end: number } | undefined {
+	const size = index.status().size;
+	const count = (size - HEADER_BYTES) / ENTRY_BYTES;
+	// Every frame is at least FRAME_HEADER_BYTES + 1 bytes: a longer index is not read at all.
+	if (!Number.isInteger(count) || count < 0 || count > (dataSize - HEADER_BYTES) / (FRAME_HEADER_BYTES + 1)) return undefined;
+	const bytes = new Uint8Array(index.read(size, 0));
+	const header = decodeHeader(bytes, INDEX_MAGIC);
+	if ("problem" in header || header.generation !== generation) return undefined;
+	const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+	let end = HEADER_BYTES;
+	for (let at = HEADER_BYTES; at < bytes.length; at += ENTRY_BYTES) {
+		const length = view.getUint32(at + 4, true);
+		if (view.getUint32(at, true) !== end || length === 0 || length > SESSION_RECORD_MAX_BYTES || !kindName(bytes[at + 8]) ||
+			(bytes[at + 9] & ~FLAG_TURN_COMPLETED) || bytes[at + 10] || bytes[at + 11]) return undefined;
+		end += FRAME_HEADER_BYTES + length;
+		if (end > dataSize) return undefined;
+	}
+	const entries = bytes.subarray(HEADER_BYTES);
+	for (const i of count ? [0, count - 1] : []) {
+		const entry = decodeEntry(entries, i * ENTRY_BYTES);
+		const info = decodeFrameHeader(u8(data.read(FRAME_HEADER_BYTES, entry.offset)), entry.offset);
+		if (!info || info.crc !== entry.crc || info.length !== entry.length || info.kind !== entry.kind || info.flags !== entry.flags) return undefined;
+	}
+	return { entries, count, end };
 }

@@ -8,8 +8,12 @@
 // rename is the commit point. Files that cannot be read are renamed *.bad and
 // kept; nothing is deleted silently. Every recovery logs one line.
 //
-// Known limits: open() checks every record's CRC, so it costs one read of the
-// data file (once per boot per session: the manager keeps sessions open);
+// open() trusts an index that proves the data file's layout (store/format
+// provenIndex: one read of the index, two frame headers) and scans only what
+// lies past its last entry; any doubt, or `verify`, scans and CRC-checks the
+// whole data file. A record whose bytes fail their CRC when read is left out
+// and marks the session `damaged`: the manager then reopens it with `verify`,
+// which keeps the original as .bad and rewrites the intact records.
 // readLast() costs O(n) whatever the file size.
 import type { Directory, File } from "embedded:storage/files";
 import type { RecordKind } from "core/types";
@@ -18,7 +22,7 @@ import { SESSION_RECORD_MAX_BYTES, SESSION_WRITE_BUFFER_BYTES } from "budgets";
 import {
 	DATA_MAGIC, ENTRY_BYTES, FLAG_TURN_COMPLETED, FRAME_HEADER_BYTES, HEADER_BYTES, INDEX_MAGIC,
 	type Entry, type Scan, decodeEntry, decodeHeader, encodeEntry, encodeFrame, encodeHeader,
-	frameIntact, decodeFrameHeader, indexDisagreement, kindCode, kindName, readIndexFor, scanData,
+	frameIntact, decodeFrameHeader, indexDisagreement, kindCode, kindName, provenIndex, readIndexFor, scanData,
 } from "store/format";
 import { capForStorage } from "store/messages";
 import { exists, keepAside, writeAtomically } from "util/files";
@@ -85,6 +89,8 @@ export class SessionFile {
 	#count: number;
 	#generation: number;
 	#closed = false;
+	/** A record failed its CRC when read: a whole-file check (open with verify) is due. */
+	#damaged = false;
 	/**
 	 * Sticky error (littlefs habit): set when a write, flush or rename of this
 	 * session failed. The files may then hold a part of what was meant, which only
@@ -118,9 +124,11 @@ export class SessionFile {
 	/**
 	 * Opens a session, repairing what a power loss or damage left: never throws
 	 * for bad content (a data file that cannot be read is kept as *.bad and the
-	 * session starts empty). Throws only when the storage itself fails.
+	 * session starts empty). Throws only when the storage itself fails. With
+	 * `verify`, every record's CRC is checked even when the index proves the
+	 * layout (after a read found a damaged record).
 	 */
-	static open(root: Directory, id: string, log: Log): SessionFile {
+	static open(root: Directory, id: string, log: Log, options: { verify?: boolean } = {}): SessionFile {
 		const p = paths(id);
 		const findings: string[] = [];
 		const note = (text: string) => {
@@ -154,6 +162,10 @@ export class SessionFile {
 			size = data.status().size;
 		}
 		const generation = "problem" in header ? 1 : header.generation;
+		if (!("problem" in header) && !options.verify && exists(root, p.index)) {
+			const proven = SessionFile.#openProven(root, id, log, data, size, generation, findings, note);
+			if (proven) return proven;
+		}
 		let scan = scanData(data, size, generation);
 		if (scan.holes.length || scan.tail.kind === "garbage") {
 			// Damage, not a power loss: keep the original whole, and go on with its intact records.
@@ -173,6 +185,43 @@ export class SessionFile {
 		}
 		const index = SessionFile.#openIndex(root, p.index, scan, note);
 		return new SessionFile(root, id, log, data, index, size, scan.count, scan.generation, findings);
+	}
+
+	/**
+	 * The session when its index proves the data file (format provenIndex): only
+	 * the bytes after the last listed record are scanned. A batch whose index
+	 * write was lost gets its entries added; a torn record is cut. Undefined when
+	 * the index proves nothing or the bytes after it are damage (not a power
+	 * loss): then the whole file is scanned.
+	 */
+	static #openProven(root: Directory, id: string, log: Log, data: File, size: number, generation: number, findings: string[], note: (text: string) => void): SessionFile | undefined {
+		const index = root.openFile({ path: paths(id).index, mode: "r+" });
+		let keep = false;
+		try {
+			const proven = provenIndex(index, data, size, generation);
+			if (!proven) return undefined;
+			let count = proven.count;
+			if (proven.end < size) {
+				const tail = scanData(data, size, generation, proven.end);
+				if (tail.holes.length || tail.tail.kind === "garbage") return undefined;
+				if (tail.count) {
+					index.write(tail.entries, HEADER_BYTES + count * ENTRY_BYTES);
+					index.flush();
+					count += tail.count;
+					note(`the index lacked the last ${tail.count} record(s) (a power loss between a batch's data and index writes): added them`);
+				}
+				if (tail.tail.kind === "torn") {
+					data.setSize(tail.end);
+					data.flush();
+					note(`cut a record torn by a power loss (${tail.tail.bytes} bytes at offset ${tail.tail.at}); ${count} records intact`);
+				}
+				size = tail.end;
+			}
+			keep = true;
+			return new SessionFile(root, id, log, data, index, size, count, generation, findings);
+		} finally {
+			if (!keep) index.close();
+		}
 	}
 
 	static #openIndex(root: Directory, path: string, scan: Scan, note: (text: string) => void): File {
@@ -240,6 +289,8 @@ export class SessionFile {
 	get count(): number { return this.#count; }
 	get size(): number { return this.#size; }
 	get generation(): number { return this.#generation; }
+	/** A read found a record whose bytes fail their CRC: reopen with verify to find and keep aside the damage. */
+	get damaged(): boolean { return this.#damaged; }
 
 	/** Marker of a session that compaction could not bring under the limit. */
 	get blocked(): boolean {
@@ -323,11 +374,17 @@ export class SessionFile {
 	#decode(entry: Entry, index: number): StoredRecord | undefined {
 		const total = FRAME_HEADER_BYTES + entry.length;
 		let problem = "";
-		if (entry.offset + total > this.#size) problem = "its index entry points past the end of the data file";
+		if (entry.offset + total > this.#size) {
+			problem = "its index entry points past the end of the data file";
+			this.#damaged = true;
+		}
 		else {
 			const frame = new Uint8Array(this.#data.read(total, entry.offset));
 			const info = decodeFrameHeader(frame, entry.offset);
-			if (!info || info.crc !== entry.crc || info.length !== entry.length || !frameIntact(frame, info)) problem = "its bytes do not match their checksum";
+			if (!info || info.crc !== entry.crc || info.length !== entry.length || !frameIntact(frame, info)) {
+				problem = "its bytes do not match their checksum";
+				this.#damaged = true;
+			}
 			else {
 				try {
 					const message = JSON.parse(String.fromArrayBuffer(frame.buffer.slice(FRAME_HEADER_BYTES) as ArrayBuffer)) as unknown;

@@ -221,13 +221,16 @@ export class Sessions {
 	/** The open session file, opening (and repairing) it on first use. */
 	#session(id: string): SessionFile {
 		let session = this.#open.get(id);
-		if (session && !session.closed) {
+		if (session && !session.closed && !session.damaged) {
 			this.#open.delete(id);
 			this.#open.set(id, session);   // most recently used last
 			return session;
 		}
+		// A read found a damaged record: this open checks every record and keeps the original aside.
+		const verify = !!session?.damaged;
+		session?.close();
 		if (!this.has(id)) SessionFile.create(this.#root, id);
-		session = SessionFile.open(this.#root, id, this.#log);
+		session = SessionFile.open(this.#root, id, this.#log, { verify });
 		this.#open.set(id, session);
 		for (const [oldId, old] of this.#open) {
 			if (this.#open.size <= SESSIONS_OPEN_MAX) break;

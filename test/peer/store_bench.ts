@@ -3,7 +3,7 @@
 //   --appends N   store.append_ms samples (one ~300-byte record, appended and flushed)
 //   --reads N     store.read_last24_ms_10k / _150k samples
 //   --compacts N  store.compact_150k_ms samples (a fresh 150 KiB session each)
-//   --opens N     store.open_150k_ms samples (SessionFile.open of a 150 KiB session: every CRC checked)
+//   --opens N     store.open_150k_ms samples (SessionFile.open of a clean 150 KiB session, through its index)
 import { exit, now, option } from "host/platform";
 import type { AgentRequest, ContextRecord } from "core/types";
 import { SESSION_FILE_MAX_BYTES } from "budgets";
@@ -55,7 +55,7 @@ for (const [name, bytes] of [["store.read_last24_ms_10k", 10 * 1024], ["store.re
 		if (records.length !== 24) throw new Error(`read ${records.length} records, not 24`);
 	}
 	if (bytes === SESSION_FILE_MAX_BYTES) {
-		// What a session's first use per boot costs: open() reads the whole data file and checks every CRC.
+		// What a session's first use per boot costs: open() through the index that proves the data file.
 		for (let i = 0; i < count("opens", 10); i++) {
 			const start = now();
 			const session = SessionFile.open(files, id, () => {});

@@ -102,7 +102,7 @@ test("a torn record at the end is cut at open with one log line, and the records
 	reopened.close();
 });
 
-test("a flipped byte inside a record is found at open: that record is left out, the rest kept, the original kept as .bad", () => {
+test("a flipped byte inside a record is found when it is read: left out, the session marked damaged; open with verify keeps the original as .bad and the rest", () => {
 	const id = fresh();
 	const { session } = openWith(id);
 	session.append(userRecords(5));
@@ -112,12 +112,47 @@ test("a flipped byte inside a record is found at open: that record is left out, 
 	const data = bytesOf(dat(id));
 	data[third + 30] ^= 0x01;
 	put(dat(id), data);
-	const { session: reopened, lines } = openWith(id);
+	const { session: trusting, lines: quiet } = openWith(id);
+	assert.deepEqual(quiet, [], "the index proves the layout: open reads no record");
+	assert.equal(trusting.damaged, false);
+	assert.deepEqual(trusting.read(0, trusting.count).map((r) => (r.message as { content: string }).content), ["message 0", "message 1", "message 3", "message 4"]);
+	assert.equal(trusting.damaged, true, "the failed CRC marks the session for a whole-file check");
+	trusting.close();
+	const { lines, log } = logger();
+	const reopened = SessionFile.open(files, id, log, { verify: true });
 	assert.equal(lines.length, 1, lines.join("\n"));
 	assert.match(lines[0], /1 damaged stretch\(es\) \(\d+ bytes\) left out; 4 intact records kept; the original is kept as sessions\/.*\.dat\.bad/);
 	assert.ok(exists(`${dat(id)}.bad`), "the damaged original is kept");
 	assert.deepEqual(reopened.read(0, reopened.count).map((r) => (r.message as { content: string }).content), ["message 0", "message 1", "message 3", "message 4"]);
+	assert.equal(reopened.damaged, false);
 	reopened.close();
+});
+
+test("open() of a clean session reads its index and two frame headers, not the data file; a batch whose index write was lost is added from the data", () => {
+	const id = fresh();
+	const { session } = openWith(id);
+	for (let i = 0; i < 40; i += 10) session.append(userRecords(10, i));
+	const indexBefore = bytesOf(idx(id));
+	session.append(userRecords(3, 40));
+	session.close();
+	const watched = readWatched();
+	const { lines, log } = logger();
+	const clean = SessionFile.open(watched.root, id, log);
+	assert.deepEqual(lines, []);
+	assert.ok(watched.largest() <= HEADER_BYTES + 43 * ENTRY_BYTES, `largest read ${watched.largest()} bytes`);
+	assert.equal(clean.count, 43);
+	clean.close();
+	put(idx(id), indexBefore);   // as if the power failed between the last batch's data and index writes
+	const { session: reopened, lines: repaired } = openWith(id);
+	assert.equal(repaired.length, 1, repaired.join("\n"));
+	assert.match(repaired[0], /the index lacked the last 3 record\(s\).*added them/);
+	assert.equal(reopened.count, 43);
+	assert.deepEqual(bytesOf(idx(id)).length, HEADER_BYTES + 43 * ENTRY_BYTES);
+	assert.equal((reopened.readLast(1)[0].message as { content: string }).content, "message 42");
+	reopened.close();
+	const again = openWith(id);
+	assert.deepEqual(again.lines, [], "the repair holds");
+	again.session.close();
 });
 
 test("a truncated index is rebuilt from the data with one log line", () => {
@@ -257,8 +292,15 @@ test("open never throws on seeded random damage to either file, and the session 
 			for (let i = 0; i < 8; i++) bytes[random(bytes.length)] = random(256);
 			put(path, bytes);
 		}
-		const { session: reopened } = openWith(id);
-		const all = reopened.read(0, reopened.count);
+		let { session: reopened } = openWith(id);
+		let all = reopened.read(0, reopened.count);
+		if (reopened.damaged) {
+			// What the manager does when a read finds damage the index could not show: check the whole file.
+			reopened.close();
+			reopened = SessionFile.open(files, id, () => {}, { verify: true });
+			all = reopened.read(0, reopened.count);
+		}
+		assert.equal(all.length, reopened.count, `round ${round}: every listed record reads back after the repair`);
 		assert.ok(all.length <= KINDS.length, `round ${round}`);
 		reopened.append(userRecords(1));
 		assert.equal(reopened.readLast(1)[0].message.content, "message 0", `round ${round}: appends after the repair`);

@@ -231,3 +231,29 @@ test("session show masks secret-looking tool arguments as stage messages do", as
 	assert.ok(!shown.includes("hunter2-hunter2"), shown);
 	assert.match(shown, /wifi_set\(\{"ssid":"home","password":"\*\*\*\*ter2"\}\)/);
 });
+
+test("a record found damaged when read makes the next use of its session check the whole file and keep the original aside", () => {
+	const id = sessions.newSession("test", "damaged");
+	for (let n = 1; n <= 3; n++) persist(id, n, [user(`question ${n}`), final(`answer ${n}`)], true);
+	const fresh = open();   // a restart: the session is opened again, through its index
+	assert.equal(fresh.show(id, 10).length, 6);
+	const path = `sessions/${id}.dat`;
+	const f = files.openFile({ path, mode: "r+" });
+	const size = f.status().size;
+	const bytes = new Uint8Array(f.read(size, 0));
+	const needle = Array.from("answer 2", (c) => c.charCodeAt(0));
+	let at = -1;
+	for (let i = 0; at < 0 && i + needle.length <= bytes.length; i++) if (needle.every((b, j) => bytes[i + j] === b)) at = i + 7;
+	assert.ok(at > 0, "the record's text is in the file");
+	bytes[at] ^= 0x04;
+	f.write(bytes.subarray(at, at + 1), at);
+	f.close();
+	logged.length = 0;
+	assert.equal(fresh.show(id, 10).length, 5, "the damaged record is left out at once");
+	assert.ok(logged.some((l) => /was left out: its bytes do not match their checksum/.test(l)), logged.join("\n"));
+	const shown = fresh.show(id, 10);
+	assert.equal(shown.length, 5, "the next use reads the repaired session");
+	assert.deepEqual(shown.map((r) => r.index), [0, 1, 2, 3, 4]);
+	assert.ok(logged.some((l) => /damaged stretch\(es\).*the original is kept as sessions\/.*\.dat\.bad/.test(l)), logged.join("\n"));
+	fresh.close();
+});
