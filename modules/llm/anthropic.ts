@@ -28,9 +28,10 @@ import { arrayAt, emptyUsage, isObject, numberAt, objectAt, parseJson, stringAt 
 import {
 	LlmError,
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type ContentPart, type FinishReason,
-	type JsonObject, type JsonValue, type ModelProfile, type ToolCall, type Usage,
+	type JsonObject, type JsonValue, type Message, type ModelProfile, type ToolCall, type Usage,
 } from "llm/types";
 import { protocolBackend, retryableStatus, type ParsedReply, type StreamAssembler } from "llm/wire";
+import type { PieceSpec } from "llm/body";
 
 export interface ConvertedRequest {
 	body: JsonObject;
@@ -86,6 +87,21 @@ function assistantBlocks(message: AssistantMessage, notes: string[]): JsonValue[
 
 interface Turn { role: "user" | "assistant"; content: JsonValue[]; cache: boolean }
 
+/** The role and content blocks a non-system message contributes to a turn (none: it is left out). */
+export function turnBlocks(message: Exclude<Message, { role: "system" }>, notes: string[]): { role: "user" | "assistant"; content: JsonValue[] } {
+	switch (message.role) {
+		case "user":
+			return { role: "user", content: userBlocks(message.content) };
+		case "assistant":
+			return { role: "assistant", content: assistantBlocks(message, notes) };
+		case "tool": {
+			const block: JsonObject = { type: "tool_result", tool_use_id: message.tool_call_id, content: message.content };
+			if (message.is_error) block.is_error = true;
+			return { role: "user", content: [block] };
+		}
+	}
+}
+
 /** The JSON body of a Messages request for profile. */
 export function toAnthropicRequest(request: ChatRequest, profile: ModelProfile, stream: boolean): ConvertedRequest {
 	const notes: string[] = [];
@@ -104,23 +120,12 @@ export function toAnthropicRequest(request: ChatRequest, profile: ModelProfile, 
 	};
 	for (const message of request.messages) {
 		const cache = message.cache_breakpoint === true;
-		switch (message.role) {
-			case "system":
-				if (message.content) system.push({ text: message.content, cache });
-				break;
-			case "user":
-				add("user", userBlocks(message.content), cache);
-				break;
-			case "assistant":
-				add("assistant", assistantBlocks(message, notes), cache);
-				break;
-			case "tool": {
-				const block: JsonObject = { type: "tool_result", tool_use_id: message.tool_call_id, content: message.content };
-				if (message.is_error) block.is_error = true;
-				add("user", [block], cache);
-				break;
-			}
+		if (message.role === "system") {
+			if (message.content) system.push({ text: message.content, cache });
+			continue;
 		}
+		const turn = turnBlocks(message, notes);
+		add(turn.role, turn.content, cache);
 	}
 
 	let breakpoints = 0;
@@ -163,6 +168,22 @@ export function toAnthropicRequest(request: ChatRequest, profile: ModelProfile, 
 	});
 	return { body, notes };
 }
+
+/** Body assembly in pieces (llm/body): messages merged into turns; breakpoints spent by the system field counted. */
+export const anthropicPieces: PieceSpec = {
+	protocol: "anthropic",
+	join: "turns",
+	prefix: (request, system, profile) => {
+		const { body, notes } = toAnthropicRequest({ ...request, messages: system }, profile, profile.stream);
+		const cached = system.filter((s) => s.content && s.cache_breakpoint === true).length;
+		return { json: JSON.stringify(body), breakpoints: Math.min(cached, LLM_CACHE_BREAKPOINTS), notes };
+	},
+	piece: (message, notes) => {
+		if (message.role === "system") throw new LlmError("invalid", "a system message cannot be a piece of the conversation");
+		const { role, content } = turnBlocks(message, notes);
+		return { role, text: content.length ? JSON.stringify(content).slice(1, -1) : "" };
+	},
+};
 
 // ---- reply ----
 

@@ -15,6 +15,7 @@ import {
 	type JsonValue, type Message, type ModelProfile, type ToolCall, type Usage,
 } from "llm/types";
 import { protocolBackend, retryableStatus, type ParsedReply, type StreamAssembler } from "llm/wire";
+import type { PieceSpec } from "llm/body";
 
 // ---- request ----
 
@@ -50,6 +51,14 @@ export function toOpenAIRequest(request: ChatRequest, profile: ModelProfile, str
 	body.messages = request.messages.map(toWireMessage);
 	return body;
 }
+
+/** Body assembly in pieces (llm/body): messages one after the other. */
+export const openaiPieces: PieceSpec = {
+	protocol: "openai",
+	join: "list",
+	prefix: (request, system, profile) => ({ json: JSON.stringify(toOpenAIRequest({ ...request, messages: system }, profile, profile.stream)), breakpoints: 0, notes: [] }),
+	piece: (message) => ({ role: message.role === "assistant" ? "assistant" : "user", text: JSON.stringify(toWireMessage(message)) }),
+};
 
 // ---- reply ----
 
@@ -216,6 +225,7 @@ export const openaiCompatible: BackendRegistration = protocolBackend({
 	defaults: { auth: "bearer", max_tokens_field: "max_tokens" },
 	path: "chat/completions",
 	toBody: (request, profile) => ({ body: toOpenAIRequest(request, profile, profile.stream) }),
+	pieces: openaiPieces,
 	mediaContent: (prompt, image) => [{ type: "text", text: prompt }, image],
 	parse: parseOpenAIResponse,
 	assembler: (emit) => new OpenAIStreamAssembler(emit),

@@ -18,6 +18,7 @@ import { heapBuffers, type BufferPool } from "util/buffers";
 import { backends as sharedRegistry } from "llm/backends";
 import { UsageLimiter, type Limits, type UsageSnapshot, type UsageStore } from "llm/limits";
 import { checkImageUse, prepareImage, type ImageFiles } from "llm/media";
+import { loadStored } from "llm/body";
 import { llmSetting, readSettings, resolveProfile } from "llm/profiles";
 import type { BackendRegistry } from "llm/registry";
 import { DEFAULT_RETRY_POLICY, systemClock, withRetries, type Clock, type RetryInfo, type RetryPolicy } from "llm/retry";
@@ -214,7 +215,7 @@ export class Llm {
 
 	/** A chat completion. See the file comment for what happens before sending. */
 	chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
-		return this.#call((profile) => checkChat(request, profile), (backend, o) => backend.chat(request, o), options);
+		return this.#call((profile) => checkChat(request, profile), async (backend, o) => backend.chat(backend.acceptsStored ? request : loadStored(request), o), options);
 	}
 
 	/** One-shot image inference (the inspect_image tool). */
@@ -280,6 +281,10 @@ function traceRetry(info: RetryInfo): void {
 function hasImages(request: ChatRequest): { any: boolean; local: boolean } {
 	let any = false, local = false;
 	for (const message of request.messages) {
+		if (message.stored?.images) {
+			any = true;
+			if (message.stored.images === "local") local = true;
+		}
 		if (message.role !== "user" || typeof message.content === "string") continue;
 		for (const part of message.content) {
 			if (part.type !== "image_url") continue;

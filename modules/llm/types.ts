@@ -39,6 +39,20 @@ export type WireProtocol = "openai" | "anthropic";
 /** The assistant message as a provider sent it, tagged with its protocol. */
 export interface RawAssistant { protocol: WireProtocol; message: JsonObject }
 
+/**
+ * A history message a store keeps outside the heap (store/sessions' history
+ * provider hands these out). The message carrying it is a placeholder: its role,
+ * and for pairing tool calls with results its tool_call_id or its tool_calls'
+ * ids; its content is empty. Backends send the wire piece they encoded from
+ * load() the first time (llm/body), so an old message is copied, not parsed.
+ */
+export interface StoredRef {
+	/** The whole message as the prompt takes it; throws when it cannot be read. */
+	load(): Message;
+	/** Image parts it holds: "local" (a data URL) or "remote" (http(s) only); undefined when none. */
+	readonly images?: "local" | "remote";
+}
+
 interface MessageCommon {
 	/**
 	 * Anthropic prompt caching: a cache breakpoint after this message (after the
@@ -46,6 +60,8 @@ interface MessageCommon {
 	 * whose caching is automatic. At most LLM_CACHE_BREAKPOINTS are honoured.
 	 */
 	cache_breakpoint?: boolean;
+	/** Set on a placeholder for a message kept in a store: see StoredRef. */
+	stored?: StoredRef;
 }
 export interface SystemMessage extends MessageCommon { role: "system"; content: string }
 export interface UserMessage extends MessageCommon { role: "user"; content: string | ContentPart[] }
@@ -198,6 +214,8 @@ export interface LlmBackend {
 	init(profile: ModelProfile, env: BackendEnv): void;
 	/** One HTTP attempt. Rejects with LlmError only. */
 	chat(request: ChatRequest, options: ChatOptions): Promise<ChatResponse>;
+	/** True when chat() takes stored history placeholders (StoredRef); otherwise the runtime loads them first. */
+	readonly acceptsStored?: boolean;
 	/**
 	 * One-shot image inference. The runtime has prepared the image and checked it
 	 * against the profile (vision, remote-only, size). Local bytes are base64-encoded

@@ -23,6 +23,7 @@ import {
 	type LlmEvent, type Message, type ModelProfile, type PreparedMediaRequest, type Usage,
 } from "llm/types";
 import { messageOf } from "util/errors";
+import { BodyWriter, loadStored, writeBody, type PieceSpec, type Prefix } from "llm/body";
 
 export interface ParsedReply {
 	message: AssistantMessage;
@@ -44,7 +45,8 @@ export interface Attachment { marker: string; bytes: ArrayBufferLike }
 export interface ExchangeSpec {
 	url: string;
 	headers: Record<string, string>;
-	body: JsonObject;
+	/** The body as JSON, or already written into a pool buffer (released when the exchange settles). */
+	body: JsonObject | BodyWriter;
 	attachment?: Attachment;
 	stream: boolean;
 	parse(json: JsonValue): ParsedReply;
@@ -190,7 +192,8 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 	const buffers = env.buffers ?? heapBuffers;
 	let bodyBuffer: ArrayBufferLike | undefined = undefined;
 	try {
-		const { body, buffer } = serializeBody(spec.body, spec.attachment, buffers);
+		const written = spec.body instanceof BodyWriter ? spec.body : undefined;
+		const { body, buffer } = written ? { body: written.view(), buffer: undefined } : serializeBody(spec.body as JsonObject, spec.attachment, buffers);
 		bodyBuffer = buffer;
 		const headers: Record<string, string> = { "content-type": "application/json", ...spec.headers };
 		if (spec.stream) {
@@ -258,6 +261,7 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 		throw failure;
 	} finally {
 		if (bodyBuffer) buffers.free(bodyBuffer);
+		if (spec.body instanceof BodyWriter) spec.body.release();
 	}
 }
 
@@ -275,6 +279,8 @@ export interface ProtocolSpec extends Pick<BackendRegistration, "id" | "defaults
 	mediaContent(prompt: string, image: ImagePart): ContentPart[];
 	parse(json: JsonValue): ParsedReply;
 	assembler(emit: (delta: AssistantDelta) => void): StreamAssembler;
+	/** Body assembly in byte pieces (llm/body); without it the body is JSON.stringify(toBody()). */
+	pieces?: PieceSpec;
 }
 
 /** A backend bound to one profile between init and deinit. */
@@ -282,6 +288,10 @@ class ProtocolBackend implements LlmBackend {
 	readonly #spec: ProtocolSpec;
 	#profile: ModelProfile | undefined = undefined;
 	#env: BackendEnv | undefined = undefined;
+	/** The stable prefix of the last body written in pieces, until what it was made from changes. */
+	#prefix: Prefix | undefined = undefined;
+	/** Stored history placeholders are welcome: their wire pieces are cached (llm/body). */
+	readonly acceptsStored = true;
 
 	constructor(spec: ProtocolSpec) {
 		this.#spec = spec;
@@ -310,22 +320,40 @@ class ProtocolBackend implements LlmBackend {
 	deinit(): void {
 		this.#profile = undefined;
 		this.#env = undefined;
+		this.#prefix = undefined;
 	}
 
 	#send(request: ChatRequest, options: ChatOptions, attachment?: Attachment): Promise<ChatResponse> {
 		const spec = this.#spec, profile = this.#profile, env = this.#env;
 		if (!profile || !env) return Promise.reject(new LlmError("invalid", `the ${spec.id} backend was used before init()`));
-		let converted: { body: JsonObject; notes?: string[] };
+		const buffers = env.buffers ?? heapBuffers;
+		const notes: string[] = [];
+		let body: JsonObject | BodyWriter | undefined = undefined;
 		try {
-			converted = spec.toBody(request, profile);
+			if (spec.pieces && !attachment) {
+				const writer = new BodyWriter(buffers);
+				body = writer;
+				const prefix = writeBody(spec.pieces, request, profile, writer, buffers, this.#prefix, notes);
+				if (prefix) this.#prefix = prefix;
+				else {
+					writer.release();
+					body = undefined;
+				}
+			}
+			if (!body) {
+				const converted = spec.toBody(loadStored(request), profile);
+				body = converted.body;
+				notes.push(...converted.notes ?? []);
+			}
 		} catch (error) {
+			if (body instanceof BodyWriter) body.release();
 			return Promise.reject(toLlmError(error, profile));
 		}
-		for (const note of converted.notes ?? []) trace(`llm: ${note}\n`);
+		for (const note of notes) trace(`llm: ${note}\n`);
 		return exchange(env, profile, {
 			url: joinUrl(profile.base_url, spec.path),
 			headers: { ...authHeaders(profile), ...spec.headers },
-			body: converted.body,
+			body,
 			attachment,
 			stream: profile.stream,
 			parse: spec.parse,

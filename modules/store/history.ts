@@ -2,7 +2,7 @@
 // the newest records within a byte budget, oldest first, each message capped,
 // an assistant tool call never separated from its results. Pure functions over
 // records already read; store/sessions does the reading.
-import type { Message } from "llm/types";
+import type { Message, StoredRef } from "llm/types";
 import type { StoredRecord } from "store/session";
 import { byteLength, capMessage } from "store/messages";
 
@@ -16,6 +16,35 @@ export interface PromptRecord { kind: StoredRecord["kind"]; message: Message; by
 export function promptRecord(record: StoredRecord, capBytes: number): PromptRecord {
 	const message = capMessage(record.message, capBytes);
 	return { kind: record.kind, message, bytes: byteLength(JSON.stringify(message)) };
+}
+
+/** Whether a message holds image parts, and whether any is local (not http(s)). */
+export function imagesOf(message: Message): StoredRef["images"] {
+	if (message.role !== "user" || typeof message.content === "string") return undefined;
+	let found: StoredRef["images"] = undefined;
+	for (const part of message.content) {
+		if (part.type !== "image_url") continue;
+		if (!/^https?:/i.test(part.image_url.url)) return "local";
+		found = "remote";
+	}
+	return found;
+}
+
+/**
+ * The placeholder of a stored message (llm/types StoredRef): its role and the
+ * ids that pair tool calls with results, no content; the bytes stay in the store.
+ */
+export function placeholder(message: Message, stored: StoredRef): Message {
+	switch (message.role) {
+		case "user": return { role: "user", content: "", stored };
+		case "tool": return { role: "tool", tool_call_id: message.tool_call_id, content: "", stored };
+		case "assistant": {
+			const out: Message = { role: "assistant", content: null, stored };
+			if (message.tool_calls) out.tool_calls = message.tool_calls.map((c) => ({ id: c.id, type: "function", function: { name: "", arguments: "" } }));
+			return out;
+		}
+		case "system": return message;
+	}
 }
 
 /**

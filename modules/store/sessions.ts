@@ -15,12 +15,13 @@ import files from "embedded:storage/files";
 import type { Directory } from "embedded:storage/files";
 import type { AgentRequest, ContextProvider, Persist, PersistBatch, RequestGate } from "core/types";
 import { ProviderFlag } from "core/types";
-import type { Message } from "llm/types";
+import type { Message, StoredRef } from "llm/types";
 import {
 	MESSAGE_MAX_BYTES, SESSION_CHATS_FILE_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
 	SESSION_HISTORY_MAX_RECORDS, SESSION_INFLIGHT_REQUESTS_MAX, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX,
 } from "budgets";
-import { promptRecord, selectPromptHistory, type PromptRecord } from "store/history";
+import { imagesOf, placeholder, promptRecord, selectPromptHistory, type PromptRecord } from "store/history";
+import { capMessage } from "store/messages";
 import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, paths } from "store/session";
 import { decodeText, exists, keepAside, readWhole, staleTempRemoved, writeAtomically } from "util/files";
 import { messageOf } from "util/errors";
@@ -58,12 +59,43 @@ export function blockedGuidance(id: string): string {
 		`or delete this one with \`session delete ${id}\` on the console or /session delete ${id} in a chat.`;
 }
 
+/**
+ * The history window of one open session as the prompt last took it: per record
+ * index its kind, capped size and placeholder (null: left out when read), so
+ * the next request reads only the records appended since. Dropped when the
+ * session file is reopened or rewritten (compaction renumbers records).
+ */
+interface PromptCache {
+	file: SessionFile;
+	generation: number;
+	records: Map<number, PromptRecord | null>;
+	/** The capped message of record index, read again (for a backend without its wire piece). */
+	load(index: number): Message;
+}
+
+/** A history record kept in its session file: load() reads it back. */
+class HistoryRef implements StoredRef {
+	readonly #cache: PromptCache;
+	readonly #index: number;
+	readonly images: StoredRef["images"];
+	constructor(cache: PromptCache, index: number, images: StoredRef["images"]) {
+		this.#cache = cache;
+		this.#index = index;
+		this.images = images;
+	}
+	load(): Message {
+		return this.#cache.load(this.#index);
+	}
+}
+
 export class Sessions {
 	#root: Directory;
 	#log: Log;
 	#clock: () => number;
 	/** Open session files, least recently used first. */
 	#open = new Map<string, SessionFile>();
+	/** Per session id: the history window the prompt last took (see PromptCache). */
+	#prompts = new Map<string, PromptCache>();
 	/** "<channel>:<chat_id>" -> id, in insertion order (oldest first). */
 	#chats = new Map<string, string>();
 	/**
@@ -151,6 +183,7 @@ export class Sessions {
 		this.#open.get(id)?.close();
 		this.#open.delete(id);
 		this.#inflight.delete(id);
+		this.#prompts.delete(id);
 		const p = paths(id);
 		// Data last: until it goes, the session still lists and can be deleted again.
 		for (const path of [p.blocked, p.index, p.indexTmp, p.dataTmp, p.data]) this.#root.delete(path);
@@ -236,6 +269,7 @@ export class Sessions {
 			if (this.#open.size <= SESSIONS_OPEN_MAX) break;
 			old.close();
 			this.#open.delete(oldId);
+			this.#prompts.delete(oldId);
 		}
 		return session;
 	}
@@ -257,6 +291,7 @@ export class Sessions {
 	#forget(id: string): void {
 		this.#open.get(id)?.close();
 		this.#open.delete(id);
+		this.#prompts.delete(id);
 	}
 
 	// ---- what the core plugs in ----
@@ -340,9 +375,20 @@ export class Sessions {
 	 * oldest first. Reads back in steps of SESSION_READ_BATCH_RECORDS through the index.
 	 */
 	history(request: AgentRequest): Message[] {
+		return this.#window(request).map((m) => (m.stored ? m.stored.load() : m));
+	}
+
+	/**
+	 * The history window as placeholders (llm/types StoredRef): what the history
+	 * provider gives the core, so the heap holds no copy of the history. Records
+	 * already in the last window come from the prompt cache; only newer ones are
+	 * read (in steps of SESSION_READ_BATCH_RECORDS), capped and measured once.
+	 */
+	#window(request: AgentRequest): Message[] {
 		const id = request.session_id;
 		if (!id || !this.has(id)) return [];
 		const session = this.#session(id);
+		const cache = this.#promptCache(id, session);
 		const end = this.#inflight.get(id)?.get(request.request_id) ?? session.count;
 		const records: PromptRecord[] = [];
 		let bytes = 0;
@@ -350,13 +396,60 @@ export class Sessions {
 		// Bounded by SESSION_HISTORY_MAX_RECORDS and the budget (capped sizes; raw sizes would stop too early).
 		while (start > 0 && end - start < SESSION_HISTORY_MAX_RECORDS && bytes <= SESSION_HISTORY_MAX_BYTES) {
 			const from = Math.max(0, start - SESSION_READ_BATCH_RECORDS, end - SESSION_HISTORY_MAX_RECORDS);
-			// Capped and measured as soon as read, so a long tool result is not held whole while walking back.
-			const batch = session.read(from, start).map((r) => promptRecord(r, MESSAGE_MAX_BYTES));
+			const batch = this.#promptRecords(session, cache, from, start);
 			for (const r of batch) bytes += r.bytes;
 			records.unshift(...batch);
 			start = from;
 		}
+		for (const index of cache.records.keys()) if (index < start) cache.records.delete(index);
 		return selectPromptHistory(records, SESSION_HISTORY_MAX_BYTES);
+	}
+
+	#promptCache(id: string, file: SessionFile): PromptCache {
+		const known = this.#prompts.get(id);
+		if (known && known.file === file && known.generation === file.generation) return known;
+		const generation = file.generation;
+		const cache: PromptCache = {
+			file, generation, records: new Map(),
+			load: (index) => {
+				const now = this.#session(id);
+				if (now.generation !== generation) throw new Error(`session ${id} was rewritten since its history was read`);
+				const [record] = now.read(index, index + 1);
+				if (!record) throw new Error(`record ${index} of session ${id} cannot be read`);
+				return capMessage(record.message, MESSAGE_MAX_BYTES);
+			},
+		};
+		this.#prompts.set(id, cache);
+		return cache;
+	}
+
+	/** Records [from, to) as the prompt takes them, from the cache or read (and then cached). */
+	#promptRecords(session: SessionFile, cache: PromptCache, from: number, to: number): PromptRecord[] {
+		const out: PromptRecord[] = [];
+		// Each pass consumes at least one index: bounded by to - from.
+		for (let i = from; i < to;) {
+			if (cache.records.has(i)) {
+				const known = cache.records.get(i);
+				if (known) out.push(known);
+				i++;
+				continue;
+			}
+			let j = i;
+			while (j < to && !cache.records.has(j)) j++;
+			for (let k = i; k < j; k++) cache.records.set(k, null);
+			// Capped and measured as soon as read, so a long tool result is not held whole while walking back.
+			for (const record of session.read(i, j)) {
+				const prompt = promptRecord(record, MESSAGE_MAX_BYTES);
+				const ref = new HistoryRef(cache, record.index, imagesOf(prompt.message));
+				cache.records.set(record.index, { kind: prompt.kind, bytes: prompt.bytes, message: placeholder(prompt.message, ref) });
+			}
+			for (let k = i; k < j; k++) {
+				const known = cache.records.get(k);
+				if (known) out.push(known);
+			}
+			i = j;
+		}
+		return out;
 	}
 
 	/** The "history" context provider (REQUEST_START_ONLY): undefined when there is nothing yet. */
@@ -364,7 +457,7 @@ export class Sessions {
 		name: "history",
 		flags: ProviderFlag.REQUEST_START_ONLY,
 		collect: (request: AgentRequest) => {
-			const messages = this.history(request);
+			const messages = this.#window(request);
 			return messages.length ? { kind: "messages", content: messages } : undefined;
 		},
 	};
@@ -373,6 +466,7 @@ export class Sessions {
 	close(): void {
 		for (const session of this.#open.values()) session.close();
 		this.#open.clear();
+		this.#prompts.clear();
 	}
 }
 

@@ -1,0 +1,162 @@
+// Request bodies in byte pieces (modules/llm/body.ts): for both protocols the
+// bytes written into the pool buffer are exactly JSON.stringify of the body
+// toBody() builds, with history messages given as stored placeholders or
+// whole; a stored message is loaded once per protocol and then copied; the
+// stable prefix is encoded once until what it was made from changes.
+import { assert, test } from "testing";
+import { builtInRegistry } from "llm/backends";
+import { anthropicPieces, toAnthropicRequest } from "llm/anthropic";
+import { openaiPieces, toOpenAIRequest } from "llm/openai";
+import { BodyWriter, loadStored, writeBody, type PieceSpec, type Prefix } from "llm/body";
+import { resolveProfile } from "llm/profiles";
+import type { ChatRequest, Message, ModelProfile, StoredRef, ToolDefinition } from "llm/types";
+import { heapBuffers, psramBuffers, type BufferPool } from "util/buffers";
+import * as psram from "psram";
+import { placeholder } from "store/history";
+import { ANTHROPIC, OPENAI } from "./llm_fakes";
+
+function profile(values: Record<string, string>): ModelProfile {
+	const result = resolveProfile((name) => values[name], builtInRegistry());
+	if (!result.ok) throw new Error(result.guidance);
+	return result.profile;
+}
+
+const TOOLS: ToolDefinition[] = [
+	{ type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } },
+	{ type: "function", function: { name: "get_time", parameters: { type: "object", properties: {} } } },
+];
+
+const HISTORY: Message[] = [
+	{ role: "user", content: "Weather in Paris, and the time? «ü» 🌡" },
+	{
+		role: "assistant", content: null, reasoning_content: "two tools", reasoning_signature: "sig",
+		tool_calls: [
+			{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } },
+			{ id: "call_2", type: "function", function: { name: "get_time", arguments: "not json" } },
+		],
+	},
+	{ role: "tool", tool_call_id: "call_1", content: "18 C, cloudy" },
+	{ role: "tool", tool_call_id: "call_2", content: "no clock", is_error: true },
+	{ role: "assistant", content: "It is 18 C." },
+	{ role: "user", content: [{ type: "text", text: "and this?" }, { type: "image_url", image_url: { url: "https://example.com/a.png" } }] },
+	{ role: "assistant", content: "", raw: { protocol: "anthropic", message: { role: "assistant", content: [{ type: "text", text: "A cat." }] } } },
+	{ role: "assistant", content: "Also a dog.", raw: { protocol: "openai", message: { role: "assistant", content: "Also a dog.", refusal: null } } },
+	{ role: "user", content: "an interrupted question" },
+];
+
+/** Stored placeholders for messages, counting how often each is loaded. */
+function stored(messages: Message[]): { placeholders: Message[]; loads: () => number } {
+	let loads = 0;
+	const placeholders = messages.map((message) => {
+		const ref: StoredRef = { load: () => (loads++, message) };
+		return placeholder(message, ref);
+	});
+	return { placeholders, loads: () => loads };
+}
+
+/** The request the core builds: system first (breakpoint), history (breakpoint on its last), the question, this request's rounds. */
+function request(history: Message[], runtime: Message[] = []): ChatRequest {
+	const marked = history.length ? [...history.slice(0, -1), { ...history[history.length - 1], cache_breakpoint: true }] : [];
+	return {
+		messages: [
+			{ role: "system", content: "You are a board.\n\n## profile\nBe brief.", cache_breakpoint: true },
+			...marked,
+			{ role: "user", content: "What now?\n\n[request context]\ntime: 2026-12-01 14:00" },
+			...runtime,
+		],
+		tools: TOOLS,
+	};
+}
+
+function written(spec: PieceSpec, req: ChatRequest, p: ModelProfile, prefix?: Prefix, buffers: BufferPool = heapBuffers): { text: string; prefix: Prefix | undefined; notes: string[] } {
+	const writer = new BodyWriter(buffers, 64);   // small start: the body grows several times
+	const notes: string[] = [];
+	try {
+		const kept = writeBody(spec, req, p, writer, buffers, prefix, notes);
+		const view = writer.view();
+		const copy = new Uint8Array(view.length);
+		copy.set(view);
+		return { text: String.fromArrayBuffer(copy.buffer as ArrayBuffer), prefix: kept, notes };
+	} finally {
+		writer.release();
+	}
+}
+
+const RUNTIME: Message[] = [
+	{ role: "assistant", content: null, tool_calls: [{ id: "call_9", type: "function", function: { name: "get_time", arguments: "{}" } }] },
+	{ role: "tool", tool_call_id: "call_9", content: "{\"utc\":\"14:00\"}" },
+];
+
+for (const [name, values, spec, toBody] of [
+	["openai", OPENAI, openaiPieces, (r: ChatRequest, p: ModelProfile) => toOpenAIRequest(r, p, p.stream)],
+	["anthropic", ANTHROPIC, anthropicPieces, (r: ChatRequest, p: ModelProfile) => toAnthropicRequest(r, p, p.stream).body],
+] as const) {
+	test(`${name}: the body in pieces is byte for byte the JSON of toBody(), with the history stored or whole`, () => {
+		const p = profile(values);
+		for (const history of [[], HISTORY.slice(0, 1), HISTORY.slice(0, 4), HISTORY, HISTORY.slice(4)]) {
+			for (const runtime of [[], RUNTIME]) {
+				const whole = request(history, runtime);
+				const expected = JSON.stringify(toBody(whole, p));
+				assert.equal(written(spec, whole, p).text, expected, `whole history of ${history.length}, ${runtime.length} runtime`);
+				const s = stored(history);
+				assert.equal(written(spec, request(s.placeholders, runtime), p).text, expected, `stored history of ${history.length}, ${runtime.length} runtime`);
+			}
+		}
+	});
+
+	test(`${name}: a stored message is loaded once, then its piece is copied; the prefix is kept until the system prompt or tools change`, () => {
+		const p = profile(values);
+		const s = stored(HISTORY);
+		const first = written(spec, request(s.placeholders), p);
+		assert.equal(s.loads(), HISTORY.length);
+		const second = written(spec, request(s.placeholders, RUNTIME), p, first.prefix);
+		assert.equal(s.loads(), HISTORY.length, "no load on the next round");
+		assert.ok(second.prefix === first.prefix, "the prefix is the same object");
+		assert.equal(second.text, JSON.stringify(toBody(request(HISTORY, RUNTIME), p)));
+		const changed = request(s.placeholders);
+		changed.messages[0] = { role: "system", content: "A new persona.", cache_breakpoint: true };
+		const third = written(spec, changed, p, second.prefix);
+		assert.ok(third.prefix !== second.prefix, "a new system prompt makes a new prefix");
+		assert.equal(third.text, JSON.stringify(toBody(loadStored(changed), p)));
+		const fewerTools = { ...request(s.placeholders), tools: TOOLS.slice(0, 1) };
+		assert.ok(written(spec, fewerTools, p, third.prefix).prefix !== third.prefix, "other tools make a new prefix");
+	});
+
+	test(`${name}: the body grows inside a PSRAM buffer, which goes back to the pool on release`, () => {
+		const p = profile(values);
+		const buffers = psramBuffers(psram);
+		const before = psram.stats().psram.used;
+		const s = stored(HISTORY);
+		const result = written(spec, request(s.placeholders, RUNTIME), p, undefined, buffers);
+		assert.equal(result.text, JSON.stringify(toBody(request(HISTORY, RUNTIME), p)));
+		assert.ok(psram.stats().psram.used > before, "the prefix and the stored pieces stay in PSRAM");
+	});
+}
+
+test("anthropic: a system message after the conversation started cannot go in pieces; the caller falls back", () => {
+	const p = profile(ANTHROPIC);
+	const req: ChatRequest = { messages: [{ role: "user", content: "hi" }, { role: "system", content: "late" }] };
+	const writer = new BodyWriter(heapBuffers);
+	assert.equal(writeBody(anthropicPieces, req, p, writer, heapBuffers, undefined, []), undefined);
+	writer.release();
+});
+
+test("anthropic: more than the allowed cache breakpoints are left out with a note, as toBody does", () => {
+	const p = profile(ANTHROPIC);
+	const messages: Message[] = [{ role: "system", content: "s", cache_breakpoint: true }];
+	for (let i = 0; i < 6; i++) messages.push({ role: i % 2 ? "assistant" : "user", content: `m${i}`, cache_breakpoint: true });
+	const req: ChatRequest = { messages };
+	const result = written(anthropicPieces, req, p);
+	const expected = toAnthropicRequest(req, p, p.stream);
+	assert.equal(result.text, JSON.stringify(expected.body));
+	assert.deepEqual(result.notes, expected.notes);
+});
+
+test("loadStored gives whole messages, keeping a placeholder's cache breakpoint", () => {
+	const s = stored(HISTORY.slice(0, 2));
+	const req = request(s.placeholders);
+	const loaded = loadStored(req);
+	assert.deepEqual(loaded.messages[1], HISTORY[0]);
+	assert.deepEqual(loaded.messages[2], { ...HISTORY[1], cache_breakpoint: true });
+	assert.ok(loadStored(loaded) === loaded, "nothing stored: the same request");
+});
