@@ -1,0 +1,599 @@
+// channels/telegram/channel: the Telegram channel (SPEC §8). It owns the poll
+// loop, the chats' work in flight (requests for /stop, streamed replies, typing)
+// and the outboxes; the pairing and the saved offset live in its StateFile.
+//
+// Inbound: getUpdates long polls (abortable); each batch's next offset is saved
+// before any of its updates is acted on (store.ts says why). An update is
+// dropped unless its chat is paired (an unpaired chat gets the rate-limited hint
+// and can /pair); group chats are answered only when addressed (@bot, a reply to
+// the bot, /command@bot). Commands are handled here; other text goes to the
+// router as an in_message with the chat's role, which usually submits it to the
+// agent with every flag on: a message in a chat whose request runs steers it.
+//
+// Outbound: the router hands this channel's out_message and agent_stage events
+// to deliver(). Per chat, an outbox runs one call at a time, at most one per
+// TELEGRAM_CHAT_SEND_INTERVAL_MS, at most TELEGRAM_CHAT_OUTBOX_MAX waiting (more
+// are dropped, logged). A reply is streamed: text deltas are shown by sending a
+// message and editing it at most once per TELEGRAM_EDIT_INTERVAL_MS; the final
+// text replaces it (first chunk) and the rest follows in chunks of 4096. HTML
+// first; a 400 (Telegram could not parse the markup) is retried as plain text.
+// A 429 waits retry_after; network errors back off; 401/404 (bad token) and 409
+// (another poller) stop polling with a sentence on the console.
+import {
+	TELEGRAM_BACKOFF_MAX_MS, TELEGRAM_BACKOFF_START_MS, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_CHAT_SEND_INTERVAL_MS, TELEGRAM_CHATS_TRACKED_MAX,
+	TELEGRAM_EDIT_INTERVAL_MS, TELEGRAM_MESSAGE_MAX_CHARS, TELEGRAM_POLL_MARGIN_MS, TELEGRAM_POLL_TIMEOUT_S, TELEGRAM_REQUESTS_PER_CHAT_MAX, TELEGRAM_SEND_RETRIES,
+	TELEGRAM_TYPING_INTERVAL_MS, TELEGRAM_TYPING_MAX_MS, TELEGRAM_UPDATE_BODY_MAX_BYTES, TELEGRAM_UPDATES_LIMIT,
+} from "budgets";
+import type { AgentEvent, OutEvent } from "core/types";
+import { Aborter } from "net/abort";
+import type { AgentPort, InMessage, OutboundSink, Role, RouteOutcome } from "router/types";
+import type { Watch } from "router/router";
+import { messageOf } from "util/errors";
+import { clip } from "util/text";
+import { BotApiError, readBotUser, type BotUser, type CallOptions } from "channels/telegram/api";
+import { chunk, toHtml } from "channels/telegram/format";
+import type { Pairing } from "channels/telegram/pairing";
+import type { StateFile } from "channels/telegram/store";
+import { parseUpdates, type IncomingMessage } from "channels/telegram/updates";
+
+/** This channel's name in requests, events and bindings. */
+export const CHANNEL = "telegram";
+
+/** The Bot API client as the channel uses it (channels/telegram/api's BotApi; a fake in tests). */
+export interface BotApiLike {
+	call(method: string, params: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
+}
+
+export interface Timers {
+	set(callback: () => void, ms: number): unknown;
+	clear(id: unknown): void;
+}
+
+export interface TelegramChannelOptions {
+	api: BotApiLike;
+	router: { publish(message: InMessage, watch?: Watch): Promise<RouteOutcome> };
+	port: Pick<AgentPort, "cancel" | "command">;
+	pairing: Pairing;
+	state: StateFile;
+	timers: Timers;
+	/** Monotonic ms. */
+	now(): number;
+	/** Log lines (stderr on lin). */
+	log(line: string): void;
+	/** Lines for the person at the console (connected, paired, stopped and why). */
+	notify(line: string): void;
+	/** getUpdates' timeout in seconds (default TELEGRAM_POLL_TIMEOUT_S). */
+	pollTimeoutS?: number;
+}
+
+export const COMMANDS = Object.freeze([
+	{ command: "start", description: "what this bot is and how to pair" },
+	{ command: "help", description: "the commands" },
+	{ command: "stop", description: "stop the answer in progress" },
+	{ command: "new", description: "start a new conversation" },
+	{ command: "session", description: "this chat's conversation" },
+	{ command: "pair", description: "pair this chat with a code from the board's console" },
+]);
+
+export const PAIRING_HINT = "This board answers paired chats only. To pair this chat, send /pair CODE with the code its console prints (`telegram pair` there makes one).";
+
+const HELP = [
+	"Send a message and the agent answers; a message sent while it answers steers that answer.",
+	"/stop: stop the answer in progress",
+	"/new: start a new conversation",
+	"/session: this chat's conversation",
+	"/help: this list",
+];
+const OWNER_HELP = "/session list | show [ID] | switch ID | delete ID: every conversation on the board (owner only)";
+
+interface Tracked {
+	started: boolean;
+	/** Submitted while another request of the chat ran: it may have joined that one (an interrupt) and never start. */
+	steering: boolean;
+}
+
+interface Stream {
+	chatId: string;
+	text: string;
+	shown: string;
+	messageId?: number;
+	lastEditMs: number;
+	timer?: unknown;
+	done: boolean;
+}
+
+interface ChatWork {
+	requests: Map<number, Tracked>;
+	tail: Promise<void>;
+	pending: number;
+	lastSendMs: number;
+	typingTimer?: unknown;
+	typingSince: number;
+}
+
+type PollHealth = "starting" | "polling" | "retrying" | "stopped";
+
+export class TelegramChannel implements OutboundSink {
+	readonly #o: TelegramChannelOptions;
+	readonly #chats = new Map<string, ChatWork>();
+	readonly #streams = new Map<number, Stream>();
+	readonly #sleeps = new Set<() => void>();
+	#aborter = new Aborter();
+	#stopped = false;
+	#running?: Promise<void>;
+	#bot?: BotUser;
+	#offset = 0;
+	#health: PollHealth = "starting";
+	#lastProblem = "";
+
+	constructor(options: TelegramChannelOptions) {
+		this.#o = options;
+	}
+
+	get bot(): BotUser | undefined {
+		return this.#bot;
+	}
+
+	/** One line per fact for `telegram status`. */
+	status(): string[] {
+		const lines = [`telegram: ${this.#health}${this.#bot ? ` as @${this.#bot.username}` : ""}, offset ${this.#offset}`];
+		if (this.#lastProblem) lines.push(`last problem: ${this.#lastProblem}`);
+		const busy = [...this.#chats].filter(([, w]) => w.requests.size).map(([id, w]) => `${id} (${w.requests.size})`);
+		lines.push(`chats with requests in flight: ${busy.length ? busy.join(", ") : "none"}`);
+		return lines;
+	}
+
+	/** Starts polling (once). */
+	start(): void {
+		if (this.#running) return;
+		this.#offset = this.#o.state.state.offset;
+		this.#running = this.#poll().catch((error) => {
+			this.#o.log(`telegram: the poll loop ended: ${messageOf(error)}`);
+		});
+	}
+
+	/** Stops polling and outbound work; resolves when the poll loop has ended. */
+	async stop(): Promise<void> {
+		this.#stopped = true;
+		this.#health = "stopped";
+		this.#aborter.abort("telegram stopped");
+		for (const wake of [...this.#sleeps]) wake();
+		for (const work of this.#chats.values()) this.#stopTyping(work);
+		for (const stream of this.#streams.values()) if (stream.timer !== undefined) this.#o.timers.clear(stream.timer);
+		await this.#running;
+	}
+
+	// ---- inbound ----
+
+	async #poll(): Promise<void> {
+		let backoff = TELEGRAM_BACKOFF_START_MS;
+		const timeoutS = this.#o.pollTimeoutS ?? TELEGRAM_POLL_TIMEOUT_S;
+		while (!this.#stopped) {
+			try {
+				if (!this.#bot) await this.#identify();
+				const result = await this.#o.api.call("getUpdates", {
+					offset: this.#offset, limit: TELEGRAM_UPDATES_LIMIT, timeout: timeoutS, allowed_updates: ["message"],
+				}, { signal: this.#aborter.signal, timeoutMs: timeoutS * 1000 + TELEGRAM_POLL_MARGIN_MS, maxBodyBytes: TELEGRAM_UPDATE_BODY_MAX_BYTES });
+				if (this.#health !== "polling") {
+					if (this.#health === "retrying") this.#o.notify("telegram: reachable again; polling");
+					this.#health = "polling";
+				}
+				backoff = TELEGRAM_BACKOFF_START_MS;
+				await this.#batch(result);
+			} catch (error) {
+				if (this.#stopped) break;
+				const fatal = this.#fatal(error);
+				if (fatal) {
+					this.#health = "stopped";
+					this.#lastProblem = fatal;
+					this.#o.notify(`telegram: ${fatal}`);
+					return;
+				}
+				const problem = messageOf(error);
+				const retryAfter = error instanceof BotApiError ? error.retryAfterMs : undefined;
+				const wait = retryAfter ?? backoff;
+				if (retryAfter === undefined) backoff = Math.min(backoff * 2, TELEGRAM_BACKOFF_MAX_MS);
+				if (this.#health !== "retrying" || problem !== this.#lastProblem) {
+					this.#o.log(`telegram: ${problem}; polling again in ${Math.round(wait / 1000)} s`);
+				}
+				if (this.#health === "polling") this.#o.notify(`telegram: cannot reach Telegram (${problem}); retrying`);
+				this.#health = "retrying";
+				this.#lastProblem = problem;
+				await this.#sleep(wait);
+			}
+		}
+	}
+
+	// A sentence for errors that retrying cannot fix, else undefined.
+	#fatal(error: unknown): string | undefined {
+		if (!(error instanceof BotApiError) || error.kind !== "api") return undefined;
+		if (error.code === 401 || error.code === 404) {
+			return "Telegram refused the bot token (401 Unauthorized): polling stopped. Set the token BotFather gave you with `config set telegram.token TOKEN`, then `telegram restart`.";
+		}
+		if (error.code === 409) {
+			return "another program is already reading this bot's updates (409 Conflict: a second board, a script, or a webhook): polling stopped. Stop the other one (or delete the webhook), then `telegram restart`.";
+		}
+		return undefined;
+	}
+
+	async #identify(): Promise<void> {
+		const bot = readBotUser(await this.#o.api.call("getMe", {}, { signal: this.#aborter.signal }));
+		const saved = this.#o.state.state;
+		if (saved.bot_id !== bot.id) {
+			// Offsets belong to one bot: another token starts from Telegram's unconfirmed updates.
+			this.#offset = 0;
+			try {
+				this.#o.state.update({ bot_id: bot.id, offset: 0 });
+			} catch (error) {
+				this.#o.log(`telegram: saving the bot id failed: ${messageOf(error)}`);
+			}
+		}
+		this.#bot = bot;
+		try {
+			await this.#o.api.call("setMyCommands", { commands: COMMANDS }, { signal: this.#aborter.signal });
+		} catch (error) {
+			if (this.#stopped) throw error;
+			this.#o.log(`telegram: setMyCommands failed (the command menu may be missing): ${messageOf(error)}`);
+		}
+		this.#o.notify(`telegram: connected as @${bot.username}`);
+	}
+
+	async #batch(result: unknown): Promise<void> {
+		let parsed;
+		try {
+			parsed = parseUpdates(result, this.#offset);
+		} catch (error) {
+			this.#o.log(`telegram: ${messageOf(error)}; skipped`);
+			return;
+		}
+		if (parsed.unreadable) this.#o.log(`telegram: ${parsed.unreadable} update(s) without an update_id were skipped`);
+		if (parsed.next_offset !== this.#offset) {
+			// Saved before acting, so a reboot never acts on these again.
+			this.#offset = parsed.next_offset;
+			try {
+				this.#o.state.update({ offset: this.#offset });
+			} catch (error) {
+				this.#o.log(`telegram: saving the update offset failed (after a reboot some messages may be answered again): ${messageOf(error)}`);
+			}
+		}
+		for (const update of parsed.updates) {
+			if (this.#stopped) return;
+			if (!update.message) {
+				this.#o.log(`telegram: update ${update.update_id} skipped: ${update.skipped}`);
+				continue;
+			}
+			try {
+				await this.#handle(update.message);
+			} catch (error) {
+				this.#o.log(`telegram: update ${update.update_id} failed: ${messageOf(error)}`);
+			}
+		}
+	}
+
+	// The text addressed to the bot, or undefined when a group message is for others.
+	#addressed(message: IncomingMessage): string | undefined {
+		if (message.chat_type === "private") return message.text;
+		if (message.chat_type === "channel" || !this.#bot) return undefined;
+		const handle = `@${this.#bot.username}`.toLowerCase();
+		let addressed = message.reply_to_sender_id === String(this.#bot.id);
+		for (const m of message.mentions) {
+			const piece = message.text.slice(m.offset, m.offset + m.length).toLowerCase();
+			if (m.type === "mention" && piece === handle) addressed = true;
+			if (m.type === "bot_command" && m.offset === 0 && piece.endsWith(handle)) addressed = true;
+		}
+		if (!addressed) return undefined;
+		return message.text.replace(new RegExp(`\\s*@${this.#bot.username}\\b`, "ig"), "").trim() || message.text;
+	}
+
+	async #handle(message: IncomingMessage): Promise<void> {
+		const text = this.#addressed(message);
+		if (text === undefined) return;
+		const chatId = message.chat_id;
+		const command = /^\/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?:\s+([\s\S]*))?$/.exec(text.trim());
+		if (command?.[2] && this.#bot && command[2].toLowerCase() !== this.#bot.username.toLowerCase()) return; // for another bot
+		const name = command?.[1].toLowerCase();
+		const args = (command?.[3] ?? "").trim();
+		const role = this.#o.pairing.roleOf(chatId);
+		if (name === "pair") return this.#pair(message, args);
+		if (!role) {
+			if (this.#o.pairing.mayHint(chatId)) this.#reply(chatId, PAIRING_HINT);
+			else this.#o.log(`telegram: message from unpaired chat ${chatId} ignored`);
+			return;
+		}
+		switch (name) {
+			case "start":
+			case "help":
+				return this.#reply(chatId, [...HELP, ...(role === "owner" ? [OWNER_HELP] : [])].join("\n"));
+			case "stop":
+				return this.#stopChat(chatId);
+			case "new":
+				return this.#command(chatId, "session new", "");
+			case "session":
+				return this.#session(chatId, role, args);
+		}
+		await this.#ask(message, text, role);
+	}
+
+	async #pair(message: IncomingMessage, code: string): Promise<void> {
+		let outcome;
+		try {
+			outcome = this.#o.pairing.pair(message.chat_id, message.sender_name, code);
+		} catch (error) {
+			this.#o.log(`telegram: saving the pairing of chat ${message.chat_id} failed: ${messageOf(error)}`);
+			return this.#reply(message.chat_id, "The board could not save the pairing (a storage problem); try again later.");
+		}
+		if (!outcome.ok) return this.#reply(message.chat_id, `Not paired: ${outcome.reason}.`);
+		if (outcome.already) return this.#reply(message.chat_id, `This chat is paired already (${outcome.role}).`);
+		this.#o.notify(`telegram: chat ${message.chat_id} (${message.sender_name || "no name"}) paired as ${outcome.role}`);
+		this.#reply(message.chat_id, `Paired as ${outcome.role}. Send a message to talk to the agent; /help lists the commands.`);
+	}
+
+	async #session(chatId: string, role: Role, args: string): Promise<void> {
+		const [sub = "", ...rest] = args.split(/\s+/).filter(Boolean);
+		const userMay = sub === "" || sub === "new";
+		if (!userMay && role !== "owner") return this.#reply(chatId, "Only the owner's chat may look at other conversations; /session and /session new work here.");
+		if (!["", "new", "list", "show", "switch", "delete"].includes(sub)) return this.#reply(chatId, "Use /session, /session new, or (owner) /session list | show [ID] | switch ID | delete ID.");
+		await this.#command(chatId, sub ? `session ${sub}` : "session", rest.join(" "));
+	}
+
+	async #command(chatId: string, name: string, args: string): Promise<void> {
+		let text: string;
+		try {
+			const result = await this.#o.port.command(name, args, { channel: CHANNEL, chat_id: chatId });
+			text = [...result.lines, ...(result.error ? [result.error] : []), ...(result.usage ? ["Those arguments do not fit; /help lists the commands."] : [])].join("\n");
+		} catch (error) {
+			text = messageOf(error);
+		}
+		this.#reply(chatId, text || "done");
+	}
+
+	async #stopChat(chatId: string): Promise<void> {
+		const work = this.#chats.get(chatId);
+		const ids = work ? [...work.requests.keys()] : [];
+		let stopped = 0;
+		for (const id of ids) {
+			try {
+				if (await this.#o.port.cancel(id)) stopped++;
+			} catch (error) {
+				this.#o.log(`telegram: cancelling request ${id} failed: ${messageOf(error)}`);
+			}
+		}
+		// A cancelled request's answer ("request cancelled") comes as its out_message.
+		if (!stopped) this.#reply(chatId, "Nothing is running in this chat.");
+	}
+
+	async #ask(message: IncomingMessage, text: string, role: Role): Promise<void> {
+		const chatId = message.chat_id;
+		const work = this.#work(chatId);
+		if (!work) return this.#reply(chatId, "The board is answering too many chats at once; try again in a minute.");
+		const steering = [...work.requests.values()].some((t) => t.started);
+		let requestId = 0;
+		const outcome = await this.#o.router.publish({
+			type: "in_message", channel: CHANNEL, chat_id: chatId, sender_id: message.sender_id, message_id: String(message.message_id), text, role,
+		}, {
+			events: ["agent_start", "message_start", "message_update", "agent_end"],
+			onEvent: (event) => this.#onEvent(chatId, event),
+		});
+		if (outcome.kind === "failed") return this.#reply(chatId, outcome.error);
+		if (outcome.kind !== "agent") return;
+		requestId = outcome.request_id;
+		if (!work.requests.has(requestId)) this.#track(work, requestId, { started: false, steering });
+		this.#startTyping(chatId, work);
+	}
+
+	#work(chatId: string): ChatWork | undefined {
+		let work = this.#chats.get(chatId);
+		if (work) return work;
+		if (this.#chats.size >= TELEGRAM_CHATS_TRACKED_MAX) {
+			const idle = [...this.#chats].find(([, w]) => !w.requests.size && !w.pending);
+			if (!idle) return undefined;
+			this.#chats.delete(idle[0]);
+		}
+		work = { requests: new Map(), tail: Promise.resolve(), pending: 0, lastSendMs: -Infinity, typingSince: 0 };
+		this.#chats.set(chatId, work);
+		return work;
+	}
+
+	#track(work: ChatWork, id: number, tracked: Tracked): void {
+		work.requests.set(id, tracked);
+		if (work.requests.size > TELEGRAM_REQUESTS_PER_CHAT_MAX) work.requests.delete(work.requests.keys().next().value as number);
+	}
+
+	// Events of a request this channel submitted (may come before submit resolves).
+	#onEvent(chatId: string, event: AgentEvent): void {
+		const work = this.#chats.get(chatId);
+		if (!work) return;
+		const id = event.request_id;
+		switch (event.type) {
+			case "agent_start":
+				this.#track(work, id, { started: true, steering: false });
+				this.#startTyping(chatId, work);
+				return;
+			case "message_start": {
+				// A new round or a retried attempt: the preview starts over.
+				const stream = this.#streams.get(id);
+				if (stream) stream.text = "";
+				return;
+			}
+			case "message_update": {
+				if (event.delta.type !== "text") return;
+				let stream = this.#streams.get(id);
+				if (!stream) {
+					stream = { chatId, text: "", shown: "", lastEditMs: -Infinity, done: false };
+					this.#streams.set(id, stream);
+				}
+				if (stream.done) return;
+				stream.text += event.delta.text;
+				this.#scheduleEdit(stream);
+				return;
+			}
+			case "agent_end":
+				this.#finish(work, id);
+				return;
+		}
+	}
+
+	// A request ended: forget it, and the interrupts that joined it (they never start).
+	#finish(work: ChatWork, id: number): void {
+		work.requests.delete(id);
+		for (const [other, tracked] of work.requests) if (tracked.steering && !tracked.started && other > id) work.requests.delete(other);
+		if (!work.requests.size) this.#stopTyping(work);
+	}
+
+	// ---- outbound ----
+
+	/** From the router: this channel's out_message and agent_stage events. */
+	deliver(event: OutEvent): void {
+		if (this.#stopped) return;
+		const work = this.#work(event.chat_id);
+		if (!work) {
+			this.#o.log(`telegram: dropped ${event.type} for chat ${event.chat_id}: too many chats in flight`);
+			return;
+		}
+		if (event.type === "agent_stage") {
+			this.#enqueue(event.chat_id, work, () => this.#sendText(event.chat_id, `… ${event.text}`, false));
+			return;
+		}
+		const stream = this.#streams.get(event.request_id);
+		if (stream) {
+			stream.done = true;
+			if (stream.timer !== undefined) this.#o.timers.clear(stream.timer);
+			this.#streams.delete(event.request_id);
+		}
+		if (event.request_id) this.#finish(work, event.request_id);
+		const chunks = chunk(event.text || "(empty answer)");
+		this.#enqueue(event.chat_id, work, async () => {
+			for (let i = 0; i < chunks.length; i++) {
+				if (i === 0 && stream?.messageId !== undefined) await this.#editText(event.chat_id, stream.messageId, chunks[0], true);
+				else await this.#sendText(event.chat_id, chunks[i], true);
+			}
+		});
+	}
+
+	#reply(chatId: string, text: string): void {
+		const work = this.#work(chatId);
+		if (!work) {
+			this.#o.log(`telegram: dropped a reply to chat ${chatId}: too many chats in flight`);
+			return;
+		}
+		this.#enqueue(chatId, work, () => this.#sendText(chatId, text, false));
+	}
+
+	#scheduleEdit(stream: Stream): void {
+		if (stream.timer !== undefined || stream.done) return;
+		const wait = Math.max(0, stream.lastEditMs + TELEGRAM_EDIT_INTERVAL_MS - this.#o.now());
+		stream.timer = this.#o.timers.set(() => {
+			stream.timer = undefined;
+			const work = this.#chats.get(stream.chatId);
+			if (!work || stream.done) return;
+			// At most one preview waits in the outbox: it takes the newest text when it runs.
+			this.#enqueue(stream.chatId, work, async () => {
+				const shown = clip(stream.text, TELEGRAM_MESSAGE_MAX_CHARS);
+				if (stream.done || !shown.trim() || shown === stream.shown) return;
+				stream.lastEditMs = this.#o.now();
+				stream.shown = shown;
+				if (stream.messageId === undefined) stream.messageId = await this.#sendText(stream.chatId, shown, false);
+				else await this.#editText(stream.chatId, stream.messageId, shown, false);
+			});
+		}, wait);
+	}
+
+	#enqueue(chatId: string, work: ChatWork, op: () => Promise<unknown>): void {
+		if (work.pending >= TELEGRAM_CHAT_OUTBOX_MAX) {
+			this.#o.log(`telegram: chat ${chatId} has ${work.pending} messages waiting; one more was dropped`);
+			return;
+		}
+		work.pending++;
+		work.tail = work.tail.then(async () => {
+			try {
+				if (!this.#stopped) await op();
+			} catch (error) {
+				this.#o.log(`telegram: sending to chat ${chatId} failed: ${messageOf(error)}`);
+			} finally {
+				work.pending--;
+			}
+		});
+	}
+
+	// Resolves with the new message's id.
+	async #sendText(chatId: string, text: string, html: boolean): Promise<number | undefined> {
+		const result = await this.#formatted(chatId, "sendMessage", { chat_id: chatId, text }, text, html);
+		const id = (result as { message_id?: unknown } | undefined)?.message_id;
+		return typeof id === "number" ? id : undefined;
+	}
+
+	async #editText(chatId: string, messageId: number, text: string, html: boolean): Promise<void> {
+		await this.#formatted(chatId, "editMessageText", { chat_id: chatId, message_id: messageId, text }, text, html);
+	}
+
+	// HTML first; a 400 (the markup was refused) once more as plain text.
+	async #formatted(chatId: string, method: string, params: Record<string, unknown>, text: string, html: boolean): Promise<unknown> {
+		if (html) {
+			try {
+				return await this.#outbound(chatId, method, { ...params, text: toHtml(text), parse_mode: "HTML" });
+			} catch (error) {
+				if (!(error instanceof BotApiError && error.kind === "api" && error.code === 400)) throw error;
+				this.#o.log(`telegram: ${messageOf(error)}; sending it as plain text`);
+			}
+		}
+		return this.#outbound(chatId, method, params);
+	}
+
+	// One outbound call: the chat's send interval, 429s waited out, network errors retried, all bounded.
+	async #outbound(chatId: string, method: string, params: Record<string, unknown>): Promise<unknown> {
+		const work = this.#chats.get(chatId);
+		let lastError: unknown;
+		for (let attempt = 1; attempt <= TELEGRAM_SEND_RETRIES && !this.#stopped; attempt++) {
+			if (work) {
+				const wait = work.lastSendMs + TELEGRAM_CHAT_SEND_INTERVAL_MS - this.#o.now();
+				if (wait > 0) await this.#sleep(wait);
+				work.lastSendMs = this.#o.now();
+			}
+			try {
+				return await this.#o.api.call(method, params, { signal: this.#aborter.signal });
+			} catch (error) {
+				lastError = error;
+				if (!(error instanceof BotApiError) || error.kind === "aborted") throw error;
+				if (error.kind === "api" && error.retryAfterMs === undefined && error.code !== 429 && error.code < 500) throw error;
+				const wait = error.retryAfterMs ?? TELEGRAM_BACKOFF_START_MS * attempt;
+				this.#o.log(`telegram: ${error.message}; ${method} again in ${Math.round(wait / 1000)} s`);
+				await this.#sleep(wait);
+			}
+		}
+		throw lastError ?? new Error("telegram stopped");
+	}
+
+	#startTyping(chatId: string, work: ChatWork): void {
+		if (work.typingTimer !== undefined || this.#stopped) return;
+		work.typingSince = this.#o.now();
+		const tick = () => {
+			if (this.#stopped || !work.requests.size || this.#o.now() - work.typingSince > TELEGRAM_TYPING_MAX_MS) {
+				this.#stopTyping(work);
+				return;
+			}
+			this.#o.api.call("sendChatAction", { chat_id: chatId, action: "typing" }, { signal: this.#aborter.signal }).catch((error) => {
+				if (!this.#stopped) this.#o.log(`telegram: typing in chat ${chatId}: ${messageOf(error)}`);
+			});
+			work.typingTimer = this.#o.timers.set(tick, TELEGRAM_TYPING_INTERVAL_MS);
+		};
+		tick();
+	}
+
+	#stopTyping(work: ChatWork): void {
+		if (work.typingTimer !== undefined) this.#o.timers.clear(work.typingTimer);
+		work.typingTimer = undefined;
+	}
+
+	#sleep(ms: number): Promise<void> {
+		if (this.#stopped) return Promise.resolve();
+		return new Promise((resolve) => {
+			const wake = () => {
+				this.#sleeps.delete(wake);
+				this.#o.timers.clear(timer);
+				resolve();
+			};
+			const timer = this.#o.timers.set(wake, ms);
+			this.#sleeps.add(wake);
+		});
+	}
+}
