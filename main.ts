@@ -5,7 +5,9 @@
 // (SPEC §1: config -> core -> providers -> caps -> channels -> router).
 // Nothing slow runs before the prompt: config and the LLM usage record are a few
 // small key-value reads; the LLM backend is built on the first request.
+import filesRoot from "embedded:storage/files";
 import keyValue from "embedded:storage/key-value";
+import Timer from "timer";
 import { consoleKind, exit, heap, name as platformName, now, reboot } from "host/platform";
 import { configCommands } from "config/commands";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
@@ -21,6 +23,10 @@ import { openMemory } from "memory/setup";
 import { CONSOLE_CHAT, sessionCommands } from "store/console";
 import { openSessions, type Sessions } from "store/sessions";
 import { messageOf } from "util/errors";
+import { Aborter } from "net/abort";
+import { LocalPort } from "router/local_port";
+import { openRouter } from "router/setup";
+import { openTelegram } from "channels/telegram/setup";
 
 const bootMs = now();
 const CONFIG_NAMESPACE = "config";
@@ -84,9 +90,44 @@ const agent = openCore({
 	gate: sessions?.gate,
 	// Answers nobody waits for (the reply to a subagent's report that came after
 	// its ask ended) are printed as they come. repl exists by the time one does.
-	publish: consoleMessages((line) => repl.output.line(line)),
+	// Other outbound events go through the port to the router and its channels.
+	publish: (event) => {
+		printOut(event);
+		port.publish(event);
+	},
 	session: () => sessions?.currentSession(CONSOLE_CHAT.channel, CONSOLE_CHAT.chat_id) ?? "",
 	consoleChatId: CONSOLE_CHAT.chat_id,
+});
+const printOut = consoleMessages((line) => repl.output.line(line));
+const log = (line: string) => trace(line + "\n");
+// The channels reach the agent through the agent port's interface; until the core
+// moves into its own Worker, LocalPort adapts the core in this machine.
+const port = new LocalPort({
+	submit: (request, timeoutMs) => agent.core.submit(request, timeoutMs),
+	cancel: (id) => agent.core.cancel(id),
+	addListener: (listener) => agent.core.addListener(listener),
+	sessionOf: (chat) => sessions?.currentSession(chat.channel, chat.chat_id) ?? "",
+	commandsOf: (chat) => (sessions ? sessionCommands(sessions, chat) : []),
+}, log);
+// The event router: channels publish in_message; rules (router/rules.json) or the
+// fallback decide; call_cap rules run a tool without the LLM.
+const routing = openRouter({
+	port,
+	files: filesRoot,
+	log,
+	async callCap(name, args, message) {
+		const request = {
+			request_id: 0, flags: 0, session_id: "", user_text: message.text,
+			source: { channel: message.channel, chat_id: message.chat_id, sender_id: message.sender_id, message_id: message.message_id, cap: "router" },
+		};
+		const outcome = await agent.toolbox.callCap({ id: "router", name, arguments: JSON.stringify(args) }, { request, signal: new Aborter().signal, progress() {} });
+		if (outcome.is_error) throw new Error(outcome.content);
+		return outcome.content;
+	},
+});
+const telegram = openTelegram({
+	config, http, files: filesRoot, router: routing.router, port, timers: Timer, now, log,
+	notify: (line) => repl.output.line(line),
 });
 const commands = new CommandTable();
 // The console edits and echoes lines on a UART and on a terminal; piped input is read as is.
@@ -103,6 +144,7 @@ commands.add(
 			repl.stop();
 			// The request in flight is cancelled, so no socket or timer outlives the VM.
 			agent.agents.stop();
+			void telegram.stop();
 			sessions?.close();
 			reboot();
 		},
@@ -112,6 +154,8 @@ commands.add(
 	...agent.commands,
 	...(sessions ? sessionCommands(sessions) : []),
 	...memory.commands,
+	...routing.commands,
+	...telegram.commands,
 );
 
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
@@ -119,5 +163,8 @@ if (warning) repl.output.line(`warning: ${warning}`);
 if (llm.warning) repl.output.line(`warning: ${llm.warning}`);
 if (sessionsWarning) repl.output.line(`warning: ${sessionsWarning}`);
 if (memory.warning) repl.output.line(`warning: ${memory.warning}`);
+if (routing.warning) repl.output.line(`warning: ${routing.warning}`);
+if (telegram.warning) repl.output.line(`warning: ${telegram.warning}`);
 for (const problem of config.problems()) repl.output.line(`warning: ${problem}`);
 repl.start();
+telegram.start();
