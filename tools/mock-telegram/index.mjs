@@ -8,6 +8,8 @@
 //   tg.url                          base URL for telegram.base_url
 //   tg.say({ chat, text, from?, type?, entities?, replyTo? })  a user sends a message; resolves its update_id
 //   tg.raw(update)                  queue an arbitrary (even malformed) update object; update_id added when absent
+//   tg.clearFaults()                forget the faults not yet used
+//   tg.polling                      true while a long poll waits
 //   tg.fault(method, spec, times=1) the next `times` calls of method fail: spec is
 //                                   {status: 429, retryAfter} | {status: 5xx} | {drop: true} (socket destroyed)
 //                                   | {malformed: true} (a truncated JSON body) | {status: 409} | {status: 401}
@@ -263,6 +265,9 @@ export async function startMockTelegram({ token, username = 'xsclaw_test_bot', b
       if (!faults.has(method)) faults.set(method, []);
       faults.get(method).push({ spec, times });
     },
+    clearFaults() { faults.clear(); },
+    /** True while a getUpdates long poll waits for an update. */
+    get polling() { return pollers.size > 0; },
     chat(id) { return chatLog(id); },
     waitFor(predicate, ms = 20_000, what = 'a condition') {
       return new Promise((resolve, reject) => {

@@ -1,0 +1,271 @@
+// Telegram as a person meets it: the firmware on the lin host, the mock Bot API
+// (tools/mock-telegram) and the mock LLM (tools/mock-llm), all on loopback. Each
+// test configures the firmware on its console, pairs a chat through the code the
+// console prints, talks as scripted users, and checks what the chats received,
+// what the LLM received, and what the console printed. The last test scans every
+// output of the file (console, log, files, replies, LLM request bodies) for the
+// bot token and the API key.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startMockLLM } from "../../tools/mock-llm/index.mjs";
+import { startMockTelegram } from "../../tools/mock-telegram/index.mjs";
+import { APP_MAP } from "../../tools/build.mjs";
+import { startFirmware, until } from "./firmware.mjs";
+import { SANITIZER_ERROR } from "./xs.mjs";
+
+const TOKEN = "7000001:AAHsecretTelegramBotTokenForTests0123";
+const KEY = "sk-telegram-e2e-secret-0123456789";
+const HINT = /answers paired chats only/;
+const outputs = [];       // everything the suite's firmwares and mocks produced, for the secrets scan
+const cleanups = [];
+after(async () => {
+	for (const fn of cleanups.reverse()) await fn();
+});
+
+/** Every file under dir except the settings store (config.kv keeps the secrets it is given, by design). */
+function filesUnder(dir) {
+	const found = [];
+	for (const name of readdirSync(dir)) {
+		const path = join(dir, name);
+		if (statSync(path).isDirectory()) found.push(...filesUnder(path));
+		else if (name !== "config.kv") found.push(path);
+	}
+	return found;
+}
+
+/** A data directory, the two mocks, and a firmware that uses them; everything is kept for the scan and cleaned up. */
+async function setup({ token = TOKEN } = {}) {
+	const dir = mkdtempSync(join(tmpdir(), "xsclaw-telegram-"));
+	const llm = await startMockLLM({ requireKey: KEY });
+	const tg = await startMockTelegram({ token: TOKEN });
+	const firmwares = [];
+	const env = {
+		dir, llm, tg, firmwares,
+		async boot({ configure = true, connected = true } = {}) {
+			const fw = startFirmware(["--modules", APP_MAP, "--data", dir], "release");
+			firmwares.push(fw);
+			await fw.until(/type help for the commands/);
+			if (configure) {
+				for (const line of [
+					"config set llm.provider custom", `config set llm.base_url ${llm.url}/v1`, "config set llm.model gpt-mock",
+					`config set llm.api_key ${KEY}`, `config set telegram.base_url ${tg.url}`, "config set telegram.poll_timeout_s 2",
+					`config set telegram.token ${token}`,
+				]) {
+					const from = fw.stdout.length;
+					fw.send(line);
+					await fw.until(/^ok: /m, { from });
+				}
+			}
+			if (connected) await fw.until(/telegram: connected as @xsclaw_test_bot/);
+			return fw;
+		},
+		async pair(fw, chat, extra = {}) {
+			const from = fw.stdout.length;
+			fw.send("telegram pair");
+			await fw.until(/pairing code ([A-Z0-9]+)/, { from });
+			const code = /pairing code ([A-Z0-9]+)/.exec(fw.printed(from))[1];
+			const before = tg.chat(chat).length;
+			tg.say({ chat, text: `/pair ${code}`, ...extra });
+			await tg.waitFor(() => tg.chat(chat).slice(before).some((m) => /^Paired as/.test(m.text)), 10_000, "the pairing reply");
+		},
+	};
+	cleanups.push(async () => {
+		for (const fw of firmwares) await fw.kill();
+		for (const fw of firmwares) outputs.push(fw.stdout, fw.stderr);
+		for (const file of filesUnder(dir)) outputs.push(readFileSync(file, "latin1"));
+		for (const call of tg.calls) outputs.push(JSON.stringify(call.params));
+		for (const r of llm.requests) outputs.push(r.body);
+		await tg.close();
+		await llm.close();
+		rmSync(dir, { recursive: true, force: true });
+	});
+	return env;
+}
+
+/** The bot's messages in a chat after index `from`. */
+const since = (tg, chat, from) => tg.chat(chat).slice(from);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+test("an unpaired chat gets one pairing hint and nothing reaches the LLM; after /pair the answer arrives streamed as edits", async () => {
+	const { tg, llm, boot, pair } = await setup();
+	const fw = await boot();
+	tg.say({ chat: 42, text: "hello, who are you?" });
+	await tg.waitFor(() => tg.chat(42).length === 1, 10_000, "the hint");
+	assert.match(tg.chat(42)[0].text, HINT);
+	tg.say({ chat: 42, text: "please answer" });
+	tg.say({ chat: 43, text: "/start" });
+	await tg.waitFor(() => tg.chat(43).length === 1, 10_000, "the second chat's hint");
+	await sleep(1500);
+	assert.equal(tg.chat(42).length, 1, "the hint is rate-limited per chat");
+	assert.equal(llm.requests.length, 0, "nothing from an unpaired chat reaches the LLM");
+
+	await pair(fw, 42);
+	assert.match(tg.chat(42).at(-1).text, /Paired as owner/);
+	assert.match(fw.stdout, /chat 42 \(user42\) paired as owner/);
+
+	const answer = "The answer streams in slowly, piece by piece, until it is whole at last. **Done** & <ok>.";
+	llm.script({ type: "text", text: answer, chunk: 4, fault: "trickle", chunkBytes: 48, intervalMs: 60 });
+	const from = tg.chat(42).length;
+	tg.say({ chat: 42, text: "tell me something" });
+	const final = await tg.waitFor(() => since(tg, 42, from).find((m) => m.text === answer.replace("**Done**", "Done")), 30_000, "the final answer");
+	assert.ok(final.edits.length >= 2, `the reply was streamed by editing one message (edits: ${JSON.stringify(final.edits)})`);
+	assert.ok(final.edits.every((text) => answer.startsWith(text.replace(/…$/, ""))), "every preview is a prefix of the answer");
+	assert.equal(final.parse_mode, "HTML");
+	assert.match(final.raw, /<b>Done<\/b> &amp; &lt;ok&gt;/);
+	assert.ok(tg.calls.some((c) => c.method === "sendChatAction" && c.params.chat_id === "42" && c.params.action === "typing"), "typing while working");
+	assert.equal(llm.requests.length, 1);
+	assert.match(llm.requests[0].body, /tell me something/);
+	// Edits of one chat are at least a second apart.
+	const edits = tg.calls.filter((c) => c.method === "editMessageText" && c.params.chat_id === "42").map((c) => c.at);
+	for (let i = 1; i < edits.length; i++) assert.ok(edits[i] - edits[i - 1] >= 900, `edits ${edits[i] - edits[i - 1]} ms apart`);
+
+	// Malformed updates are skipped with a log line; the channel goes on.
+	tg.raw({ message: { message_id: 9, chat: "no id", text: 5 } });
+	tg.raw({ edited_message: { message_id: 9, chat: { id: 42, type: "private" }, text: "edited" } });
+	tg.raw({ message: { message_id: 10, chat: { id: 42, type: "private" }, from: { id: 42 }, sticker: {} } });
+	llm.script({ type: "text", text: "still here" });
+	tg.say({ chat: 42, text: "are you still there?" });
+	await tg.waitFor(() => tg.chat(42).some((m) => m.text === "still here"), 20_000, "an answer after malformed updates");
+	assert.match(fw.stderr, /telegram: update \d+ skipped: the message has no chat id/);
+	assert.match(fw.stderr, /skipped: not a message/);
+	assert.match(fw.stderr, /skipped: the message has no text/);
+	const result = await fw.end();
+	assert.equal(result.code, 0);
+});
+
+test("a 9,000-character answer arrives in chunks of at most 4096 characters that add up to it", async () => {
+	const { tg, llm, boot, pair } = await setup();
+	const fw = await boot();
+	await pair(fw, 50);
+	const lines = [];
+	for (let i = 0; lines.join("\n").length < 9000; i++) lines.push(`line ${i}: a < b & c > d "quoted" ${"x".repeat(60)}`);
+	const text = lines.join("\n").slice(0, 9000);
+	llm.script({ type: "text", text, chunk: 400 });
+	const from = tg.chat(50).length;
+	tg.say({ chat: 50, text: "a long answer please" });
+	await tg.waitFor(() => since(tg, 50, from).map((m) => m.text).join("").length >= text.length, 30_000, "the whole answer");
+	await sleep(1500); // no stray edit may follow
+	const parts = since(tg, 50, from).map((m) => m.text);
+	assert.equal(parts.length, 3, `three chunks (${parts.map((p) => p.length).join(", ")})`);
+	assert.ok(parts.every((p) => p.length <= 4096));
+	assert.equal(parts.join(""), text);
+	assert.ok(parts.slice(0, -1).every((p) => p.endsWith("\n")), "split on line boundaries");
+	await fw.end();
+});
+
+test("/stop during a slow reply cancels it, and a second message during a request steers it", async () => {
+	const { tg, llm, boot, pair } = await setup();
+	const fw = await boot();
+	await pair(fw, 60);
+	llm.script({ type: "text", text: "never", fault: "stall" });
+	let from = tg.chat(60).length;
+	tg.say({ chat: 60, text: "a slow question" });
+	await until(() => llm.requests.length === 1, "the LLM request");
+	tg.say({ chat: 60, text: "/stop" });
+	await tg.waitFor(() => since(tg, 60, from).some((m) => /request cancelled/.test(m.text)), 15_000, "the cancellation");
+	await until(() => llm.requests[0].response.closedAt !== null, "the LLM connection closed");
+
+	// Steering: the first answer trickles; a second message aborts it and the loop goes on with both.
+	llm.script(
+		{ type: "text", text: "a first answer that takes its time to arrive here", chunk: 2, fault: "trickle", chunkBytes: 16, intervalMs: 100 },
+		{ type: "text", text: "one answer to both of your messages" },
+	);
+	from = tg.chat(60).length;
+	tg.say({ chat: 60, text: "what is the weather" });
+	await until(() => llm.requests.length === 2, "the first LLM request");
+	tg.say({ chat: 60, text: "and in Paris, please" });
+	await tg.waitFor(() => since(tg, 60, from).some((m) => m.text === "one answer to both of your messages"), 30_000, "the steered answer");
+	assert.equal(llm.requests.length, 3);
+	assert.match(llm.requests[2].body, /what is the weather/);
+	assert.match(llm.requests[2].body, /and in Paris, please/);
+	assert.ok(llm.requests[1].response.aborted, "the first call was aborted by the interrupt");
+	await sleep(1200);
+	assert.equal(since(tg, 60, from).filter((m) => !m.text.startsWith("…")).length, 1, "one answer, not two");
+	await fw.end();
+});
+
+test("after a restart, and after a kill right after answering, no update is answered twice", async () => {
+	const { tg, llm, boot, pair } = await setup();
+	let fw = await boot();
+	await pair(fw, 70);
+	llm.script({ type: "text", text: "first answer" });
+	tg.say({ chat: 70, text: "question one" });
+	await tg.waitFor(() => tg.chat(70).some((m) => m.text === "first answer"), 20_000, "the first answer");
+	await fw.end();
+	fw = await boot({ configure: false });
+	await sleep(2500);
+	assert.equal(llm.requests.length, 1, "a restart answers nothing again");
+
+	// The polls after question two, which would confirm it at Telegram, are dropped;
+	// the firmware answers and is killed: Telegram would hand the update out again.
+	llm.script({ type: "text", text: "second answer" });
+	await until(() => tg.polling, "a long poll waiting");
+	tg.say({ chat: 70, text: "question two" }); // answers the waiting poll at once
+	tg.fault("getUpdates", { drop: true }, 1000);
+	await tg.waitFor(() => tg.chat(70).some((m) => m.text === "second answer"), 20_000, "the second answer");
+	await fw.kill();
+	assert.ok(tg.pending > 0, "the update is still unconfirmed at Telegram");
+	tg.clearFaults();
+	fw = await boot({ configure: false });
+	await until(() => tg.pending === 0, "the saved offset confirming the update");
+	await sleep(1500);
+	assert.equal(llm.requests.length, 2, "question two was not sent to the LLM again");
+	assert.equal(tg.chat(70).filter((m) => m.text === "second answer").length, 1);
+	await fw.end();
+});
+
+test("a 429 from Telegram is waited out for its retry_after", async () => {
+	const { tg, boot } = await setup();
+	await boot();
+	tg.fault("sendMessage", { status: 429, retryAfter: 2 });
+	tg.say({ chat: 80, text: "hi" });
+	await tg.waitFor(() => tg.chat(80).length === 1, 15_000, "the hint after the 429");
+	const sends = tg.calls.filter((c) => c.method === "sendMessage" && c.params.chat_id === "80");
+	assert.equal(sends.length, 2);
+	assert.equal(sends[0].fault.status, 429);
+	assert.ok(sends[1].at - sends[0].at >= 1900, `waited ${sends[1].at - sends[0].at} ms`);
+});
+
+test("network loss backs off and resumes; a group chat is answered only when addressed", async () => {
+	const { tg, boot } = await setup();
+	const fw = await boot();
+	tg.fault("getUpdates", { drop: true }, 2);
+	tg.fault("getUpdates", { status: 502 }, 1);
+	await fw.until(/cannot reach Telegram/);
+	await fw.until(/reachable again/, { timeoutMs: 20_000 });
+	tg.say({ chat: -100, type: "supergroup", text: "people talking among themselves" });
+	tg.say({ chat: -100, type: "supergroup", text: "@xsclaw_test_bot hello", entities: [{ type: "mention", offset: 0, length: 16 }] });
+	await tg.waitFor(() => tg.chat(-100).length === 1, 10_000, "the group's hint");
+	await sleep(1000);
+	assert.equal(tg.chat(-100).length, 1);
+	assert.match(tg.chat(-100)[0].text, HINT);
+	await fw.end();
+});
+
+test("a bad token gives a clear console message and no crash loop", async () => {
+	const { tg, boot } = await setup({ token: "7000001:wrong-token-for-the-test-000000000" });
+	const fw = await boot({ connected: false });
+	await fw.until(/Telegram refused the bot token \(401 Unauthorized\): polling stopped/);
+	await sleep(2500);
+	assert.equal(tg.calls.filter((c) => c.method === "getMe").length, 1, "no retry loop on a refused token");
+	const from = fw.stdout.length;
+	fw.send("telegram status");
+	await fw.until(/paired chats: 0/, { from });
+	assert.match(fw.printed(from), /telegram: stopped/);
+	const result = await fw.end();
+	assert.equal(result.code, 0);
+	assert.doesNotMatch(result.stderr, SANITIZER_ERROR);
+});
+
+test("no console line, log line, file, reply or request body of these tests holds the bot token or the API key", async () => {
+	for (const fn of cleanups.splice(0).reverse()) await fn();
+	assert.ok(outputs.length > 20, "the other tests produced output to scan");
+	for (const text of outputs) {
+		assert.ok(!text.includes(TOKEN), `the bot token leaked: ${text.slice(Math.max(0, text.indexOf(TOKEN) - 200), text.indexOf(TOKEN) + 60)}`);
+		assert.ok(!text.includes(KEY), `the API key leaked: ${text.slice(Math.max(0, text.indexOf(KEY) - 200), text.indexOf(KEY) + 60)}`);
+		assert.ok(!text.includes("AAHsecretTelegram"), "a part of the token leaked");
+	}
+});
