@@ -1,0 +1,189 @@
+// The event router (modules/router): the rules file's parser names the field at
+// fault, a malformed file leaves the rules in force, the first matching rule's
+// action runs (run_agent with its flags, send_message, call_cap) and the fallback
+// takes the rest, outbound events reach their channel's binding, and the local
+// agent port resolves sessions and hands a submitter its events.
+import { test, assert } from "testing";
+import { RequestFlag, type AgentEvent, type AgentRequest, type EventListener, type OutEvent } from "core/types";
+import { CHAT_FLAGS, RulesError, fill, parseRules } from "router/rules";
+import { Router } from "router/router";
+import { LocalPort } from "router/local_port";
+import type { AgentPort, InMessage, PortRequest, SubmitOptions } from "router/types";
+
+function fakePort() {
+	const submitted: PortRequest[] = [];
+	const outListeners: Array<(e: OutEvent) => void> = [];
+	const port: AgentPort = {
+		async submit(request: PortRequest, _options: SubmitOptions) {
+			submitted.push(request);
+			return submitted.length;
+		},
+		async cancel(id: number) { return id; },
+		onOut(listener) {
+			outListeners.push(listener);
+			return () => {};
+		},
+		async command() { return { lines: [] }; },
+	};
+	return { port, submitted, out: (e: OutEvent) => outListeners.forEach((l) => l(e)) };
+}
+
+const message = (text: string, over: Partial<InMessage> = {}): InMessage => ({
+	type: "in_message", channel: "telegram", chat_id: "42", sender_id: "7", message_id: "1", text, role: "owner", ...over,
+});
+
+function parseError(source: string): string {
+	try {
+		parseRules(source);
+	} catch (error) {
+		assert.ok(error instanceof RulesError, "a RulesError");
+		return (error as Error).message;
+	}
+	return assert.fail(`parsed: ${source}`);
+}
+
+test("a rules file is read into rules and a fallback", () => {
+	const set = parseRules(JSON.stringify({
+		version: 1,
+		rules: [
+			{ name: "ping", match: { channel: "telegram", text: "^ping$", ignore_case: true }, action: { type: "send_message", text: "pong {sender}" } },
+			{ match: { role: "user" }, action: { type: "run_agent", flags: ["PUBLISH_OUT_MESSAGE", "SKIP_RESPONSE_QUEUE"], text: "[user] {text}" } },
+			{ match: { text: "^/time" }, action: { type: "call_cap", cap: "get_time" } },
+		],
+		fallback: { type: "send_message", text: "nobody home" },
+	}));
+	assert.equal(set.rules.length, 3);
+	assert.equal(set.rules[0].name, "ping");
+	assert.equal(set.rules[1].name, "rule 2");
+	assert.ok(set.rules[0].match.text?.test("PING"));
+	assert.deepEqual(set.rules[1].action, { type: "run_agent", flags: RequestFlag.PUBLISH_OUT_MESSAGE | RequestFlag.SKIP_RESPONSE_QUEUE, text: "[user] {text}" });
+	assert.deepEqual(set.rules[2].action, { type: "call_cap", cap: "get_time", args: {}, reply: true });
+	assert.deepEqual(set.fallback, { type: "send_message", text: "nobody home" });
+	assert.equal(parseRules("{}").fallback.type, "run_agent");
+	assert.equal((parseRules("{}").fallback as { flags: number }).flags, CHAT_FLAGS);
+});
+
+test("a malformed rules file names the field at fault", () => {
+	assert.match(parseError("{"), /not valid JSON/);
+	assert.match(parseError("[]"), /^file: must be an object/);
+	assert.match(parseError(`{"rules": [{"match": {"chanel": "telegram"}, "action": {"type": "run_agent"}}]}`), /^rules\[0\]\.match\.chanel: is not a field/);
+	assert.match(parseError(`{"rules": [{"action": {"type": "run_agent"}}, {"match": {"text": "(unclosed"}, "action": {"type": "run_agent"}}]}`), /^rules\[1\]\.match\.text: is not a valid regular expression/);
+	assert.match(parseError(`{"rules": [{"action": {"type": "run_agent", "flags": ["PUBLISH_OUT_MESSAGE", "LOUD"]}}]}`), /^rules\[0\]\.action\.flags\[1\]: must be one of/);
+	assert.match(parseError(`{"rules": [{"action": {"type": "explode"}}]}`), /^rules\[0\]\.action\.type: must be run_agent, call_cap or send_message/);
+	assert.match(parseError(`{"rules": [{"action": {"type": "send_message"}}]}`), /^rules\[0\]\.action\.text: must be a string/);
+	assert.match(parseError(`{"rules": [{"action": {"type": "call_cap", "cap": "x", "args": []}}]}`), /^rules\[0\]\.action\.args: must be an object/);
+	assert.match(parseError(`{"rules": [{"match": {"role": "root"}, "action": {"type": "run_agent"}}]}`), /^rules\[0\]\.match\.role: must be one of owner, user/);
+	assert.match(parseError(`{"rules": [{"name": "a", "action": {"type": "run_agent"}}, {"name": "a", "action": {"type": "run_agent"}}]}`), /^rules\[1\]\.name: "a" is used/);
+	assert.match(parseError(`{"version": 2}`), /^version: must be 1/);
+	assert.match(parseError(`{"fallback": {"type": "send_message", "text": ""}}`), /^fallback\.text: must not be empty/);
+});
+
+test("a malformed rules file leaves the rules in force", () => {
+	const { port } = fakePort();
+	const router = new Router({ port, log: () => {} });
+	assert.equal(router.load(`{"rules": [{"name": "one", "action": {"type": "send_message", "text": "hi"}}]}`), undefined);
+	assert.equal(router.rules.length, 1);
+	const problem = router.load(`{"rules": [{"match": {"text": 5}, "action": {"type": "run_agent"}}]}`);
+	assert.match(problem ?? "", /rules\[0\]\.match\.text: must be a string; the previous rules stay in force|rules\[0\]\.match\.text: must be a string\); the previous rules stay in force/);
+	assert.equal(router.rules.length, 1);
+	assert.equal(router.rules[0].name, "one");
+	assert.equal(router.load(undefined), undefined);
+	assert.equal(router.rules.length, 0, "no file: the defaults");
+});
+
+test("the first matching rule runs; the fallback runs the agent with every chat flag", async () => {
+	const { port, submitted } = fakePort();
+	const router = new Router({ port, log: () => {} });
+	const delivered: OutEvent[] = [];
+	router.bind("telegram", { deliver: (e) => delivered.push(e) });
+	router.load(JSON.stringify({
+		rules: [
+			{ name: "ping", match: { text: "^ping" }, action: { type: "send_message", text: "pong to {chat}" } },
+			{ name: "users", match: { role: "user" }, action: { type: "run_agent", flags: ["PUBLISH_OUT_MESSAGE"], text: "user says: {text}" } },
+		],
+	}));
+	assert.deepEqual(await router.publish(message("ping me")), { kind: "sent", rule: "ping" });
+	assert.equal(submitted.length, 0, "send_message never reaches the agent");
+	assert.equal(delivered.length, 1);
+	assert.equal(delivered[0].text, "pong to 42");
+	const user = await router.publish(message("hello", { role: "user" }));
+	assert.deepEqual(user, { kind: "agent", request_id: 1, rule: "users" });
+	assert.equal(submitted[0].user_text, "user says: hello");
+	assert.equal(submitted[0].flags, RequestFlag.PUBLISH_OUT_MESSAGE);
+	assert.equal(submitted[0].role, "user");
+	const owner = await router.publish(message("hello"));
+	assert.deepEqual(owner, { kind: "agent", request_id: 2, rule: undefined });
+	assert.equal(submitted[1].flags, CHAT_FLAGS);
+	assert.deepEqual(submitted[1].source, { channel: "telegram", chat_id: "42", sender_id: "7", message_id: "1", cap: "" });
+});
+
+test("call_cap rules run a capability and reply with its result; without a runner they fail with a sentence", async () => {
+	const { port } = fakePort();
+	const delivered: OutEvent[] = [];
+	const calls: string[] = [];
+	const rules = `{"rules": [{"name": "time", "match": {"text": "^/time"}, "action": {"type": "call_cap", "cap": "get_time", "args": {"zone": "UTC"}}}]}`;
+	const router = new Router({ port, log: () => {}, callCap: async (name, args) => { calls.push(`${name} ${JSON.stringify(args)}`); return "12:00"; } });
+	router.bind("telegram", { deliver: (e) => delivered.push(e) });
+	router.load(rules);
+	assert.deepEqual(await router.publish(message("/time")), { kind: "cap", rule: "time" });
+	assert.deepEqual(calls, [`get_time {"zone":"UTC"}`]);
+	assert.equal(delivered[0].text, "12:00");
+	const bare = new Router({ port, log: () => {} });
+	bare.load(rules);
+	const failed = await bare.publish(message("/time"));
+	assert.equal(failed.kind, "failed");
+	assert.match((failed as { error: string }).error, /no capability can be called/);
+});
+
+test("outbound events reach their channel's binding; others are logged, a throwing sink is contained", () => {
+	const { port, out } = fakePort();
+	const lines: string[] = [];
+	const router = new Router({ port, log: (l) => lines.push(l) });
+	const got: OutEvent[] = [];
+	const unbind = router.bind("telegram", { deliver: (e) => got.push(e) });
+	out({ type: "agent_stage", channel: "telegram", chat_id: "1", text: "running tools: get_time", request_id: 3 });
+	out({ type: "out_message", channel: "qq", chat_id: "1", text: "x", request_id: 4, correlation_id: "" });
+	out({ type: "out_message", channel: "console", chat_id: "local", text: "x", request_id: 5, correlation_id: "" });
+	assert.equal(got.length, 1);
+	assert.equal(lines.length, 1);
+	assert.match(lines[0], /no channel "qq"/);
+	unbind();
+	router.bind("telegram", { deliver: () => { throw new Error("boom"); } });
+	out({ type: "out_message", channel: "telegram", chat_id: "1", text: "x", request_id: 6, correlation_id: "" });
+	assert.match(lines[1], /failed to take out_message: boom/);
+});
+
+test("fill replaces the known placeholders only", () => {
+	assert.equal(fill("{text}|{chat}|{sender}|{channel}|{other}", message("hi")), "hi|42|7|telegram|{other}");
+});
+
+test("the local port resolves the chat's session, hands a watcher its events from agent_start on, and runs a chat's commands", async () => {
+	let listener: EventListener = () => {};
+	const requests: AgentRequest[] = [];
+	const port = new LocalPort({
+		submit: async (request) => {
+			requests.push(request);
+			const id = requests.length;
+			// The core may start a request before submit's promise settles.
+			listener({ type: "agent_start", agent_id: "root", request_id: id, session_id: request.session_id, request: { ...request, request_id: id } });
+			return id;
+		},
+		cancel: (id) => id === 1,
+		addListener: (l) => { listener = l; },
+		sessionOf: (chat) => `s-${chat.chat_id}`,
+		commandsOf: (chat) => [{ name: "session", usage: "", help: "", run: (_args, out) => out.line(`session of ${chat.chat_id}`) }],
+	}, () => {});
+	const seen: AgentEvent["type"][] = [];
+	const id = await port.submit({ flags: 0, user_text: "hi", source: { channel: "telegram", chat_id: "9", sender_id: "9", message_id: "5", cap: "" } },
+		{ waitMs: 0, events: ["agent_start", "agent_end"], onEvent: (e) => seen.push(e.type) });
+	assert.equal(id, 1);
+	assert.equal(requests[0].session_id, "s-9");
+	listener({ type: "turn_start", agent_id: "root", request_id: 1, session_id: "s-9", iteration: 1 });
+	listener({ type: "agent_end", agent_id: "root", request_id: 1, session_id: "s-9", response: { request_id: 1, session_id: "s-9", ok: true, text: "" } });
+	listener({ type: "agent_end", agent_id: "root", request_id: 1, session_id: "s-9", response: { request_id: 1, session_id: "s-9", ok: true, text: "" } });
+	assert.deepEqual(seen, ["agent_start", "agent_end"], "only the watched types, and nothing after agent_end");
+	assert.equal(await port.cancel(1), 1);
+	assert.equal(await port.cancel(2), 0);
+	assert.deepEqual(await port.command("session", "", { channel: "telegram", chat_id: "9" }), { lines: ["session of 9"] });
+	assert.match((await port.command("nope", "", { channel: "telegram", chat_id: "9" })).error ?? "", /no command "nope"/);
+});

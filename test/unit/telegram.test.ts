@@ -1,0 +1,325 @@
+// The Telegram channel's parts (modules/channels/telegram): chunking at 4096 on
+// line boundaries with code fences kept whole, HTML with escaping, the Bot API
+// envelope and its errors (the token never in a message), the update reader, the
+// pairing (codes expire and die after wrong guesses; first chat owner, later ones
+// users; hints rate-limited), the state file (a damaged one is kept aside), and
+// the channel itself on a fake Bot API: unpaired chats never reach the router,
+// groups only when addressed, /stop cancels, a streamed preview is replaced by
+// the answer, a refused markup is sent again as plain text.
+import files from "embedded:storage/files";
+import type { Directory } from "embedded:storage/files";
+import { test, assert } from "testing";
+import { TELEGRAM_HINTS_PER_HOUR, TELEGRAM_MESSAGE_MAX_CHARS, TELEGRAM_PAIR_ATTEMPTS_MAX, TELEGRAM_PAIR_CODE_TTL_MS } from "budgets";
+import type { AgentEvent } from "core/types";
+import { BotApi, BotApiError, TOKEN_MASK, readEnvelope } from "channels/telegram/api";
+import { PAIRING_HINT, TelegramChannel, type BotApiLike } from "channels/telegram/channel";
+import { chunk, escapeHtml, toHtml } from "channels/telegram/format";
+import { Pairing } from "channels/telegram/pairing";
+import { STATE_FILE, StateFile } from "channels/telegram/store";
+import { parseUpdates } from "channels/telegram/updates";
+import type { InMessage } from "router/types";
+import type { Watch } from "router/router";
+import { HttpError, type HttpRequest, type HttpResponse, type HttpTransport } from "net/types";
+import { utf8, writeAtomically } from "util/files";
+
+let dirs = 0;
+function freshDirectory(): Directory {
+	const name = `tg-unit-${++dirs}`;
+	files.createDirectory(name);
+	return files.openDirectory({ path: name });
+}
+
+// ---- format ----
+
+test("chunks are at most 4096 characters, split on line boundaries, and add up to the text", () => {
+	const lines = Array.from({ length: 300 }, (_, i) => `line ${i} ${"y".repeat(40)}`);
+	const text = lines.join("\n");
+	const parts = chunk(text);
+	assert.ok(parts.length >= 3);
+	assert.ok(parts.every((p) => p.length <= TELEGRAM_MESSAGE_MAX_CHARS));
+	assert.equal(parts.join(""), text);
+	assert.ok(parts.slice(0, -1).every((p) => p.endsWith("\n")));
+	assert.deepEqual(chunk("short"), ["short"]);
+});
+
+test("a line longer than a message is cut, never inside a surrogate pair", () => {
+	const text = "😀".repeat(5000);
+	const parts = chunk(text);
+	assert.equal(parts.join(""), text);
+	for (const p of parts) {
+		assert.ok(p.length <= TELEGRAM_MESSAGE_MAX_CHARS);
+		assert.ok((p.charCodeAt(p.length - 1) & 0xfc00) !== 0xd800, "no lone high surrogate at a cut");
+	}
+});
+
+test("a code block split across chunks is closed and reopened", () => {
+	const text = "intro\n```js\n" + Array.from({ length: 400 }, (_, i) => `const v${i} = ${i};`).join("\n") + "\n```\nafter";
+	const parts = chunk(text);
+	assert.ok(parts.length >= 2);
+	for (const p of parts) assert.equal((p.match(/```/g) ?? []).length % 2, 0, "every chunk's fences are balanced");
+	assert.match(parts[1], /^```js\n/);
+	for (const p of parts) assert.ok(!/<(?!\/?(pre|code)\b)/.test(toHtml(p).replace(/<code class="language-js">/g, "")), "only pre/code tags");
+});
+
+test("HTML escapes everything but the markdown it converts", () => {
+	assert.equal(escapeHtml(`a<b>&"c"`), "a&lt;b&gt;&amp;&quot;c&quot;");
+	assert.equal(toHtml("**bold** and `x<y` and [site](https://e.org/?a=1&b=2) <script>"),
+		`<b>bold</b> and <code>x&lt;y</code> and <a href="https://e.org/?a=1&amp;b=2">site</a> &lt;script&gt;`);
+	assert.equal(toHtml("```py\nif a < b: pass\n```"), `<pre><code class="language-py">if a &lt; b: pass</code></pre>`);
+	assert.equal(toHtml("```\nunclosed <"), "<pre>unclosed &lt;</pre>");
+	assert.equal(toHtml("[x](javascript:alert(1))"), "[x](javascript:alert(1))", "only http(s) links");
+});
+
+// ---- the Bot API envelope ----
+
+const hide = (t: string) => t;
+
+test("the envelope gives the result, or a BotApiError with Telegram's code and retry_after", () => {
+	assert.deepEqual(readEnvelope("getMe", `{"ok":true,"result":{"id":1}}`, hide), { id: 1 });
+	const e429 = (() => { try { readEnvelope("sendMessage", `{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 7","parameters":{"retry_after":7}}`, hide, 429); } catch (e) { return e; } })();
+	assert.ok(e429 instanceof BotApiError);
+	assert.equal((e429 as BotApiError).code, 429);
+	assert.equal((e429 as BotApiError).retryAfterMs, 7000);
+	assert.throws(() => readEnvelope("getMe", "<html>", hide), /not JSON/);
+	assert.throws(() => readEnvelope("getMe", `{"result":1}`, hide), /no "ok"/);
+	assert.throws(() => readEnvelope("getMe", `{"ok":true}`, hide), /no "result"/);
+});
+
+function fakeHttp(answer: (request: HttpRequest) => Promise<HttpResponse>): HttpTransport & { urls: string[] } {
+	const urls: string[] = [];
+	return { urls, request: (r) => { urls.push(r.url); return answer(r); }, close() {} };
+}
+const response = (body: string): HttpResponse => ({ status: 200, headers: {}, body, bytesSent: 0, bytesReceived: 0, reusedConnection: false, firstByteMs: 0, durationMs: 0 });
+
+test("the client puts the token in the path only, and no error message carries it", async () => {
+	const token = "123:SECRET-token-abcdefghijk";
+	const http = fakeHttp(async (r) => {
+		if (r.url.endsWith("/getMe")) return response(`{"ok":true,"result":{"id":5,"username":"b"}}`);
+		if (r.url.endsWith("/sendMessage")) throw new HttpError("status", "HTTP 401: Unauthorized", { status: 401, body: `{"ok":false,"error_code":401,"description":"Unauthorized ${token}"}` });
+		throw new HttpError("connect", `cannot connect to api.telegram.org:443 for /bot${token}/x`);
+	});
+	const api = new BotApi(http, token, "https://api.telegram.org/");
+	assert.deepEqual(await api.call("getMe", {}), { id: 5, username: "b" });
+	assert.equal(http.urls[0], `https://api.telegram.org/bot${token}/getMe`);
+	for (const method of ["sendMessage", "other"]) {
+		try {
+			await api.call(method, { chat_id: 1 });
+			assert.fail("rejected");
+		} catch (error) {
+			assert.ok(error instanceof BotApiError);
+			assert.ok(!(error as Error).message.includes(token), (error as Error).message);
+			assert.ok(!(error as Error).message.includes("SECRET"));
+			if (method === "sendMessage") assert.equal((error as BotApiError).code, 401);
+			else assert.ok((error as Error).message.includes(TOKEN_MASK));
+		}
+	}
+});
+
+// ---- updates ----
+
+const textUpdate = (id: number, text: string, chat = 42, type = "private", extra: Record<string, unknown> = {}) =>
+	({ update_id: id, message: { message_id: id, chat: { id: chat, type }, from: { id: chat, first_name: "Ann", username: "ann" }, text, ...extra } });
+
+test("updates are read into messages; malformed ones are skipped with a reason and still move the offset", () => {
+	const parsed = parseUpdates([
+		textUpdate(10, "hi"),
+		{ update_id: 11, edited_message: {} },
+		{ update_id: 12, message: { message_id: 1, chat: { id: 1, type: "private" }, from: { id: 1 } } },
+		{ update_id: 13, message: { message_id: 1, chat: { id: "x", type: "private" }, from: { id: 1 }, text: "t" } },
+		"junk",
+		{ update_id: -1 },
+		textUpdate(14, "@bot hey", -100, "supergroup", { entities: [{ type: "mention", offset: 0, length: 4 }, { type: "mention", offset: 50, length: 2 }], reply_to_message: { from: { id: 99 } } }),
+	], 10);
+	assert.equal(parsed.next_offset, 15);
+	assert.equal(parsed.unreadable, 2);
+	assert.equal(parsed.updates.length, 5);
+	assert.deepEqual(parsed.updates[0].message, { message_id: 10, chat_id: "42", chat_type: "private", sender_id: "42", sender_name: "ann", text: "hi", mentions: [] });
+	assert.match(parsed.updates[1].skipped ?? "", /not a message/);
+	assert.match(parsed.updates[2].skipped ?? "", /no text/);
+	assert.match(parsed.updates[3].skipped ?? "", /no chat id/);
+	const group = parsed.updates[4].message!;
+	assert.deepEqual(group.mentions, [{ type: "mention", offset: 0, length: 4 }], "an entity outside the text is dropped");
+	assert.equal(group.reply_to_sender_id, "99");
+	assert.equal(parseUpdates([textUpdate(5, "old")], 10).updates.length, 0, "an update below the offset is never acted on again");
+	assert.throws(() => parseUpdates({}, 0), /not a list/);
+});
+
+// ---- pairing and the state file ----
+
+test("a pairing code pairs the first chat as owner and later ones as users; it expires and dies after wrong guesses", () => {
+	let now = 1000;
+	const pairing = new Pairing(new StateFile(freshDirectory(), () => {}), () => now, () => 1_700_000_000_000);
+	assert.match(pairing.pair("1", "a", "ANYTHING").ok ? "" : (pairing.pair("1", "a", "X") as { reason: string }).reason, /no valid pairing code/);
+	let code = pairing.newCode();
+	assert.match(code, /^[A-HJ-NP-Z2-9]{8}$/);
+	assert.equal(pairing.roleOf("1"), undefined);
+	assert.deepEqual(pairing.pair("1", "ann", code.toLowerCase()), { ok: true, role: "owner" });
+	assert.equal(pairing.pair("2", "bob", code).ok, false, "one-time");
+	code = pairing.newCode();
+	assert.deepEqual(pairing.pair("2", "bob", code), { ok: true, role: "user" });
+	assert.deepEqual(pairing.pair("2", "bob", "whatever"), { ok: true, role: "user", already: true });
+	code = pairing.newCode();
+	now += TELEGRAM_PAIR_CODE_TTL_MS;
+	assert.equal(pairing.pair("3", "cy", code).ok, false, "expired");
+	code = pairing.newCode();
+	for (let i = 0; i < TELEGRAM_PAIR_ATTEMPTS_MAX; i++) assert.equal(pairing.pair("3", "cy", "WRONGWRONG").ok, false);
+	assert.equal(pairing.pair("3", "cy", code).ok, false, "dead after too many wrong guesses");
+	assert.ok(pairing.revoke("1"));
+	assert.ok(!pairing.revoke("1"));
+	code = pairing.newCode();
+	assert.deepEqual(pairing.pair("3", "cy", code), { ok: true, role: "owner" }, "with the owner revoked, the next pairing is the owner");
+});
+
+test("the pairing hint is sent at most once per chat per interval and a few times an hour overall", () => {
+	const pairing = new Pairing(new StateFile(freshDirectory(), () => {}), () => 5);
+	assert.ok(pairing.mayHint("a"));
+	assert.ok(!pairing.mayHint("a"));
+	let sent = 1;
+	for (let i = 0; i < TELEGRAM_HINTS_PER_HOUR + 5; i++) if (pairing.mayHint(`c${i}`)) sent++;
+	assert.equal(sent, TELEGRAM_HINTS_PER_HOUR);
+});
+
+test("the state file keeps pairings and the offset across opens; a damaged one is kept aside and the state starts empty", () => {
+	const dir = freshDirectory();
+	const state = new StateFile(dir, () => {});
+	state.update({ bot_id: 7, offset: 120 });
+	const pairing = new Pairing(state, () => 0);
+	assert.ok(pairing.pair("42", "ann", pairing.newCode()).ok);
+	const again = new StateFile(dir, () => {});
+	assert.equal(again.state.offset, 120);
+	assert.equal(again.state.bot_id, 7);
+	assert.deepEqual(again.state.chats.map((c) => [c.chat_id, c.role]), [["42", "owner"]]);
+	writeAtomically(dir, STATE_FILE, utf8(`{"version":1,"bot_id":7,"offset":"x","chats":[]}`));
+	const warnings: string[] = [];
+	const damaged = new StateFile(dir, (l) => warnings.push(l));
+	assert.equal(damaged.state.chats.length, 0);
+	assert.match(warnings[0], /damaged \(bot_id or offset is not a whole number\); it is kept as telegram\/state\.json\.bad/);
+	assert.ok(dir.status("state.json.bad"));
+});
+
+// ---- the channel on a fake Bot API ----
+
+interface Call { method: string; params: Record<string, unknown> }
+
+function fakeChannel(options: { failHtml?: boolean } = {}) {
+	const calls: Call[] = [];
+	const batches: unknown[][] = [];
+	let wake: (() => void) | undefined;
+	let nextMessage = 500;
+	const api: BotApiLike = {
+		call(method, params, callOptions) {
+			calls.push({ method, params });
+			if (method === "getMe") return Promise.resolve({ id: 900, username: "the_bot" });
+			if (method === "getUpdates") {
+				if (batches.length) return Promise.resolve(batches.shift());
+				return new Promise((resolve, reject) => {
+					wake = () => resolve(batches.shift() ?? []);
+					callOptions?.signal?.addListener(() => reject(new BotApiError("aborted", "aborted")));
+				});
+			}
+			if (options.failHtml && params.parse_mode === "HTML") return Promise.reject(new BotApiError("api", "Telegram refused sendMessage (400: can't parse entities)", 400));
+			if (method === "sendMessage") return Promise.resolve({ message_id: ++nextMessage });
+			return Promise.resolve(true);
+		},
+	};
+	const published: InMessage[] = [];
+	const watches: Watch[] = [];
+	const cancelled: number[] = [];
+	const timers: Array<() => void> = [];
+	const pairing = new Pairing(new StateFile(freshDirectory(), () => {}), () => 0);
+	let now = 0;
+	const channel = new TelegramChannel({
+		api,
+		router: {
+			async publish(message, watch) {
+				published.push(message);
+				watches.push(watch ?? {});
+				return { kind: "agent", request_id: published.length };
+			},
+		},
+		port: { cancel: async (id) => { cancelled.push(id); return id; }, command: async (name) => ({ lines: [`ran ${name}`] }) },
+		pairing, state: new StateFile(freshDirectory(), () => {}),
+		timers: { set: (cb) => timers.push(cb), clear: () => {} },
+		now: () => (now += 2000),
+		log: () => {}, notify: () => {},
+	});
+	const settle = async () => {
+		for (let round = 0; round < 20; round++) {
+			await new Promise<void>((r) => r());
+			const due = timers.splice(0);
+			for (const cb of due) cb();
+			for (let i = 0; i < 5; i++) await Promise.resolve();
+		}
+	};
+	const deliverBatch = async (updates: unknown[]) => {
+		batches.push(updates);
+		wake?.();
+		await settle();
+	};
+	return { channel, calls, published, watches, cancelled, pairing, settle, deliverBatch, sent: (chat: string) => calls.filter((c) => (c.method === "sendMessage" || c.method === "editMessageText") && c.params.chat_id === chat) };
+}
+
+test("an unpaired chat gets the hint and never reaches the router; a paired one does, with its role", async () => {
+	const t = fakeChannel();
+	t.channel.start();
+	await t.settle();
+	await t.deliverBatch([textUpdate(1, "hello", 42)]);
+	assert.equal(t.published.length, 0);
+	assert.equal(t.sent("42")[0].params.text, PAIRING_HINT);
+	const code = t.pairing.newCode();
+	await t.deliverBatch([textUpdate(2, `/pair ${code}`, 42)]);
+	assert.match(String(t.sent("42").at(-1)?.params.text), /Paired as owner/);
+	await t.deliverBatch([textUpdate(3, "what time is it", 42)]);
+	assert.equal(t.published.length, 1);
+	assert.equal(t.published[0].role, "owner");
+	assert.equal(t.published[0].text, "what time is it");
+	assert.ok(t.calls.some((c) => c.method === "sendChatAction"), "typing while the request runs");
+	assert.ok(t.calls.some((c) => c.method === "setMyCommands"));
+	await t.channel.stop();
+});
+
+test("a group chat is answered only when addressed, and the mention is taken out of the text", async () => {
+	const t = fakeChannel();
+	t.channel.start();
+	await t.settle();
+	t.pairing.pair("-5", "group", t.pairing.newCode());
+	await t.deliverBatch([
+		textUpdate(1, "just chatting", -5, "group"),
+		textUpdate(2, "/help@other_bot", -5, "group", { entities: [{ type: "bot_command", offset: 0, length: 15 }] }),
+		textUpdate(3, "@the_bot what is up", -5, "group", { entities: [{ type: "mention", offset: 0, length: 8 }] }),
+		textUpdate(4, "and you?", -5, "group", { reply_to_message: { from: { id: 900 } } }),
+	]);
+	assert.deepEqual(t.published.map((m) => m.text), ["what is up", "and you?"]);
+	assert.equal(t.sent("-5").length, 0, "no reply to messages for others");
+	await t.channel.stop();
+});
+
+test("/stop cancels the chat's requests; a streamed preview is replaced by the answer; refused HTML goes again as plain text", async () => {
+	const t = fakeChannel({ failHtml: true });
+	t.channel.start();
+	await t.settle();
+	t.pairing.pair("42", "ann", t.pairing.newCode());
+	await t.deliverBatch([textUpdate(1, "tell me", 42)]);
+	const watch = t.watches[0];
+	const event = (e: Record<string, unknown>) => watch.onEvent?.({ agent_id: "root", request_id: 1, session_id: "s", ...e } as AgentEvent);
+	event({ type: "agent_start", request: {} });
+	event({ type: "message_start", attempt: 1 });
+	event({ type: "message_update", delta: { type: "text", text: "Hello <wor" } });
+	await t.settle();
+	const preview = t.sent("42").at(-1)!;
+	assert.equal(preview.method, "sendMessage");
+	assert.equal(preview.params.text, "Hello <wor");
+	assert.equal(preview.params.parse_mode, undefined, "previews are plain text");
+	await t.deliverBatch([textUpdate(2, "/stop", 42)]);
+	assert.deepEqual(t.cancelled, [1]);
+	t.channel.deliver({ type: "out_message", channel: "telegram", chat_id: "42", text: "Hello <world> **done**", request_id: 1, correlation_id: "1" });
+	await t.settle();
+	const edits = t.sent("42").filter((c) => c.method === "editMessageText");
+	assert.equal(edits.length, 2, "an HTML edit refused, then the plain one");
+	assert.equal(edits[0].params.parse_mode, "HTML");
+	assert.equal(edits[1].params.text, "Hello <world> **done**");
+	assert.equal(edits[1].params.message_id, 501);
+	await t.deliverBatch([textUpdate(3, "/stop", 42)]);
+	assert.match(String(t.sent("42").at(-1)?.params.text), /Nothing is running/);
+	await t.channel.stop();
+});
