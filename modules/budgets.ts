@@ -111,6 +111,7 @@ export const CONSOLE_BAUD = 115200;               // the ESP32-S3 console UART's
 export const TELEGRAM_MESSAGE_MAX_CHARS = 4096;   // the Bot API's limit for one message's text
 export const TELEGRAM_CHUNK_RESERVE_CHARS = 16;  // room kept in a chunk for a code fence closed and reopened across a split
 export const TELEGRAM_POLL_TIMEOUT_S = 25;        // getUpdates long-poll wait: long enough to idle cheaply, under common proxy idle limits
+export const TELEGRAM_POLL_TIMEOUT_MAX_S = 50;    // longest long poll a setting may ask for (Telegram holds a poll about a minute at most)
 export const TELEGRAM_POLL_MARGIN_MS = 10_000;    // HTTP wait beyond the long-poll timeout before the poll counts as lost
 export const TELEGRAM_UPDATES_LIMIT = 20;         // updates per getUpdates: a batch is handled before the next poll, so keep it small
 export const TELEGRAM_CALL_TIMEOUT_MS = 30_000;   // one Bot API call other than getUpdates

@@ -14,7 +14,7 @@
 // the settings are used together (llm/profiles).
 import {
 	LLM_CALLS_PER_DAY, LLM_CALLS_PER_HOUR, LLM_COUNT_SETTING_MAX, LLM_MAX_TOKENS, LLM_MAX_TOKENS_CEILING, LLM_TIMEOUT_MAX_MS,
-	LLM_TIMEOUT_MIN_MS, LLM_TIMEOUT_MS, LLM_TOKENS_PER_DAY,
+	LLM_TIMEOUT_MIN_MS, LLM_TIMEOUT_MS, LLM_TOKENS_PER_DAY, TELEGRAM_POLL_TIMEOUT_MAX_S, TELEGRAM_POLL_TIMEOUT_S,
 } from "budgets";
 
 export type SettingType = "text" | "integer" | "boolean" | "choice" | "url" | "identifier";
@@ -60,6 +60,10 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
 	{ name: "llm.tokens_per_day", ...COUNT, default: String(LLM_TOKENS_PER_DAY), description: "prompt and reply tokens allowed per day, 0 = no limit" },
 	{ name: "llm.allow_insecure", ...BOOLEAN, default: "false", description: "allow sending the key over plain http:// to a host other than this machine" },
 	{ name: "memory.mode", type: "choice", choices: ["full", "light"], default: "full", description: "long-term memory: full (records with tags) or light (one MEMORY.md); at the next start" },
+	{ name: "telegram.token", type: "text", secret: true, description: "the Telegram bot token BotFather gave you; setting it starts the channel" },
+	{ name: "telegram.enabled", ...BOOLEAN, default: "true", description: "false keeps the Telegram channel off while a token is set" },
+	{ name: "telegram.base_url", type: "url", default: "https://api.telegram.org", description: "the Bot API server (tests and self-hosted Bot API servers; plain http only to this machine)" },
+	{ name: "telegram.poll_timeout_s", type: "integer", min: 0, max: TELEGRAM_POLL_TIMEOUT_MAX_S, default: String(TELEGRAM_POLL_TIMEOUT_S), description: "how long one getUpdates long poll waits, in seconds" },
 	{ name: "wifi.ssid", type: "text", description: "the Wi-Fi network to join (device)" },
 	{ name: "wifi.password", type: "text", secret: true, description: "the Wi-Fi password (device)" },
 ] satisfies SettingSpec[]);

@@ -10,7 +10,7 @@ import { IMAGE_MAX_BYTES } from "budgets";
 import { settingValue } from "config/settings";
 import type { BackendRegistry } from "llm/registry";
 import { LlmError, type AuthKind, type MaxTokensField, type ModelProfile } from "llm/types";
-import { parseUrl } from "net/url";
+import { isLoopback, parseUrl } from "net/url";
 import { messageOf } from "util/errors";
 
 export interface Preset {
@@ -58,10 +58,6 @@ export function presetSetting(get: ConfigGetter, name: string, registry?: Backen
 		case "llm.supports_vision": return preset ? String(preset.supports_vision) : undefined;
 		default: return undefined;
 	}
-}
-
-function isLoopback(host: string): boolean {
-	return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 export interface Settings {

@@ -76,3 +76,8 @@ export function literalAddress(host: string): string | undefined {
 	if (host.includes(":")) return host;
 	return undefined;
 }
+
+/** True for this machine's own addresses (localhost, 127.x, ::1): traffic that never crosses a network. */
+export function isLoopback(host: string): boolean {
+	return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

@@ -7,7 +7,7 @@
 // load() replaces the rules only when the new text parses: a malformed rules
 // file is reported with the field at fault and the previous rules stay in force.
 import { ROUTER_RULES_FILE_MAX_BYTES, ROUTER_SUBMIT_WAIT_MS } from "budgets";
-import type { OutEvent } from "core/types";
+import { Channel, type OutEvent } from "core/types";
 import { messageOf } from "util/errors";
 import { DEFAULT_RULES, fill, findRule, parseRules, type Action, type Rule, type RuleSet } from "router/rules";
 import type { AgentPort, CapRunner, InMessage, OutboundSink, PortRequest, RouteOutcome, SubmitOptions } from "router/types";
@@ -78,7 +78,7 @@ export class Router {
 		const sink = this.#bindings.get(event.channel);
 		if (!sink) {
 			// The console prints its own (main.ts); other channels without a binding are not running.
-			if (event.channel !== "console") this.#log(`router: no channel "${event.channel}" is running to take ${event.type} of request ${event.request_id}`);
+			if (event.channel !== Channel.CONSOLE) this.#log(`router: no channel "${event.channel}" is running to take ${event.type} of request ${event.request_id}`);
 			return;
 		}
 		try {

@@ -5,12 +5,15 @@
 //   telegram.poll_timeout_s getUpdates' long-poll wait (default TELEGRAM_POLL_TIMEOUT_S)
 // A change of any of them restarts the channel. It also gives the console its
 // `telegram` commands (status, pair, list, revoke, restart) and prints a pairing
-// code at start while no chat is paired.
+// code at start while no chat is paired. The settings are declared (types,
+// ranges, defaults, the token secret) in config/settings.
 import type { Directory } from "embedded:storage/files";
-import { TELEGRAM_PAIR_CODE_TTL_MS, TELEGRAM_POLL_TIMEOUT_S } from "budgets";
+import { TELEGRAM_PAIR_CODE_TTL_MS } from "budgets";
+import { settingValue } from "config/settings";
 import type { Config } from "config/store";
 import { UsageError, words, type Command } from "console/types";
 import type { HttpTransport } from "net/types";
+import { isLoopback, parseUrl } from "net/url";
 import type { Router } from "router/router";
 import type { AgentPort } from "router/types";
 import { messageOf } from "util/errors";
@@ -65,15 +68,26 @@ export function openTelegram(options: TelegramSetupOptions): TelegramSetup {
 	let stopping: Promise<void> = Promise.resolve();
 
 	// The api masks the token in every message it makes; log lines pass through it once more.
+	const setting = (name: string) => settingValue((n) => config.get(n), name);
 	const startChannel = () => {
-		const token = config.get("telegram.token");
-		if (!token || config.get("telegram.enabled") === "false") return;
-		const timeout = Number(config.get("telegram.poll_timeout_s") ?? TELEGRAM_POLL_TIMEOUT_S);
-		const api = new BotApi(options.http, token, config.get("telegram.base_url") ?? DEFAULT_BASE_URL);
+		let token: string | undefined, baseUrl: string, timeout: number;
+		try {
+			token = setting("telegram.token");
+			if (!token || setting("telegram.enabled") === "false") return;
+			baseUrl = setting("telegram.base_url") ?? DEFAULT_BASE_URL;
+			timeout = Number(setting("telegram.poll_timeout_s"));
+			if (!parseUrl(baseUrl).secure && !isLoopback(parseUrl(baseUrl).host)) {
+				throw new Error(`telegram.base_url is plain http:// to ${parseUrl(baseUrl).host}, so the bot token would cross the network unencrypted: use https://`);
+			}
+		} catch (error) {
+			notify(`telegram: off: ${messageOf(error)}`);
+			return;
+		}
+		const api = new BotApi(options.http, token, baseUrl);
 		const current = new TelegramChannel({
 			api, router: options.router, port: options.port, pairing, state, timers: options.timers, now: options.now,
 			log: (line) => log(api.hide(line)), notify: (line) => notify(api.hide(line)),
-			pollTimeoutS: Number.isInteger(timeout) && timeout >= 0 && timeout <= 60 ? timeout : TELEGRAM_POLL_TIMEOUT_S,
+			pollTimeoutS: timeout,
 		});
 		channel = current;
 		unbind = options.router.bind(CHANNEL, current);
@@ -106,8 +120,8 @@ export function openTelegram(options: TelegramSetupOptions): TelegramSetup {
 			name: "telegram status", usage: "", help: "the Telegram channel: connection, offset, paired chats, requests in flight",
 			run(args, out) {
 				noArgs(args);
-				if (!config.get("telegram.token")) out.line("telegram: off (no token: `config set telegram.token TOKEN` from BotFather)");
-				else if (config.get("telegram.enabled") === "false") out.line("telegram: off (telegram.enabled is false)");
+				if (!setting("telegram.token")) out.line("telegram: off (no token: `config set telegram.token TOKEN` from BotFather)");
+				else if (setting("telegram.enabled") === "false") out.line("telegram: off (telegram.enabled is false)");
 				else for (const line of channel?.status() ?? ["telegram: stopped"]) out.line(line);
 				out.line(`paired chats: ${pairing.list().length}; pairing code: ${pairing.codeSecondsLeft() ? `valid ${pairing.codeSecondsLeft()} s more` : "none"}`);
 			},
