@@ -196,7 +196,7 @@ export class TelegramChannel implements OutboundSink {
 				if (this.#health !== "retrying" || problem !== this.#lastProblem) {
 					this.#o.log(`telegram: ${problem}; polling again in ${Math.round(wait / 1000)} s`);
 				}
-				if (this.#health === "polling") this.#o.notify(`telegram: cannot reach Telegram (${problem}); retrying`);
+				if (this.#health !== "retrying") this.#o.notify(`telegram: cannot reach Telegram (${problem}); retrying`);
 				this.#health = "retrying";
 				this.#lastProblem = problem;
 				await this.#sleep(wait);
