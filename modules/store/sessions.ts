@@ -14,7 +14,7 @@
 import files from "embedded:storage/files";
 import type { Directory } from "embedded:storage/files";
 import type { AgentRequest, ContextProvider, Persist, PersistBatch, RequestGate } from "core/types";
-import { ProviderFlag } from "core/types";
+import { Channel, ProviderFlag } from "core/types";
 import type { Message, StoredRef } from "llm/types";
 import {
 	MESSAGE_MAX_BYTES, SESSION_CHATS_FILE_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
@@ -158,9 +158,14 @@ export class Sessions {
 		return this.newSession(channel, chat_id);
 	}
 
-	/** A fresh session, made current for the chat. Throws a sentence when SESSIONS_MAX sessions exist. */
+	/**
+	 * A fresh session, made current for the chat. When SESSIONS_MAX sessions exist,
+	 * a chat channel's new session takes the place of the least recently used chat
+	 * session (#evictForChat); the console's is refused with a sentence.
+	 */
 	newSession(channel: string, chat_id: string): string {
-		const ids = this.ids();
+		let ids = this.ids();
+		if (ids.length >= SESSIONS_MAX && channel !== Channel.CONSOLE && this.#evictForChat(ids)) ids = this.ids();
 		if (ids.length >= SESSIONS_MAX) throw new Error(`there are already ${SESSIONS_MAX} sessions: delete one with \`session delete <id>\` (see \`session list\`)`);
 		const base = this.#clock().toString(36);
 		let id = base;
@@ -169,6 +174,28 @@ export class Sessions {
 		SessionFile.create(this.#root, id);
 		this.#map(channel, chat_id, id);
 		return id;
+	}
+
+	/**
+	 * The rule for many chats: the session with the oldest last activity among those
+	 * only chat channels talk in (mapped to a chat, none of them the console's; so
+	 * never a console session, nor one a person made and left unmapped) and with no
+	 * turn in flight is deleted, files and mappings together. False when none qualifies.
+	 */
+	#evictForChat(ids: string[]): boolean {
+		const owners = new Map<string, string[]>();
+		for (const [key, id] of this.#chats) owners.set(id, [...(owners.get(id) ?? []), key]);
+		const candidates = ids.filter((id) => {
+			const keys = owners.get(id);
+			return keys && keys.every((key) => !key.startsWith(`${Channel.CONSOLE}:`)) && !this.#inflight.get(id)?.size;
+		});
+		if (!candidates.length) return false;
+		// A session with no record yet counts from its creation (its id is the clock in base 36), so a new one is not the first to go.
+		const lastUse = (id: string) => this.#summary(id).last_activity || parseInt(id.split("-")[0], 36) || 0;
+		const oldest = candidates.map((id) => ({ id, last: lastUse(id) })).reduce((a, b) => (b.last < a.last ? b : a));
+		this.deleteSession(oldest.id);
+		this.#log(`store: ${SESSIONS_MAX} sessions exist: removed ${oldest.id} (${(owners.get(oldest.id) ?? []).join(", ")}), the least recently used chat session, to make room for a new chat`);
+		return true;
 	}
 
 	/** Makes an existing session current for the chat. */

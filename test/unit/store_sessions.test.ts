@@ -6,7 +6,7 @@ import { test, assert } from "testing";
 import type { AgentRequest, ContextRecord } from "core/types";
 import type { Command } from "console/types";
 import { UsageError } from "console/types";
-import { SESSION_FILE_MAX_BYTES } from "budgets";
+import { SESSION_FILE_MAX_BYTES, SESSIONS_MAX } from "budgets";
 import { Sessions, blockedGuidance } from "store/sessions";
 import { sessionCommands } from "store/console";
 import { beforeOpenFile } from "./files_fakes";
@@ -256,4 +256,30 @@ test("a record found damaged when read makes the next use of its session check t
 	assert.deepEqual(shown.map((r) => r.index), [0, 1, 2, 3, 4]);
 	assert.ok(logged.some((l) => /damaged stretch\(es\).*the original is kept as sessions\/.*\.dat\.bad/.test(l)), logged.join("\n"));
 	fresh.close();
+});
+
+test("with every session slot taken, a new chat takes the place of the least recently used chat session; the console's are never removed", () => {
+	files.createDirectory("many-chats");
+	let now = 1_950_000_000_000;
+	const lines: string[] = [];
+	const many = new Sessions({ root: files.openDirectory({ path: "many-chats" }), log: (l) => void lines.push(l), clock: () => now++ });
+	const say = (id: string, n: number) => many.persist({ session_id: id, request: request(id, n), records: [user(`q${n}`), final(`a${n}`)], turn_completed: true });
+	const console = many.currentSession("console", "local");
+	say(console, 1);
+	const chats: string[] = [];
+	for (let i = 0; i < SESSIONS_MAX - 1; i++) chats.push(many.currentSession("telegram", String(100 + i)));
+	// Every chat talks, the second one least recently; the console talked longest ago of all.
+	chats.forEach((id, i) => { if (i !== 1) say(id, 2); });
+	now += 10;
+	say(chats[1], 3);
+	chats.forEach((id, i) => { if (i !== 1) say(id, 4); });
+	assert.equal(many.ids().length, SESSIONS_MAX);
+	const fresh = many.currentSession("telegram", "999");
+	assert.equal(many.ids().length, SESSIONS_MAX);
+	assert.ok(!many.has(chats[1]), "the least recently used chat session is gone");
+	assert.ok(many.has(console), "the console's session stays, though older");
+	assert.ok(many.has(fresh));
+	assert.match(lines.join("\n"), new RegExp(`removed ${chats[1]} \\(telegram:101\\), the least recently used chat session`));
+	assert.notEqual(many.currentSession("telegram", "101"), chats[1], "its chat starts anew, no mapping to a removed session");
+	assert.throws(() => many.newSession("console", "local"), /already 32 sessions/); // the console is asked to delete one instead
 });
