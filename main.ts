@@ -23,6 +23,8 @@ import { openMemory } from "memory/setup";
 import { CONSOLE_CHAT, sessionCommands } from "store/console";
 import { openSessions, type Sessions } from "store/sessions";
 import { messageOf } from "util/errors";
+import { log } from "util/log";
+import { openLogSettings } from "console/log";
 import { Aborter } from "net/abort";
 import { LocalPort } from "router/local_port";
 import { openRouter } from "router/setup";
@@ -65,6 +67,8 @@ function openSessionStore(): { sessions?: Sessions; warning?: string } {
 }
 
 const { config, warning } = openConfig();
+// One logger: the level from log.level, every secret setting's value masked in every line.
+const logCommands = openLogSettings(config);
 // One HTTP client for every outgoing request (keep-alive per origin); big buffers
 // (HTTP bodies, images, request bodies with images) come from PSRAM.
 const { http, buffers } = boardHttp();
@@ -99,7 +103,6 @@ const agent = openCore({
 	consoleChatId: CONSOLE_CHAT.chat_id,
 });
 const printOut = consoleMessages((line) => repl.output.line(line));
-const log = (line: string) => trace(line + "\n");
 // The channels reach the agent through the agent port's interface; until the core
 // moves into its own Worker, LocalPort adapts the core in this machine.
 const port = new LocalPort({
@@ -154,6 +157,7 @@ commands.add(
 	...agent.commands,
 	...(sessions ? sessionCommands(sessions) : []),
 	...memory.commands,
+	...logCommands,
 	...routing.commands,
 	...telegram.commands,
 );

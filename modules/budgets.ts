@@ -143,6 +143,10 @@ export const ROUTER_RULES_FILE_MAX_BYTES = 16 * 1024; // the rules file; larger 
 export const ROUTER_PATTERN_MAX_CHARS = 200;      // a rule's text pattern: short patterns keep matching cheap
 export const ROUTER_TEXT_MAX_CHARS = 4096;        // a rule's reply or request text
 
+// ---- logging ----
+export const LOG_SECRETS_MAX = 16;                // secret values masked in log lines (the declared secret settings)
+export const LOG_SECRET_MIN_CHARS = 6;            // shorter values are not masked: masking "1" would garble every number
+
 // ---- config (key-value) ----
 export const CONFIG_KEY_MAX_CHARS = 15;           // NVS key names are at most 15 characters
 export const CONFIG_NAME_MAX_CHARS = 48;          // dotted config names; stored under a hashed key that fits NVS

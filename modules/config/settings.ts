@@ -64,6 +64,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
 	{ name: "telegram.enabled", ...BOOLEAN, default: "true", description: "false keeps the Telegram channel off while a token is set" },
 	{ name: "telegram.base_url", type: "url", default: "https://api.telegram.org", description: "the Bot API server (tests and self-hosted Bot API servers; plain http only to this machine)" },
 	{ name: "telegram.poll_timeout_s", type: "integer", min: 0, max: TELEGRAM_POLL_TIMEOUT_MAX_S, default: String(TELEGRAM_POLL_TIMEOUT_S), description: "how long one getUpdates long poll waits, in seconds" },
+	{ name: "log.level", type: "choice", choices: ["error", "warn", "info", "debug"], default: "info", description: "the log lines shown (on lin: stderr): error, warn, info (METRIC lines, retries) or debug" },
 	{ name: "wifi.ssid", type: "text", description: "the Wi-Fi network to join (device)" },
 	{ name: "wifi.password", type: "text", secret: true, description: "the Wi-Fi password (device)" },
 ] satisfies SettingSpec[]);

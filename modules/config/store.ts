@@ -19,6 +19,7 @@
 // console's `config set`. Values are never put into an error message here.
 import { CONFIG_KEY_PROBES, CONFIG_MAX_ENTRIES, CONFIG_NAME_MAX_CHARS, CONFIG_VALUE_MAX_BYTES } from "budgets";
 import { messageOf } from "util/errors";
+import { logLine } from "util/log";
 
 /** The part of an `embedded:storage/key-value` store (format "buffer") that config uses. */
 export interface KeyValueStore {
@@ -178,7 +179,7 @@ export class Config {
 			try {
 				listener(name, value);
 			} catch (error) {
-				trace(`config: a listener for ${name} failed: ${messageOf(error)}\n`);
+				logLine("warn", `config: a listener for ${name} failed: ${messageOf(error)}`);
 			}
 		}
 	}

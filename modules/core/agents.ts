@@ -20,6 +20,7 @@ import { Core, targetOf, type CoreOptions, type CoreStatus } from "core/core";
 import { Channel, RequestFlag, type AgentRequest, type CallCap, type CompletionSummary, type ToolSpec } from "core/types";
 import { messageOf } from "util/errors";
 import { clip } from "util/text";
+import { log } from "util/log";
 
 export interface AgentManagerOptions {
 	/** The root core (agentId defaults to "root"). */
@@ -60,7 +61,7 @@ export class AgentManager {
 
 	constructor(options: AgentManagerOptions) {
 		this.#options = options;
-		this.#log = options.log ?? options.root.log ?? ((line) => trace(line + "\n"));
+		this.#log = options.log ?? options.root.log ?? log;
 		this.root = new Core({ ...options.root, agentId: options.root.agentId ?? "root" });
 	}
 

@@ -42,6 +42,7 @@ import { CANCELLED, RequestFailure, copyRequest, failureText, newRun, targetOf, 
 import { heapUsedBytes } from "util/heap";
 import { clip } from "util/text";
 import { isObject } from "util/values";
+import { log } from "util/log";
 
 export type { CoreTimers } from "core/mailbox";
 export type { StageVerbosity } from "core/format";
@@ -151,7 +152,7 @@ export class Core {
 		this.#now = options.now ?? monotonicNow;
 		this.#wallNow = options.wallNow ?? (() => Date.now());
 		this.#heap = options.heap ?? (() => heapUsedBytes(hostHeap()));
-		this.#log = options.log ?? ((line) => trace(line + "\n"));
+		this.#log = options.log ?? log;
 		const max = options.maxToolIterations ?? MAX_TOOL_ITERATIONS;
 		if (!Number.isInteger(max) || max < 1) throw new Error("core: maxToolIterations must be a whole number of at least 1");
 		this.#maxIterations = max;

@@ -11,6 +11,7 @@
 // "day":D,"dayCalls":n,"dayTokens":n} with H = hours and D = days since 1970 (UTC).
 // An unreadable record is replaced, and traced; a failed write is traced, never fatal.
 import { messageOf } from "util/errors";
+import { logLine } from "util/log";
 
 export interface UsageStore {
 	read(key: string): ArrayBuffer | undefined;
@@ -62,7 +63,7 @@ export class UsageLimiter {
 		try {
 			bytes = this.#store?.read(USAGE_KEY);
 		} catch (error) {
-			trace(`llm: cannot read the stored LLM usage (${messageOf(error)}); counting from zero\n`);
+			logLine("warn", `llm: cannot read the stored LLM usage (${messageOf(error)}); counting from zero`);
 			return fresh;
 		}
 		if (!bytes) return fresh;
@@ -73,7 +74,7 @@ export class UsageLimiter {
 		} catch {
 			// fall through
 		}
-		trace("llm: the stored LLM usage record is unreadable; counting from zero\n");
+		logLine("warn", "llm: the stored LLM usage record is unreadable; counting from zero");
 		return fresh;
 	}
 
@@ -82,7 +83,7 @@ export class UsageLimiter {
 		try {
 			this.#store.write(USAGE_KEY, ArrayBuffer.fromString(JSON.stringify(this.#record)));
 		} catch (error) {
-			trace(`llm: cannot store the LLM usage (${messageOf(error)})\n`);
+			logLine("warn", `llm: cannot store the LLM usage (${messageOf(error)})`);
 		}
 	}
 

@@ -30,6 +30,7 @@ import {
 	type PreparedImage,
 } from "llm/types";
 import { messageOf } from "util/errors";
+import { logLine } from "util/log";
 
 /** The part of config/store's Config the runtime reads. */
 export interface ConfigSource {
@@ -275,7 +276,7 @@ export class Llm {
 }
 
 function traceRetry(info: RetryInfo): void {
-	trace(`llm: ${info.error.message}; retrying in ${Math.round(info.delayMs / 100) / 10} s (attempt ${info.attempt + 1})\n`);
+	logLine("info", `llm: ${info.error.message}; retrying in ${Math.round(info.delayMs / 100) / 10} s (attempt ${info.attempt + 1})`);
 }
 
 function hasImages(request: ChatRequest): { any: boolean; local: boolean } {

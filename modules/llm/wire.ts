@@ -24,6 +24,7 @@ import {
 } from "llm/types";
 import { messageOf } from "util/errors";
 import { BodyWriter, loadStored, writeBody, type PieceSpec, type Prefix } from "llm/body";
+import { logLine } from "util/log";
 
 export interface ParsedReply {
 	message: AssistantMessage;
@@ -162,7 +163,7 @@ export function safeEmitter(onEvent: ((event: LlmEvent) => void) | undefined): (
 		try {
 			onEvent(event);
 		} catch (error) {
-			if (!traced) trace(`llm: an onEvent listener threw on ${event.type} (later throws are not traced): ${messageOf(error)}\n`);
+			if (!traced) logLine("warn", `llm: an onEvent listener threw on ${event.type} (later throws are not traced): ${messageOf(error)}`);
 			traced = true;
 		}
 	};
@@ -349,7 +350,7 @@ class ProtocolBackend implements LlmBackend {
 			if (body instanceof BodyWriter) body.release();
 			return Promise.reject(toLlmError(error, profile));
 		}
-		for (const note of notes) trace(`llm: ${note}\n`);
+		for (const note of notes) logLine("info", `llm: ${note}`);
 		return exchange(env, profile, {
 			url: joinUrl(profile.base_url, spec.path),
 			headers: { ...authHeaders(profile), ...spec.headers },

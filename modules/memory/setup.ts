@@ -19,6 +19,7 @@ import { FullMemory } from "memory/records";
 import { memoryTools, profileTools } from "memory/tools";
 import type { Log, LongTermMemory, MemoryMode, SettingsSource } from "memory/types";
 import { messageOf } from "util/errors";
+import { log as logInfo } from "util/log";
 
 export const MEMORY_DIRECTORY = "memory";
 export const MODE_SETTING = "memory.mode";
@@ -54,7 +55,7 @@ function openDirectory(files: Directory, log: Log): Directory {
 	}
 }
 
-export function openMemory({ config, files = filesRoot, log = (line) => trace(line + "\n"), now }: MemoryOptions): MemorySetup {
+export function openMemory({ config, files = filesRoot, log = logInfo, now }: MemoryOptions): MemorySetup {
 	const setting = config.get(MODE_SETTING);
 	let mode: MemoryMode = "full";
 	let warning: string | undefined;

@@ -39,6 +39,7 @@ import { literalAddress, parseUrl, type ParsedUrl } from "net/url";
 import { decodeUtf8, encodeUtf8, utf8Boundary } from "net/utf8";
 import { heapBuffers, type BufferPool } from "util/buffers";
 import { messageOf } from "util/errors";
+import { logLine } from "util/log";
 
 const USER_AGENT = "xsclaw";
 const METHODS = new Set(["GET", "POST", "PUT", "DELETE", "PATCH"]);
@@ -706,7 +707,7 @@ export class HttpClient implements HttpTransport {
 		} catch (error) {
 			// Exchange callbacks are guarded; this catches only pool bookkeeping failures.
 			connection.close();
-			trace(`net/http: socket callback failed: ${toHttpError(error).message}\n`);
+			logLine("warn", `net/http: socket callback failed: ${toHttpError(error).message}`);
 		}
 	}
 

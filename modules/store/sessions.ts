@@ -25,6 +25,7 @@ import { capMessage } from "store/messages";
 import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, paths } from "store/session";
 import { decodeText, exists, keepAside, readWhole, staleTempRemoved, writeAtomically } from "util/files";
 import { messageOf } from "util/errors";
+import { log } from "util/log";
 
 const CHATS_PATH = `${SESSIONS_DIR}/chats.json`;
 const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;
@@ -108,7 +109,7 @@ export class Sessions {
 
 	constructor(options: SessionsOptions = {}) {
 		this.#root = options.root ?? files;
-		this.#log = options.log ?? ((line) => trace(`${line}\n`));
+		this.#log = options.log ?? log;
 		this.#clock = options.clock ?? (() => Date.now());
 		this.#root.createDirectory(SESSIONS_DIR);
 		this.#loadChats();

@@ -1,0 +1,66 @@
+// util/log: the one logger of a machine (the main machine, and the agent machine
+// behind the port, each has its own instance of this module). Every log line of
+// the firmware goes through logLine() (or log(), at level info): it is dropped
+// below the level in force (`log level` on the console, setting log.level), and
+// every secret registered with setLogSecrets() (the values of the settings
+// declared secret: API keys, the bot token, which travels in every Telegram URL
+// path) is replaced by its masked form (util/secrets) wherever it appears, so a
+// secret echoed by a server or put into a message by mistake never reaches the
+// log. On lin the sink is stderr (trace); on the device the debug UART.
+import { LOG_SECRET_MIN_CHARS, LOG_SECRETS_MAX } from "budgets";
+import { maskSecret } from "util/secrets";
+
+export const LOG_LEVELS = Object.freeze(["error", "warn", "info", "debug"] as const);
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+let threshold = LOG_LEVELS.indexOf("info");
+let secrets: string[] = [];
+let sink = (line: string) => trace(`${line}\n`);
+
+/** The level in force. */
+export function logLevel(): LogLevel {
+	return LOG_LEVELS[threshold];
+}
+
+/** Sets the level; throws a sentence for a name that is not a level. */
+export function setLogLevel(level: string): void {
+	const at = LOG_LEVELS.indexOf(level as LogLevel);
+	if (at < 0) throw new RangeError(`"${level}" is not a log level: use one of ${LOG_LEVELS.join(", ")}`);
+	threshold = at;
+}
+
+/**
+ * Replaces the secrets masked in every line (values shorter than
+ * LOG_SECRET_MIN_CHARS are skipped: masking "1" would garble every number; at
+ * most LOG_SECRETS_MAX, the longest first so one secret inside another is masked whole).
+ */
+export function setLogSecrets(values: Iterable<string>): void {
+	secrets = [...new Set(values)].filter((v) => v.length >= LOG_SECRET_MIN_CHARS).sort((a, b) => b.length - a.length).slice(0, LOG_SECRETS_MAX);
+}
+
+/** text with every registered secret masked. */
+export function maskSecrets(text: string): string {
+	let out = text;
+	for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(maskSecret(secret));
+	return out;
+}
+
+/** For tests: where lines go (default: trace). */
+export function setLogSink(write: (line: string) => void): void {
+	sink = write;
+}
+
+/** One log line at a level; never throws. */
+export function logLine(level: LogLevel, text: string): void {
+	if (LOG_LEVELS.indexOf(level) > threshold) return;
+	try {
+		sink(maskSecrets(text));
+	} catch {
+		// A failing sink has nowhere to report to.
+	}
+}
+
+/** One log line at level info (the `log` option most modules take). */
+export function log(text: string): void {
+	logLine("info", text);
+}
