@@ -255,6 +255,10 @@ test("a bad token gives a clear console message and no crash loop", async () => 
 	fw.send("telegram status");
 	await fw.until(/paired chats: 0/, { from });
 	assert.match(fw.printed(from), /telegram: stopped/);
+	// Below the level in force, log lines are dropped: at warn, no METRIC line.
+	const levelFrom = fw.stdout.length;
+	fw.send("log level warn");
+	await fw.until(/log level: warn/, { from: levelFrom });
 	const result = await fw.end();
 	assert.equal(result.code, 0);
 	assert.doesNotMatch(result.stderr, SANITIZER_ERROR);
