@@ -26,18 +26,19 @@
 // page cache and survive); power cuts at every write are test/e2e/store-powerloss.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { truncateSync } from "node:fs";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { makeTestCA } from "../../tools/testca.mjs";
-import { APP_MAP, ROOT, hostBinary } from "../../tools/build.mjs";
+import { APP_MAP, ROOT } from "../../tools/build.mjs";
 import { SANITIZER_ERROR, VARIANTS, withTempDir } from "./xs.mjs";
+// Every wait is bounded (WAIT_MS); generous because the ASan host on a loaded 2-core machine is slow.
+import { WAIT_MS, startFirmware, until } from "./firmware.mjs";
 
 // SESSION_KILL_MAP runs the test on another module map (how a mutant store or core was shown to fail it).
 const MAP = process.env.SESSION_KILL_MAP ?? APP_MAP;
 const KEY = "sk-session-kill-secret-0123456789";
-const PROMPT = "xsclaw> ";
 const PROTOCOLS = [
 	{ name: "openai", lines: (port) => ["config set llm.provider custom", `config set llm.base_url https://localhost:${port}/v1`, "config set llm.model gpt-mock"] },
 	{ name: "anthropic", lines: (port) => ["config set llm.provider anthropic", `config set llm.base_url https://localhost:${port}/v1`, "config set llm.model claude-mock"] },
@@ -53,80 +54,6 @@ const A4 = "Yes, and I remember what you asked.";
 // What precedes the volatile block in the current user message (core.ts #buildContext).
 const CONTEXT_BLOCK = "\n\n[request context]\n";
 
-// Every wait is bounded; generous because the ASan host on a loaded 2-core machine is slow.
-const WAIT_MS = 30_000;
-const CHILD_LIMIT_MS = 180_000;
-
-/**
- * The firmware with its console on a pipe kept open. send(line) types a line;
- * until(pattern, {from}) waits for the output since `from` (prompts removed) to
- * match; kill() sends SIGKILL; end() closes stdin; both resolve {code, signal,
- * stdout, stderr} once the process is gone. A watchdog kills it after CHILD_LIMIT_MS.
- */
-function startFirmware(args, variant) {
-	const child = spawn(hostBinary(variant), args, {
-		env: { ...process.env, ASAN_OPTIONS: "detect_leaks=1:abort_on_error=0" },
-		stdio: ["pipe", "pipe", "pipe"],
-	});
-	const state = { stdout: "", stderr: "", exited: false };
-	const waiters = new Set();
-	const wake = () => { for (const w of [...waiters]) w(); };
-	child.stdout.on("data", (d) => { state.stdout += d; wake(); });
-	child.stderr.on("data", (d) => { state.stderr += d; });
-	// A write to a dead child's stdin must not crash the test runner.
-	child.stdin.on("error", () => {});
-	const exited = new Promise((resolve) => child.on("close", (code, signal) => {
-		state.exited = true;
-		wake();
-		resolve({ code, signal, stdout: state.stdout, stderr: state.stderr });
-	}));
-	const watchdog = setTimeout(() => child.kill("SIGKILL"), CHILD_LIMIT_MS);
-	exited.then(() => clearTimeout(watchdog));
-	const printed = (from) => state.stdout.slice(from).replaceAll(PROMPT, "");
-	return {
-		get stdout() { return state.stdout; },
-		get stderr() { return state.stderr; },
-		send(line) { child.stdin.write(`${line}\n`); },
-		printed,
-		until(pattern, { from = 0, timeoutMs = WAIT_MS } = {}) {
-			return new Promise((resolve, reject) => {
-				const waiter = () => {
-					if (pattern.test(printed(from))) {
-						done();
-						resolve();
-					} else if (state.exited) {
-						done();
-						reject(new Error(`the firmware exited before printing ${pattern}; output:\n${state.stdout.slice(from)}\nstderr:\n${state.stderr.slice(-3000)}`));
-					}
-				};
-				const timer = setTimeout(() => {
-					done();
-					reject(new Error(`no ${pattern} within ${timeoutMs} ms; output:\n${state.stdout.slice(from)}\nstderr:\n${state.stderr.slice(-3000)}`));
-				}, timeoutMs);
-				const done = () => { waiters.delete(waiter); clearTimeout(timer); };
-				waiters.add(waiter);
-				waiter();
-			});
-		},
-		kill() {
-			if (!state.exited) child.kill("SIGKILL");
-			return exited;
-		},
-		end() {
-			if (!state.exited) child.stdin.end();
-			return exited;
-		},
-	};
-}
-
-/** Waits until fn() is truthy, checking every `stepMs`; throws after timeoutMs. */
-async function until(fn, what, { timeoutMs = WAIT_MS, stepMs = 5 } = {}) {
-	const start = Date.now();
-	while (!fn()) {
-		if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, stepMs));
-	}
-}
 
 async function configure(fw, mock, protocol) {
 	for (const line of [...protocol.lines(mock.port), `config set llm.api_key ${KEY}`]) {
