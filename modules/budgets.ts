@@ -157,3 +157,9 @@ export const CONFIG_VALUE_MAX_BYTES = 1024;       // well under NVS's ~4000-byte
 // ---- memory pools (lin host emulation of the ESP32-S3) ----
 export const INTERNAL_RAM_BYTES = 320 * 1024;     // the ESP32-S3's on-chip RAM left to the app (hosts/lin/src/buffers.c, tested)
 export const PSRAM_BYTES = 8 * 1024 * 1024;       // the PSRAM of the boards we target (hosts/lin/src/buffers.c, tested)
+
+// ---- workers (the `worker` module; hosts/lin/src/worker.c reads these through build/lin/budgets.h) ----
+export const WORKER_QUEUE_MESSAGES = 64;          // messages waiting in one direction between two machines; a burst of stream events fits
+export const WORKER_QUEUE_BYTES = 1024 * 1024;    // marshalled bytes waiting in one direction; also the largest single message
+export const WORKER_QUEUE_WAIT_MS = 1000;         // postMessage waits this long for room, then throws (the SDK's debug task.queueWait)
+export const WORKER_TERMINATE_WAIT_MS = 1000;     // terminate() waits this long for the worker to finish its turn; a busier one ends later alone

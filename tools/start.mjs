@@ -58,7 +58,7 @@ const options = parseArguments(process.argv.slice(2));
 const binary = hostBinary("release");
 if (isStale()) {
 	try {
-		build();
+		await build();
 	} catch (error) {
 		fail(`${error.message}\nFix the error above, then run npm start again.`, 1);
 	}

@@ -251,9 +251,9 @@ static xsHostHooks gFileHooks = { fileDestructor, NULL, NULL };
 
 /* Prototypes for objects made here (openFile, openDirectory, status); set by
  * the installer and remembered so the garbage collector keeps them. */
-static xsSlot gFilePrototype;
-static xsSlot gDirectoryPrototype;
-static xsSlot gStatusPrototype;
+static __thread xsSlot gFilePrototype;   /* per machine: set by its installer */
+static __thread xsSlot gDirectoryPrototype;
+static __thread xsSlot gStatusPrototype;
 
 static const char *errorText(int error)
 {

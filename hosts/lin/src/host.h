@@ -1,10 +1,24 @@
 /*
  * host.h — the lin host's platform layer, as seen by native modules.
  *
- * One XS machine, one thread, one poll() loop. Native modules register file
- * descriptors and timers here; their callbacks run on the loop thread and may
- * call into JS with hostCallBegin()/hostCallEnd(), which also runs promise jobs
+ * Threading model: one XS machine per thread, one poll() loop per machine.
+ * The main machine runs on the process's thread; each Worker (worker.c) runs
+ * its own machine on its own pthread with its own loop. Native modules
+ * register file descriptors and timers here; they go to the calling thread's
+ * loop (thread-local), and their callbacks run on that thread and may call
+ * into JS with hostCallBegin()/hostCallEnd(), which also runs promise jobs
  * afterwards. Nothing here blocks.
+ *
+ * So a native module's state is of one of three kinds (NOTES.md):
+ *   - per machine: host data of its instances, or `static __thread` for what
+ *     an installer sets up (a prototype kept in a C slot);
+ *   - per loop: watches and timers, which go to the calling thread's loop;
+ *   - per process, shared by every thread: the storage fault counter
+ *     (files.c), the PSRAM/internal pools (buffers.c), the pin bank
+ *     (digital.c), the open-socket count (tcp.c), the TLS random generator
+ *     and CA chain (tls.c): each under a mutex or atomic, said where defined.
+ * Machines reach each other only by message (worker.c), never by a pointer
+ * into another machine's slots.
  *
  * Native classes are installed on a hidden object (the "native" object) that
  * the platform modules in hosts/lin/modules/ read: main.c calls one
@@ -34,20 +48,60 @@ void hostUnwatch(HostWatch *watch);
 
 typedef struct HostTimer HostTimer;
 typedef void (*HostTimerFn)(void *ctx);
+/* Watches and timers go to the calling thread's loop and must be cancelled
+ * (or fire) on that thread. */
 /* One-shot timer; the timer is freed after it fires. Cancel before then. */
 HostTimer *hostTimerStart(double delayMs, HostTimerFn fn, void *ctx);
 void hostTimerCancel(HostTimer *timer);
 
 double hostNowMs(void);          /* monotonic milliseconds */
-xsMachine *hostMachine(void);    /* the running machine */
+xsMachine *hostMachine(void);    /* the calling thread's machine */
 
 /* Run a JS call from a loop callback: xsBeginHost + xsTry. An exception that
- * escapes is reported on stderr as "uncaught: ..." and the program exits 1,
- * as an unhandled exception would on the device. Promise jobs run after. */
-#define hostCallBegin(THE) xsBeginHost(THE); xsTry {
-#define hostCallEnd(THE) } xsCatch { hostUncaught(the); } xsEndHost(THE); hostRunJobs(THE)
+ * escapes is an uncaught exception: in the main machine it is reported on
+ * stderr and the program exits 1, as on the device; in a worker's machine it
+ * ends that machine (its loop stops; worker.c tells the creator). Promise
+ * jobs run after. Nothing runs in a machine that has aborted. */
+#define hostCallBegin(THE) if (!hostMachineAborted(THE)) { xsBeginHost(THE); xsTry {
+#define hostCallEnd(THE) } xsCatch { hostUncaught(the); } xsEndHost(THE); hostRunJobs(THE); }
 void hostUncaught(xsMachine *the);
 void hostRunJobs(xsMachine *the);
+int hostMachineAborted(xsMachine *the);
+
+/* ---- loops and machines (main.c; used by main() and worker.c) ----------- */
+
+#define HOST_REASON_CHARS 512   /* why a machine ended: a sentence for onerror */
+
+typedef struct HostLoop {
+	xsMachine *machine;
+	xsCreation creation;     /* the machine's creation sizes (for messages) */
+	void *worker;            /* worker.c's record when this loop runs a worker; NULL for main */
+	HostWatch *watches;
+	HostTimer *timers;
+	int stop;                /* leave the loop at the next turn */
+	int aborted;             /* the machine aborted: no more JS runs in it */
+	char reason[HOST_REASON_CHARS];
+} HostLoop;
+
+/* Makes a loop the calling thread's (NULL when out of memory). */
+HostLoop *hostLoopBegin(const xsCreation *creation, void *worker);
+HostLoop *hostLoop(void);        /* the calling thread's loop */
+void hostLoopRun(HostLoop *loop);
+/* Frees the loop's watches and timers; after its machine is deleted. */
+void hostLoopEnd(HostLoop *loop);
+void hostLoopStop(void);         /* the calling thread's loop ends after this turn */
+/* The calling thread's machine ends: no more JS in it, the loop stops. */
+void hostLoopAbort(const char *reason);
+/* Machine creation and deletion, one at a time across threads (XS keeps a
+ * process-wide count); creation sets the calling thread's loop's machine. */
+xsMachine *hostCreateMachine(const xsCreation *creation, const char *name);
+void hostDeleteMachine(xsMachine *machine);
+const xsCreation *hostCreation(void);   /* manifest.json's creation sizes */
+void hostInstallNative(xsMachine *the); /* __xsclaw and trace on the global object */
+/* import(specifier).then(fulfilled, rejected) */
+void hostImport(xsMachine *the, const char *specifier, xsCallback fulfilled, xsCallback rejected);
+/* SIGUSR2 ends the oldest living worker as if it had crashed (worker.c). */
+void hostWorkerStartKillHook(void);
 
 /* ---- classes ---------------------------------------------------------- */
 
@@ -128,6 +182,7 @@ void hostInstallKeyValue(xsMachine *the, xsSlot *native);
 void hostInstallSerial(xsMachine *the, xsSlot *native);
 void hostInstallDigital(xsMachine *the, xsSlot *native);
 void hostInstallBuffers(xsMachine *the, xsSlot *native);
+void hostInstallWorker(xsMachine *the, xsSlot *native);
 
 /* Fault injection for storage (files.c): counts writes/flushes and "loses
  * power" (exit 86 after tearing the pending write) past XSCLAW_CRASH_AFTER. */
@@ -146,7 +201,8 @@ int hostMakeDirectories(const char *path);  /* mkdir -p */
 int hostWriteAll(int fd, const void *data, size_t length, long long position);
 int hostSyncParent(const char *path);       /* fsync the directory holding path */
 
-/* Socket accounting for instrumentation. */
+/* Socket accounting for instrumentation: every thread's sockets, changed
+ * with __atomic builtins. */
 extern int hostOpenSockets;
 
 #endif

@@ -81,7 +81,7 @@ static void storeDestructor(void *data)
 
 /* The record holds no JS values, so there is nothing to mark. */
 static xsHostHooks gStoreHooks = { storeDestructor, NULL, NULL };
-static xsSlot gStorePrototype;   /* set by the installer, remembered */
+static __thread xsSlot gStorePrototype;   /* per machine: set by its installer, remembered */
 
 static const char *const gFormatNames[] = { "buffer", "string" };
 

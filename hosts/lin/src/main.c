@@ -1,6 +1,7 @@
 /*
- * main.c — the xsclaw lin host: one XS machine, a module loader over the
- * build's module map, and a poll() event loop.
+ * main.c — the xsclaw lin host: the main XS machine, a module loader over
+ * the build's module map, and the poll() event loop every machine runs (the
+ * main one on the process's thread, each worker on its own: worker.c).
  *
  * The module map (written by tools/build.mjs from manifest.json) is a text
  * file: a first line "@creation" with the manifest's creation sizes, then one
@@ -10,7 +11,8 @@
  *
  * Exit codes: the program's own exit(code); 0 when nothing is left to wait
  * for; 1 on an uncaught exception or unhandled rejection; 2 on out of memory
- * (or stack/keys) with a message on stderr; 64 on bad command-line use.
+ * (or stack/keys) with a message on stderr; 64 on bad command-line use. These
+ * are the main machine's: a worker machine that fails ends alone (fxAbort).
  */
 #include "xsAll.h"
 #include "host.h"
@@ -125,11 +127,11 @@ static void freeMap(void)
 
 /* ---- XS platform hooks ------------------------------------------------- */
 
-/* Garbage collections since the process started, for heap().collections.
+/* Garbage collections of the calling thread's machines, for heap().collections.
  * xsMemory.c is compiled with -DmxReport=1 -DfxReport=xsclawMemoryReport (see
  * the Makefile), so its report lines come here instead of stdout: every
  * collection ends with exactly one "# Slot collection" line. Nothing is printed. */
-static unsigned long gCollections = 0;
+static __thread unsigned long gCollections = 0;   /* per machine: one machine per thread */
 
 void xsclawMemoryReport(txMachine *the, txString format, ...)
 {
@@ -138,14 +140,44 @@ void xsclawMemoryReport(txMachine *the, txString format, ...)
 		gCollections++;
 }
 
-static xsMachine *gMachine = NULL;
 static int gExitCode = 0;
 static int gExitRequested = 0;
 static int gRebootRequested = 0;
 
+/* The loop of the machine this thread runs (NULL before the first). */
+static __thread HostLoop *tLoop = NULL;
+
+/* Creating and deleting machines touches XS's process-wide shared cluster
+ * (gxSharedCluster in xsAtomics.c: a plain counter): one at a time. */
+static pthread_mutex_t gMachineLock = PTHREAD_MUTEX_INITIALIZER;
+
 xsMachine *hostMachine(void)
 {
-	return gMachine;
+	return tLoop ? tLoop->machine : NULL;
+}
+
+const xsCreation *hostCreation(void)
+{
+	return &gCreation;
+}
+
+xsMachine *hostCreateMachine(const xsCreation *creation, const char *name)
+{
+	pthread_mutex_lock(&gMachineLock);
+	xsMachine *machine = xsCreateMachine((xsCreation *)creation, (char *)name, NULL);
+	pthread_mutex_unlock(&gMachineLock);
+	if (machine && tLoop)
+		tLoop->machine = machine;
+	return machine;
+}
+
+void hostDeleteMachine(xsMachine *machine)
+{
+	pthread_mutex_lock(&gMachineLock);
+	xsDeleteMachine(machine);
+	pthread_mutex_unlock(&gMachineLock);
+	if (tLoop && tLoop->machine == machine)
+		tLoop->machine = NULL;
 }
 
 void fxCreateMachinePlatform(txMachine *the)
@@ -166,40 +198,81 @@ void fxQueuePromiseJobs(txMachine *the)
 	the->promiseJobs = 1;
 }
 
+static void exceptionText(txMachine *the, char *message, size_t size)
+{
+	message[0] = 0;
+	mxTry(the) {
+		fxToStringBuffer(the, &mxException, message, size);
+	}
+	mxCatch(the) {
+		snprintf(message, size, "(exception not printable)");
+	}
+}
+
 static void printException(txMachine *the, const char *prefix)
 {
 	char message[512];
-	message[0] = 0;
-	mxTry(the) {
-		fxToStringBuffer(the, &mxException, message, sizeof(message));
-	}
-	mxCatch(the) {
-		snprintf(message, sizeof(message), "(exception not printable)");
-	}
+	exceptionText(the, message, sizeof(message));
 	fprintf(stderr, "xsclaw: %s: %s\n", prefix, message);
 }
 
+/* Why a machine aborted, as a sentence (worker.c passes it to onerror). */
+static void abortReason(txMachine *the, int status, const xsCreation *creation, char *reason, size_t size)
+{
+	char message[HOST_REASON_CHARS / 2];
+	switch (status) {
+	case XS_NOT_ENOUGH_MEMORY_EXIT:
+		snprintf(reason, size, "out of memory: the XS heap (chunks %d bytes, slots %d) is exhausted; raise the creation sizes",
+			(int)the->maximumChunksSize, (int)the->maximumHeapCount);
+		break;
+	case XS_STACK_OVERFLOW_EXIT:
+		snprintf(reason, size, "stack overflow (creation.stack is %d slots)", (int)creation->stackCount);
+		break;
+	case XS_NO_MORE_KEYS_EXIT:
+		snprintf(reason, size, "out of keys (creation.keys.available is %d)", (int)creation->initialKeyCount);
+		break;
+	case XS_UNHANDLED_EXCEPTION_EXIT:
+	case XS_UNHANDLED_REJECTION_EXIT:
+		exceptionText(the, message, sizeof(message));
+		snprintf(reason, size, "%s: %s", status == XS_UNHANDLED_EXCEPTION_EXIT ? "uncaught exception" : "unhandled rejection", message);
+		break;
+	default:
+		snprintf(reason, size, "fatal XS error %d", status);
+		break;
+	}
+}
+
+/* A worker machine that aborts ends alone: its loop stops, no more JS runs in
+ * it, and worker.c tells the creating machine. Out of memory, stack or keys
+ * leave XS where it cannot go on, so the host jumps out to the outermost
+ * xsBeginHost (whose own fxAbort call then finds the loop aborted and
+ * returns). The main machine ends the process, as on the device. */
 void fxAbort(txMachine *the, int status)
 {
+	HostLoop *loop = tLoop;
+	if (loop && loop->worker) {
+		if (loop->aborted)
+			return;
+		char reason[HOST_REASON_CHARS];
+		abortReason(the, status, &loop->creation, reason, sizeof(reason));
+		hostLoopAbort(reason);
+		if (status != XS_UNHANDLED_EXCEPTION_EXIT && status != XS_UNHANDLED_REJECTION_EXIT && the->firstJump)
+			fxExitToHost(the);
+		return;
+	}
+	char reason[HOST_REASON_CHARS];
+	abortReason(the, status, &gCreation, reason, sizeof(reason));
 	switch (status) {
 	case XS_NOT_ENOUGH_MEMORY_EXIT:
 		fprintf(stderr, "xsclaw: out of memory: the XS heap (chunks %d bytes, slots %d) is exhausted; raise creation sizes in manifest.json\n",
 			(int)the->maximumChunksSize, (int)the->maximumHeapCount);
 		exit(2);
 	case XS_STACK_OVERFLOW_EXIT:
-		fprintf(stderr, "xsclaw: stack overflow (creation.stack is %d slots)\n", (int)gCreation.stackCount);
-		exit(2);
 	case XS_NO_MORE_KEYS_EXIT:
-		fprintf(stderr, "xsclaw: out of keys (creation.keys.available)\n");
+		fprintf(stderr, "xsclaw: %s\n", reason);
 		exit(2);
-	case XS_UNHANDLED_EXCEPTION_EXIT:
-		printException(the, "uncaught exception");
-		exit(1);
-	case XS_UNHANDLED_REJECTION_EXIT:
-		printException(the, "unhandled rejection");
-		exit(1);
 	default:
-		fprintf(stderr, "xsclaw: fatal XS error %d\n", status);
+		fprintf(stderr, "xsclaw: %s\n", reason);
 		exit(1);
 	}
 }
@@ -294,9 +367,6 @@ struct HostTimer {
 	HostTimer *next;
 };
 
-static HostWatch *gWatches = NULL;
-static HostTimer *gTimers = NULL;
-
 double hostNowMs(void)
 {
 	struct timespec ts;
@@ -304,19 +374,97 @@ double hostNowMs(void)
 	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
-HostWatch *hostWatch(int fd, short events, HostWatchFn fn, void *ctx)
+HostLoop *hostLoop(void)
 {
-	HostWatch *watch = calloc(1, sizeof(HostWatch));
-	if (!watch) {
-		fprintf(stderr, "xsclaw: out of memory (host watch)\n");
+	return tLoop;
+}
+
+HostLoop *hostLoopBegin(const xsCreation *creation, void *worker)
+{
+	HostLoop *loop = calloc(1, sizeof(HostLoop));
+	if (!loop)
+		return NULL;
+	loop->creation = *creation;
+	loop->worker = worker;
+	tLoop = loop;
+	return loop;
+}
+
+static void sweepDead(HostLoop *loop, int all)
+{
+	HostWatch **w = &loop->watches;
+	while (*w) {
+		if ((*w)->dead || all) {
+			HostWatch *dead = *w;
+			*w = dead->next;
+			free(dead);
+		}
+		else
+			w = &(*w)->next;
+	}
+	HostTimer **t = &loop->timers;
+	while (*t) {
+		if ((*t)->dead || all) {
+			HostTimer *dead = *t;
+			*t = dead->next;
+			free(dead);
+		}
+		else
+			t = &(*t)->next;
+	}
+}
+
+void hostLoopEnd(HostLoop *loop)
+{
+	sweepDead(loop, 1);
+	if (tLoop == loop)
+		tLoop = NULL;
+	free(loop);
+}
+
+void hostLoopStop(void)
+{
+	if (tLoop)
+		tLoop->stop = 1;
+}
+
+void hostLoopAbort(const char *reason)
+{
+	HostLoop *loop = tLoop;
+	if (!loop || loop->aborted)
+		return;
+	loop->aborted = 1;
+	loop->stop = 1;
+	snprintf(loop->reason, sizeof(loop->reason), "%s", reason);
+}
+
+int hostMachineAborted(xsMachine *the)
+{
+	(void)the;
+	return tLoop && tLoop->aborted;
+}
+
+/* Out of host memory for the loop's own bookkeeping: there is no machine to
+ * tell, so the process ends as on an out-of-memory in the main machine. */
+static void *loopAllocate(size_t size, const char *what)
+{
+	void *block = calloc(1, size);
+	if (!block) {
+		fprintf(stderr, "xsclaw: out of memory (%s)\n", what);
 		exit(2);
 	}
+	return block;
+}
+
+HostWatch *hostWatch(int fd, short events, HostWatchFn fn, void *ctx)
+{
+	HostWatch *watch = loopAllocate(sizeof(HostWatch), "host watch");
 	watch->fd = fd;
 	watch->events = events;
 	watch->fn = fn;
 	watch->ctx = ctx;
-	watch->next = gWatches;
-	gWatches = watch;
+	watch->next = tLoop->watches;
+	tLoop->watches = watch;
 	return watch;
 }
 
@@ -334,16 +482,12 @@ void hostUnwatch(HostWatch *watch)
 
 HostTimer *hostTimerStart(double delayMs, HostTimerFn fn, void *ctx)
 {
-	HostTimer *timer = calloc(1, sizeof(HostTimer));
-	if (!timer) {
-		fprintf(stderr, "xsclaw: out of memory (host timer)\n");
-		exit(2);
-	}
+	HostTimer *timer = loopAllocate(sizeof(HostTimer), "host timer");
 	timer->when = hostNowMs() + (delayMs > 0 ? delayMs : 0);
 	timer->fn = fn;
 	timer->ctx = ctx;
-	timer->next = gTimers;
-	gTimers = timer;
+	timer->next = tLoop->timers;
+	tLoop->timers = timer;
 	return timer;
 }
 
@@ -353,40 +497,24 @@ void hostTimerCancel(HostTimer *timer)
 		timer->dead = 1;
 }
 
-static void sweepDead(int all)
-{
-	HostWatch **w = &gWatches;
-	while (*w) {
-		if ((*w)->dead || all) {
-			HostWatch *dead = *w;
-			*w = dead->next;
-			free(dead);
-		}
-		else
-			w = &(*w)->next;
-	}
-	HostTimer **t = &gTimers;
-	while (*t) {
-		if ((*t)->dead || all) {
-			HostTimer *dead = *t;
-			*t = dead->next;
-			free(dead);
-		}
-		else
-			t = &(*t)->next;
-	}
-}
-
+/* The main machine ends the process; a worker's machine ends alone. */
 void hostUncaught(xsMachine *the)
 {
+	if (tLoop && tLoop->worker) {
+		char message[HOST_REASON_CHARS / 2], reason[HOST_REASON_CHARS];
+		exceptionText(the, message, sizeof(message));
+		snprintf(reason, sizeof(reason), "uncaught exception: %s", message);
+		hostLoopAbort(reason);
+		return;
+	}
 	printException(the, "uncaught exception");
 	exit(1);
 }
 
 void hostRunJobs(xsMachine *the)
 {
-	while (the->promiseJobs) {
-		while (the->promiseJobs) {
+	while (the->promiseJobs && !hostMachineAborted(the)) {
+		while (the->promiseJobs && !hostMachineAborted(the)) {
 			the->promiseJobs = 0;
 			fxRunPromiseJobs(the);
 		}
@@ -394,20 +522,21 @@ void hostRunJobs(xsMachine *the)
 	}
 }
 
-/* Runs until exit() or reboot() is asked for, or nothing is left to wait on. */
-static void runLoop(xsMachine *the)
+/* Runs until the loop is stopped (exit, reboot, a worker's end), or nothing
+ * is left to wait on. */
+void hostLoopRun(HostLoop *loop)
 {
 	struct pollfd *fds = NULL;
 	HostWatch **owners = NULL;
 	int capacity = 0;
-	hostRunJobs(the);
-	while (!gExitRequested && !gRebootRequested) {
-		sweepDead(0);
-		if (!gWatches && !gTimers)
+	hostRunJobs(loop->machine);
+	while (!loop->stop) {
+		sweepDead(loop, 0);
+		if (!loop->watches && !loop->timers)
 			break;
 		double now = hostNowMs();
 		double soonest = -1;   /* ms until the first timer is due; -1: no timer */
-		for (HostTimer *t = gTimers; t; t = t->next) {
+		for (HostTimer *t = loop->timers; t; t = t->next) {
 			double wait = t->when > now ? t->when - now : 0;
 			if (soonest < 0 || wait < soonest)
 				soonest = wait;
@@ -416,7 +545,7 @@ static void runLoop(xsMachine *the)
 		 * (24.8 days, or Infinity) is waited for in steps of that. */
 		int timeout = soonest < 0 ? -1 : soonest >= INT_MAX ? INT_MAX : (int)ceil(soonest);
 		int count = 0;
-		for (HostWatch *w = gWatches; w; w = w->next)
+		for (HostWatch *w = loop->watches; w; w = w->next)
 			count++;
 		if (count > capacity) {
 			capacity = count * 2;
@@ -428,7 +557,7 @@ static void runLoop(xsMachine *the)
 			}
 		}
 		int n = 0;
-		for (HostWatch *w = gWatches; w; w = w->next) {
+		for (HostWatch *w = loop->watches; w; w = w->next) {
 			fds[n].fd = w->fd;
 			fds[n].events = w->events;
 			fds[n].revents = 0;
@@ -441,9 +570,9 @@ static void runLoop(xsMachine *the)
 		}
 		now = hostNowMs();
 		/* Fire due timers one at a time: a callback may cancel or add others. */
-		for (int guard = 0; guard < 1024 && !gExitRequested && !gRebootRequested; guard++) {
+		for (int guard = 0; guard < 1024 && !loop->stop; guard++) {
 			HostTimer *due = NULL;
-			for (HostTimer *t = gTimers; t; t = t->next)
+			for (HostTimer *t = loop->timers; t; t = t->next)
 				if (!t->dead && t->when <= now && (!due || t->when < due->when))
 					due = t;
 			if (!due)
@@ -451,7 +580,7 @@ static void runLoop(xsMachine *the)
 			due->dead = 1;
 			due->fn(due->ctx);
 		}
-		for (int i = 0; i < n && ready > 0 && !gExitRequested && !gRebootRequested; i++) {
+		for (int i = 0; i < n && ready > 0 && !loop->stop; i++) {
 			HostWatch *w = owners[i];
 			if (!fds[i].revents || w->dead)
 				continue;
@@ -650,19 +779,29 @@ void hostThrowMessage(xsMachine *the, int error, const char *format, ...)
 
 /* ---- system: exit, reboot, trace, heap figures ------------------------- */
 
+/* The process belongs to the main machine: a worker asks it by message. */
+static void requireMainMachine(xsMachine *the, const char *what)
+{
+	if (tLoop && tLoop->worker)
+		xsUnknownError("system: %s belongs to the main machine; a worker posts a message to it", what);
+}
+
 static void xs_system_exit(xsMachine *the)
 {
+	requireMainMachine(the, "exit");
 	int code = xsToInteger(hostArgc > 0 ? xsArg(0) : xsInteger(0));
 	if (code < 0 || code > 255)
 		xsRangeError("system: invalid exit code");
 	gExitCode = code;
 	gExitRequested = 1;
+	hostLoopStop();
 }
 
 static void xs_system_reboot(xsMachine *the)
 {
-	(void)the;
+	requireMainMachine(the, "reboot");
 	gRebootRequested = 1;
+	hostLoopStop();
 }
 
 static void xs_system_option(xsMachine *the)
@@ -754,6 +893,7 @@ typedef void (*HostInstaller)(xsMachine *the, xsSlot *native);
 static const HostInstaller gInstallers[] = {
 	hostInstallSystem, hostInstallTimer, hostInstallTCP, hostInstallTLS, hostInstallDNS,
 	hostInstallFiles, hostInstallKeyValue, hostInstallSerial, hostInstallDigital, hostInstallBuffers,
+	hostInstallWorker,
 };
 
 /* Each installer runs in a host function of its own, so it may use xsVars. */
@@ -762,7 +902,7 @@ static void xs_install(xsMachine *the)
 	gInstallers[xsToInteger(xsArg(1))](the, &xsArg(0));
 }
 
-static void installNative(xsMachine *the)
+void hostInstallNative(xsMachine *the)
 {
 	xsVars(3);
 	xsVar(0) = xsNewObject();
@@ -774,7 +914,7 @@ static void installNative(xsMachine *the)
 	xsDefine(xsGlobal, xsID("trace"), xsVar(2), xsDontEnum);
 }
 
-static void importMain(xsMachine *the, const char *specifier)
+void hostImport(xsMachine *the, const char *specifier, xsCallback fulfilled, xsCallback rejected)
 {
 	txSlot *realm = mxProgram.value.reference->next->value.module.realm;
 	mxPushStringC((char *)specifier);
@@ -782,8 +922,8 @@ static void importMain(xsMachine *the, const char *specifier)
 	mxDub();
 	fxGetID(the, mxID(_then));
 	mxCall();
-	fxNewHostFunction(the, onMainFulfilled, 1, XS_NO_ID, XS_NO_ID);
-	fxNewHostFunction(the, onMainRejected, 1, XS_NO_ID, XS_NO_ID);
+	fxNewHostFunction(the, fulfilled, 1, XS_NO_ID, XS_NO_ID);
+	fxNewHostFunction(the, rejected, 1, XS_NO_ID, XS_NO_ID);
 	mxRunCount(2);
 	mxPop();
 }
@@ -846,14 +986,16 @@ int main(int argc, char **argv)
 		mainSpecifier = "main";
 	setvbuf(stdout, NULL, _IONBF, 0);
 
+	hostWorkerStartKillHook();
 	do {
 		gRebootRequested = 0;
-		gMachine = xsCreateMachine(&gCreation, "xsclaw", NULL);
-		if (!gMachine) {
+		HostLoop *loop = hostLoopBegin(&gCreation, NULL);
+		xsMachine *machine = loop ? hostCreateMachine(&gCreation, "xsclaw") : NULL;
+		if (!machine) {
 			fprintf(stderr, "xsclaw: cannot create the XS machine (creation sizes too large?)\n");
 			return 2;
 		}
-		xsBeginHost(gMachine);
+		xsBeginHost(machine);
 		{
 			xsTry {
 				if (sizes) {
@@ -861,8 +1003,8 @@ int main(int argc, char **argv)
 					gExitRequested = 1;
 				}
 				else {
-					installNative(the);
-					importMain(the, mainSpecifier);
+					hostInstallNative(the);
+					hostImport(the, mainSpecifier, onMainFulfilled, onMainRejected);
 				}
 			}
 			xsCatch {
@@ -870,21 +1012,20 @@ int main(int argc, char **argv)
 				exit(1);
 			}
 		}
-		xsEndHost(gMachine);
+		xsEndHost(machine);
 		if (!gExitRequested)
-			runLoop(gMachine);
+			hostLoopRun(loop);
 		if (!gExitRequested && !gRebootRequested) {
-			xsBeginHost(gMachine);
+			xsBeginHost(machine);
 			fxCheckUnhandledRejections(the, 1);
-			xsEndHost(gMachine);
+			xsEndHost(machine);
 		}
 		/* --heap-report 1: peak XS heap of the run, for tools/size.mjs and the bench. */
 		if (hostOption("heap-report") && !gRebootRequested)
-			fprintf(stderr, "xsclaw: heap peak chunk %d slot %d\n", (int)gMachine->peakChunksSize,
-				(int)(gMachine->peakHeapCount * sizeof(txSlot)));
-		xsDeleteMachine(gMachine);
-		gMachine = NULL;
-		sweepDead(1);
+			fprintf(stderr, "xsclaw: heap peak chunk %d slot %d\n", (int)machine->peakChunksSize,
+				(int)(machine->peakHeapCount * sizeof(txSlot)));
+		hostDeleteMachine(machine);
+		hostLoopEnd(loop);
 	} while (gRebootRequested && !gExitRequested);
 	freeMap();
 	return gExitCode;

@@ -1,0 +1,181 @@
+// The `worker` module on the lin host (hosts/lin/src/worker.c): a second XS
+// machine on its own thread; messages copied by XS marshalling; failures of
+// the worker's machine end it alone and reach the creator's onerror.
+import Worker from "worker";
+import Timer from "timer";
+import { assert, test } from "testing";
+import { WORKER_QUEUE_BYTES, WORKER_QUEUE_MESSAGES } from "budgets";
+
+const ECHO = "test/unit/worker_echo";
+const delay = (ms: number) => new Promise((resolve) => Timer.set(resolve, ms));
+
+// Messages a worker sends, as a queue the test awaits one by one.
+function inbox(worker: Worker) {
+	const queue: any[] = [];
+	const waiters: ((m: any) => void)[] = [];
+	worker.onmessage = (message: any) => {
+		const waiter = waiters.shift();
+		if (waiter) waiter(message);
+		else queue.push(message);
+	};
+	return {
+		next(timeoutMs = 5000): Promise<any> {
+			if (queue.length) return Promise.resolve(queue.shift());
+			return new Promise((resolve, reject) => {
+				const timer = Timer.set(() => reject(new Error(`no message within ${timeoutMs} ms`)), timeoutMs);
+				waiters.push((m) => { Timer.clear(timer); resolve(m); });
+			});
+		},
+	};
+}
+
+test("plain data, nested objects and an ArrayBuffer round-trip through a worker", async () => {
+	const worker = new Worker(ECHO);
+	const messages = inbox(worker);
+	assert.deepEqual(await messages.next(), { ready: true });
+	const nested = { text: "héllo ✓", n: 42.5, list: [1, "two", null, true, { deep: [[3]] }], empty: {} };
+	worker.postMessage(nested);
+	assert.deepEqual(await messages.next(), nested);
+	const bytes = new Uint8Array([0, 1, 2, 253, 254, 255]);
+	worker.postMessage(bytes.buffer);
+	const back = await messages.next();
+	assert.ok(back instanceof ArrayBuffer, "an ArrayBuffer comes back as an ArrayBuffer");
+	assert.deepEqual(new Uint8Array(back), bytes);
+	worker.terminate();
+});
+
+test("messages arrive in the order they were posted, both ways", async () => {
+	const worker = new Worker(ECHO);
+	const messages = inbox(worker);
+	await messages.next();
+	for (let i = 0; i < 40; i++) worker.postMessage(i);
+	for (let i = 0; i < 40; i++) assert.equal(await messages.next(), i, "in order");
+	worker.terminate();
+});
+
+test("a full queue makes postMessage throw after the wait, and loses none it took", async () => {
+	const worker = new Worker(ECHO);
+	const messages = inbox(worker);
+	await messages.next();
+	worker.postMessage({ command: "block", ms: 2500 });
+	await Promise.resolve();
+	let posted = 0, error: unknown;
+	for (let i = 0; i < WORKER_QUEUE_MESSAGES + 8; i++) {
+		try {
+			worker.postMessage(i);
+			posted++;
+		} catch (e) {
+			error = e;
+			break;
+		}
+	}
+	assert.ok(error instanceof Error && /message queue full/.test(error.message), `postMessage threw: ${String(error)}`);
+	assert.ok(posted >= WORKER_QUEUE_MESSAGES - 1 && posted <= WORKER_QUEUE_MESSAGES, `about a queue's worth taken (${posted})`);
+	assert.deepEqual(await messages.next(), { blocked: 2500 });
+	for (let i = 0; i < posted; i++) assert.equal(await messages.next(), i, "every message taken arrives");
+	worker.postMessage("after");
+	assert.equal(await messages.next(), "after", "the queue works again once drained");
+	worker.terminate();
+}, 15_000);
+
+test("terminate ends the worker: no more messages, postMessage throws", async () => {
+	const worker = new Worker(ECHO);
+	const messages = inbox(worker);
+	await messages.next();
+	worker.postMessage({ command: "later", ms: 100 });
+	worker.terminate();
+	assert.throws(() => worker.postMessage("x"), /terminated/);
+	await assert.rejects(messages.next(400), /no message/);
+	worker.terminate();   // a second terminate does nothing
+});
+
+test("self.close ends the worker after the messages it posted; no onerror", async () => {
+	const worker = new Worker(ECHO);
+	const messages = inbox(worker);
+	let errors = 0;
+	worker.onerror = () => { errors++; };
+	await messages.next();
+	worker.postMessage({ command: "close" });
+	assert.deepEqual(await messages.next(), { closing: true });
+	await delay(200);
+	assert.throws(() => worker.postMessage("x"), /closed itself/);
+	assert.equal(errors, 0, "closing is not an error");
+});
+
+test("new Worker throws when the module throws, or is not in the manifest", () => {
+	assert.throws(() => new Worker("test/unit/worker_throws"), /failed to start: Error: worker module failed on purpose/);
+	assert.throws(() => new Worker("test/unit/no_such_worker"), /failed to start: .*module not found/);
+	assert.throws(() => new Worker(42 as unknown as string), /specifier/);
+	assert.throws(() => new Worker(ECHO, { chunk: { initial: -1 } }), /invalid chunk.initial/);
+	assert.throws(() => new Worker(ECHO, { heap: 5 } as never), /heap must be an object/);
+});
+
+test("a worker that runs out of memory while starting makes new Worker throw", () => {
+	assert.throws(() => new Worker("test/unit/worker_oom_start", { chunk: { initial: 128 * 1024, incremental: 0 } }), /failed to start: out of memory/);
+});
+
+async function expectDeath(command: string, options: object | undefined, pattern: RegExp) {
+	const worker = new Worker(ECHO, options);
+	const messages = inbox(worker);
+	await messages.next();
+	const died = new Promise<string>((resolve) => { worker.onerror = resolve; });
+	worker.postMessage("before");
+	worker.postMessage({ command });
+	assert.equal(await messages.next(), "before", "a message posted before the end is delivered");
+	const reason = await Promise.race([died, delay(5000).then(() => "no onerror within 5 s")]);
+	assert.match(reason, pattern);
+	assert.throws(() => worker.postMessage("after"), /the worker ended/);
+	return reason;
+}
+
+test("onerror tells the creator when the worker runs out of memory; the creator goes on", async () => {
+	await expectDeath("grow", { chunk: { initial: 256 * 1024, incremental: 0 } }, /^out of memory: /);
+	const again = new Worker(ECHO);
+	const messages = inbox(again);
+	assert.deepEqual(await messages.next(), { ready: true }, "a new worker starts after one died");
+	again.terminate();
+});
+
+test("onerror tells the creator of an uncaught exception in the worker", async () => {
+	await expectDeath("throw", undefined, /^uncaught exception: Error: thrown in the worker on purpose/);
+});
+
+test("onerror tells the creator of an unhandled rejection in the worker", async () => {
+	await expectDeath("reject", undefined, /^unhandled rejection: Error: rejected in the worker on purpose/);
+});
+
+test("a worker's timers run on its own loop while the creator waits", async () => {
+	const worker = new Worker(ECHO);
+	const messages = inbox(worker);
+	await messages.next();
+	worker.postMessage({ command: "later", ms: 150 });
+	worker.postMessage({ command: "later", ms: 50 });
+	assert.deepEqual(await messages.next(), { later: 50 });
+	assert.deepEqual(await messages.next(), { later: 150 });
+	worker.terminate();
+});
+
+test("what cannot be marshalled makes postMessage throw", () => {
+	const worker = new Worker(ECHO);
+	assert.throws(() => worker.postMessage({ f() {} }));
+	assert.throws(() => (worker.postMessage as Function)(), /message required/);
+	worker.terminate();
+});
+
+test("Worker methods check their receiver", () => {
+	const worker = new Worker(ECHO);
+	assert.throws(() => Worker.prototype.postMessage.call({}, 1), /invalid receiver/);
+	assert.throws(() => (Worker.prototype.terminate as Function).call({}), /invalid receiver/);
+	worker.terminate();
+});
+
+test("a message larger than budgets.ts's WORKER_QUEUE_BYTES is refused whole", async () => {
+	// worker.c reads build/lin/budgets.h, generated from budgets.ts. The main
+	// machine's heap cannot hold such a buffer: the worker tries, in a big one.
+	const worker = new Worker(ECHO, { chunk: { initial: 4 * WORKER_QUEUE_BYTES, incremental: 0 } });
+	const messages = inbox(worker);
+	await messages.next();
+	worker.postMessage({ command: "big", bytes: WORKER_QUEUE_BYTES });
+	assert.match((await messages.next()).refused, /more than a queue holds \(1048576\)/);
+	worker.terminate();
+});

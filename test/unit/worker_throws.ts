@@ -1,0 +1,2 @@
+// A worker module that throws while it runs: new Worker() must throw too.
+throw new Error("worker module failed on purpose");
