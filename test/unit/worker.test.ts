@@ -5,6 +5,8 @@ import Worker from "worker";
 import Timer from "timer";
 import { assert, test } from "testing";
 import { WORKER_QUEUE_BYTES, WORKER_QUEUE_MESSAGES } from "budgets";
+import * as pins from "host/pins";
+import { stats } from "psram";
 
 const ECHO = "test/unit/worker_echo";
 const delay = (ms: number) => new Promise((resolve) => Timer.set(resolve, ms));
@@ -178,4 +180,45 @@ test("a message larger than budgets.ts's WORKER_QUEUE_BYTES is refused whole", a
 	worker.postMessage({ command: "big", bytes: WORKER_QUEUE_BYTES });
 	assert.match((await messages.next()).refused, /more than a queue holds \(1048576\)/);
 	worker.terminate();
+});
+
+test("a pin driven from the main machine reaches a Digital input the worker owns", async () => {
+	const worker = new Worker("test/unit/worker_hardware");
+	const messages = inbox(worker);
+	worker.postMessage({ command: "watch", pin: 21 });
+	assert.deepEqual(await messages.next(), { watching: 21 });
+	assert.equal(pins.mode(21), 0, "the main machine sees the worker's Input on the shared bank");
+	pins.drive(21, 0);
+	pins.drive(21, 1);
+	assert.deepEqual(await messages.next(), { edge: 1, level: 1 });
+	worker.terminate();
+	assert.equal(pins.mode(21), undefined, "terminate released the pin");
+	pins.release(21);
+});
+
+test("the console, exit and reboot belong to the main machine: a worker's call throws", async () => {
+	const worker = new Worker("test/unit/worker_hardware");
+	const messages = inbox(worker);
+	worker.postMessage({ command: "refusals" });
+	const refusals = await messages.next();
+	assert.match(refusals.serial, /console belongs to the main machine/);
+	assert.match(refusals.exit, /exit belongs to the main machine/);
+	worker.terminate();
+});
+
+test("a worker that runs out of memory gives back its PSRAM buffers, pin, file and timer", async () => {
+	const before = stats().psram;
+	const worker = new Worker("test/unit/worker_hardware", { chunk: { initial: 256 * 1024, incremental: 0 } });
+	const messages = inbox(worker);
+	const died = new Promise<string>((resolve) => { worker.onerror = resolve; });
+	worker.postMessage({ command: "watch", pin: 22 });
+	await messages.next();
+	worker.postMessage({ command: "hold", bytes: 100_000 });
+	assert.deepEqual(await messages.next(), { holding: 100_000 });
+	assert.equal(stats().psram.used, before.used + 100_000, "the pools are shared: the main machine sees the worker's buffer");
+	worker.postMessage({ command: "grow" });
+	assert.match(await Promise.race([died, delay(5000).then(() => "no onerror")]), /^out of memory/);
+	assert.equal(stats().psram.used, before.used, "the buffer went back to the pool");
+	assert.equal(stats().psram.count, before.count);
+	assert.equal(pins.mode(22), undefined, "the pin is free again");
 });

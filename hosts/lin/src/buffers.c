@@ -13,9 +13,11 @@
  * length).
  *
  * Pools count requested bytes only, not malloc's overhead. Pool sizes come
- * from --psram-bytes / --internal-bytes, else the defaults below. Counters
- * are static; a reboot's machine teardown destroys every buffer, so a new
- * machine starts at zero use.
+ * from --psram-bytes / --internal-bytes, else the defaults below. The pools
+ * are the board's, so process-wide: every machine (the main one and each
+ * worker, on their threads) allocates from the same pools, under gPoolLock.
+ * A reboot's machine teardown destroys every buffer of the main machine; the
+ * main machine's installer resets the peaks.
  */
 #include "xsAll.h"
 #include "host.h"
@@ -36,6 +38,8 @@ typedef struct {
 	double count;         /* live buffers */
 } Pool;
 
+static pthread_mutex_t gPoolLock = PTHREAD_MUTEX_INITIALIZER;
+static int gPoolsConfigured = 0;
 static Pool gPools[] = {
 	{ "psram", "psram-bytes", BUFFERS_PSRAM_BYTES, 0, 0, 0, 0 },
 	{ "internal", "internal-bytes", BUFFERS_INTERNAL_BYTES, 0, 0, 0, 0 },
@@ -60,24 +64,35 @@ static BufferHeader *headerOf(void *data)
 	return (BufferHeader *)data - 1;
 }
 
-static void poolCharge(Pool *pool, double bytes)
+/* Takes bytes from the pool, or throws when it has not that many free. */
+static void poolReserve(xsMachine *the, Pool *pool, double bytes)
 {
-	pool->used += bytes;
-	if (pool->used > pool->peak)
-		pool->peak = pool->used;
+	pthread_mutex_lock(&gPoolLock);
+	double available = pool->size - pool->used;
+	int fits = bytes <= available;
+	if (fits) {
+		pool->used += bytes;
+		if (pool->used > pool->peak)
+			pool->peak = pool->used;
+	}
+	pthread_mutex_unlock(&gPoolLock);
+	if (!fits)
+		xsRangeError("psram: %s pool exhausted: asked %.0f bytes, %.0f free", pool->name, bytes, available);
 }
 
-static void poolCheck(xsMachine *the, Pool *pool, double bytes)
+/* Gives bytes back; buffers: how many live buffers fewer (-1: one more). */
+static void poolReturn(Pool *pool, double bytes, int buffers)
 {
-	if (bytes > pool->size - pool->used)
-		xsRangeError("psram: %s pool exhausted: asked %.0f bytes, %.0f free", pool->name, bytes, pool->size - pool->used);
+	pthread_mutex_lock(&gPoolLock);
+	pool->used -= bytes;
+	pool->count -= buffers;
+	pthread_mutex_unlock(&gPoolLock);
 }
 
 static void bufferRelease(void *data)
 {
 	BufferHeader *header = headerOf(data);
-	header->info.pool->used -= (double)header->info.length;
-	header->info.pool->count--;
+	poolReturn(header->info.pool, (double)header->info.length, 1);
 	free(header);
 }
 
@@ -135,14 +150,15 @@ static void xs_buffer_constructor(xsMachine *the)
 	hostConstructThis(the, &gBufferHooks, "psram");
 	size_t length = lengthArgument(the, 0);
 	Pool *pool = poolArgument(the, 1);
-	poolCheck(the, pool, (double)length);
+	poolReserve(the, pool, (double)length);
 	BufferHeader *header = calloc(1, sizeof(BufferHeader) + length);
-	if (!header)
+	if (!header) {
+		poolReturn(pool, (double)length, 0);
 		xsUnknownError("psram: out of memory (the system refused %zu bytes)", length);
+	}
 	header->info.pool = pool;
 	header->info.length = length;
-	poolCharge(pool, (double)length);
-	pool->count++;
+	poolReturn(pool, 0, -1);
 	bufferAttach(the, &xsThis, header + 1, length);
 }
 
@@ -171,15 +187,18 @@ static void xs_psram_resize(xsMachine *the)
 	Pool *pool = header->info.pool;
 	size_t old = header->info.length;
 	if (length > old)
-		poolCheck(the, pool, (double)(length - old));
+		poolReserve(the, pool, (double)(length - old));
 	BufferHeader *moved = realloc(header, sizeof(BufferHeader) + length);
-	if (!moved)
+	if (!moved) {
+		if (length > old)
+			poolReturn(pool, (double)(length - old), 0);
 		xsUnknownError("psram: out of memory (the system refused %zu bytes)", length);
+	}
 	if (length > old)
 		memset((uint8_t *)(moved + 1) + old, 0, length - old);
 	moved->info.length = length;
-	pool->used -= (double)old;
-	poolCharge(pool, (double)length);
+	if (length < old)
+		poolReturn(pool, (double)(old - length), 0);
 	bufferAttach(the, &xsArg(0), moved + 1, length);
 }
 
@@ -188,25 +207,29 @@ static void xs_psram_stats(xsMachine *the)
 	xsVars(2);
 	xsResult = xsNewObject();
 	for (size_t i = 0; i < POOL_COUNT; i++) {
-		Pool *pool = &gPools[i];
+		pthread_mutex_lock(&gPoolLock);
+		Pool pool = gPools[i];
+		pthread_mutex_unlock(&gPoolLock);
 		xsVar(0) = xsNewObject();
-		xsVar(1) = xsNumber(pool->used);
+		xsVar(1) = xsNumber(pool.used);
 		xsSet(xsVar(0), xsID("used"), xsVar(1));
-		xsVar(1) = xsNumber(pool->peak);
+		xsVar(1) = xsNumber(pool.peak);
 		xsSet(xsVar(0), xsID("peak"), xsVar(1));
-		xsVar(1) = xsNumber(pool->size);
+		xsVar(1) = xsNumber(pool.size);
 		xsSet(xsVar(0), xsID("size"), xsVar(1));
-		xsVar(1) = xsNumber(pool->count);
+		xsVar(1) = xsNumber(pool.count);
 		xsSet(xsVar(0), xsID("count"), xsVar(1));
-		xsSet(xsResult, hostID(pool->name), xsVar(0));
+		xsSet(xsResult, hostID(pool.name), xsVar(0));
 	}
 }
 
 static void xs_psram_resetPeak(xsMachine *the)
 {
 	(void)the;
+	pthread_mutex_lock(&gPoolLock);
 	for (size_t i = 0; i < POOL_COUNT; i++)
 		gPools[i].peak = gPools[i].used;
+	pthread_mutex_unlock(&gPoolLock);
 }
 
 static const HostMember gBufferMembers[] = {
@@ -214,22 +237,34 @@ static const HostMember gBufferMembers[] = {
 	{ NULL }
 };
 
+/* Pool sizes are read once per process; the main machine's installer (at
+ * boot and each reboot) resets the peaks. */
 void hostInstallBuffers(xsMachine *the, xsSlot *native)
 {
 	xsVars(1);
+	double sizes[POOL_COUNT];
 	for (size_t i = 0; i < POOL_COUNT; i++) {
 		Pool *pool = &gPools[i];
 		const char *option = hostOption(pool->option);
-		pool->size = pool->defaultSize;
+		sizes[i] = pool->defaultSize;
 		if (option) {
 			char *end;
 			double size = strtod(option, &end);
 			if (end == option || *end || !hostIsWhole(size, 0, BUFFERS_MAX_BYTES))
 				xsRangeError("psram: --%s must be a byte count (0 to %d)", pool->option, BUFFERS_MAX_BYTES);
-			pool->size = size;
+			sizes[i] = size;
 		}
-		pool->peak = pool->used;
 	}
+	int mainMachine = !hostLoop() || !hostLoop()->worker;
+	pthread_mutex_lock(&gPoolLock);
+	for (size_t i = 0; i < POOL_COUNT; i++) {
+		if (!gPoolsConfigured)
+			gPools[i].size = sizes[i];
+		if (mainMachine)
+			gPools[i].peak = gPools[i].used;
+	}
+	gPoolsConfigured = 1;
+	pthread_mutex_unlock(&gPoolLock);
 	xsVar(0) = xsNewObject();
 	hostDefineClass(the, &xsVar(0), "Buffer", xs_buffer_constructor, 2, gBufferMembers, &gBufferHooks);
 	hostDefineFunction(the, &xsVar(0), "free", xs_psram_free, 1);

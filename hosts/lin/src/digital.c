@@ -15,6 +15,11 @@
  * An input with onReadable and an edge (Digital.Rising 1, Digital.Falling 2)
  * is called on the loop turn after drive() changes its level that way;
  * changes in between are coalesced into one call, as interrupts are.
+ *
+ * The bank is the board's, shared by every machine (the main one and each
+ * worker): gPins and the records' mode/output/notify fields are under
+ * gPinLock. drive() from one machine reaches an input another machine owns
+ * through a call posted to the owner's loop (hostLoopPost).
  */
 #include "xsAll.h"
 #include "host.h"
@@ -34,9 +39,10 @@ enum { kEdgeRising = 1, kEdgeFalling = 2 };
 
 typedef struct {
 	xsMachine *the;
+	HostLoop *loop;       /* the owning machine's loop */
 	xsSlot self;          /* remembered while open with onReadable */
 	xsSlot onReadable;
-	HostTimer *notify;    /* pending onReadable turn */
+	int notify;           /* an onReadable turn is posted to loop */
 	int pin;
 	int mode;
 	int edge;
@@ -44,6 +50,7 @@ typedef struct {
 	int remembered;       /* has onReadable: remembered until closed */
 } DigitalRecord;
 
+static pthread_mutex_t gPinLock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	int driven;           /* something outside drives the pin (drive() until release()) */
 	int external;         /* the level it drives, 0 or 1 */
@@ -59,6 +66,7 @@ static int isOutputMode(int mode)
 	return mode == kModeOutput || mode == kModeOutputOpenDrain;
 }
 
+/* Under gPinLock. */
 static int pinLevel(int pin)
 {
 	DigitalRecord *owner = gPins[pin].owner;
@@ -71,11 +79,13 @@ static int pinLevel(int pin)
 	return owner && owner->mode == kModeInputPullUp;
 }
 
+/* A posted onReadable turn finds the pin's owner gone, or another, and does nothing. */
 static void digitalFree(DigitalRecord *digital)
 {
-	hostTimerCancel(digital->notify);
+	pthread_mutex_lock(&gPinLock);
 	if (gPins[digital->pin].owner == digital)
 		gPins[digital->pin].owner = NULL;
+	pthread_mutex_unlock(&gPinLock);
 	free(digital);
 }
 
@@ -92,21 +102,27 @@ static void digitalMarker(xsMachine *the, void *data, xsMarkRoot markRoot)
 		(*markRoot)(the, &digital->onReadable);
 }
 
-/* Timer context is the pin number: the owner may have closed (and another
- * opened the pin) before the turn comes, and close cancels its timer. */
+/* Posted with the pin number: the owner may have closed (and another, maybe
+ * on another loop, opened the pin) before the turn comes. */
 static void onNotify(void *ctx)
 {
+	pthread_mutex_lock(&gPinLock);
 	DigitalRecord *digital = gPins[(intptr_t)ctx].owner;
+	if (digital && digital->loop != hostLoop())
+		digital = NULL;
+	if (digital)
+		digital->notify = 0;
+	pthread_mutex_unlock(&gPinLock);
 	if (!digital)
 		return;
-	digital->notify = NULL;
 	xsMachine *the = digital->the;
 	hostCallBegin(the);
 	xsCallFunction0(digital->onReadable, digital->self);
 	hostCallEnd(the);
 }
 
-/* After a level change from outside: notify the owner on a matching edge. */
+/* After a level change from outside: notify the owner on a matching edge.
+ * Under gPinLock, which keeps the owner (and so its loop) alive. */
 static void pinChanged(int pin, int before)
 {
 	DigitalRecord *owner = gPins[pin].owner;
@@ -114,7 +130,7 @@ static void pinChanged(int pin, int before)
 	if (!owner || !owner->remembered || before == after || owner->notify)
 		return;
 	if ((after && (owner->edge & kEdgeRising)) || (!after && (owner->edge & kEdgeFalling)))
-		owner->notify = hostTimerStart(0, onNotify, (void *)(intptr_t)pin);
+		owner->notify = hostLoopPost(owner->loop, onNotify, (void *)(intptr_t)pin) == 0;
 }
 
 /* ---- Digital ------------------------------------------------------------ */
@@ -144,8 +160,6 @@ static void xs_digital_constructor(xsMachine *the)
 		if (xsTypeOf(xsVar(1)) != xsStringType || strcmp(xsToString(xsVar(1)), "number"))
 			xsRangeError("Digital: invalid format (only \"number\")");
 	}
-	if (gPins[pin].owner)
-		xsUnknownError("Digital: pin %d is in use; close its other Digital first", pin);
 	if (hostHasOption(the, options, "target")) {
 		xsVar(1) = xsGet(*options, xsID("target"));
 		xsSet(xsThis, xsID("target"), xsVar(1));
@@ -154,24 +168,36 @@ static void xs_digital_constructor(xsMachine *the)
 	if (!digital)
 		xsUnknownError("Digital: out of memory");
 	digital->the = the;
+	digital->loop = hostLoop();
 	digital->self = xsThis;
 	digital->onReadable = xsVar(0);
 	digital->pin = pin;
 	digital->mode = mode;
 	digital->edge = edge;
-	xsSetHostData(xsThis, digital);
-	gPins[pin].owner = digital;
-	/* Like the device, an input waiting for edges lives until closed. */
-	if (readable) {
-		xsRemember(digital->self);
-		digital->remembered = 1;
+	digital->remembered = readable;
+	/* Complete before another thread can see it as the pin's owner. */
+	pthread_mutex_lock(&gPinLock);
+	int taken = gPins[pin].owner != NULL;
+	if (!taken)
+		gPins[pin].owner = digital;
+	pthread_mutex_unlock(&gPinLock);
+	if (taken) {
+		free(digital);
+		xsUnknownError("Digital: pin %d is in use; close its other Digital first", pin);
 	}
+	xsSetHostData(xsThis, digital);
+	/* Like the device, an input waiting for edges lives until closed. */
+	if (readable)
+		xsRemember(digital->self);
 }
 
 static void xs_digital_read(xsMachine *the)
 {
 	DigitalRecord *digital = hostThis(the, &gDigitalHooks, "Digital");
-	xsResult = xsInteger(pinLevel(digital->pin));
+	pthread_mutex_lock(&gPinLock);
+	int level = pinLevel(digital->pin);
+	pthread_mutex_unlock(&gPinLock);
+	xsResult = xsInteger(level);
 }
 
 static int levelArgument(xsMachine *the, int index, const char *cls)
@@ -193,7 +219,9 @@ static void xs_digital_write(xsMachine *the)
 	int value = levelArgument(the, 0, "Digital");
 	if (!isOutputMode(digital->mode))
 		xsTypeError("Digital: pin %d is an input; write needs mode Output or OutputOpenDrain", digital->pin);
+	pthread_mutex_lock(&gPinLock);
 	digital->output = value;
+	pthread_mutex_unlock(&gPinLock);
 }
 
 static void xs_digital_close(xsMachine *the)
@@ -248,30 +276,42 @@ static void xs_pins_drive(xsMachine *the)
 {
 	int pin = pinArgument(the);
 	int value = levelArgument(the, 1, "pins");
+	pthread_mutex_lock(&gPinLock);
 	int before = pinLevel(pin);
 	gPins[pin].driven = 1;
 	gPins[pin].external = value;
 	pinChanged(pin, before);
+	pthread_mutex_unlock(&gPinLock);
 }
 
 static void xs_pins_release(xsMachine *the)
 {
 	int pin = pinArgument(the);
+	pthread_mutex_lock(&gPinLock);
 	int before = pinLevel(pin);
 	gPins[pin].driven = 0;
 	pinChanged(pin, before);
+	pthread_mutex_unlock(&gPinLock);
 }
 
 static void xs_pins_level(xsMachine *the)
 {
-	xsResult = xsInteger(pinLevel(pinArgument(the)));
+	int pin = pinArgument(the);
+	pthread_mutex_lock(&gPinLock);
+	int level = pinLevel(pin);
+	pthread_mutex_unlock(&gPinLock);
+	xsResult = xsInteger(level);
 }
 
 static void xs_pins_mode(xsMachine *the)
 {
-	DigitalRecord *owner = gPins[pinArgument(the)].owner;
-	if (owner)
-		xsResult = xsInteger(owner->mode);
+	int pin = pinArgument(the);
+	pthread_mutex_lock(&gPinLock);
+	DigitalRecord *owner = gPins[pin].owner;
+	int mode = owner ? owner->mode : -1;
+	pthread_mutex_unlock(&gPinLock);
+	if (mode >= 0)
+		xsResult = xsInteger(mode);
 }
 
 void hostInstallDigital(xsMachine *the, xsSlot *native)

@@ -7,21 +7,25 @@
  *
  * IP literals and "localhost" need no lookup; malformed names fail without
  * one. Their answers still come on the next loop turn, never from inside
- * resolve(). Other names go to getaddrinfo on a detached worker thread; the
- * result comes back through a pipe the poll loop watches, so the loop never
- * blocks. An IPv4 address is preferred, as the device speaks IPv4.
+ * resolve(). Other names go to getaddrinfo on a detached thread; the result
+ * comes back through the lookup's own eventfd, which the asking machine's
+ * loop watches, so the loop never blocks and each machine (main or worker,
+ * host.h) gets its own answers. An IPv4 address is preferred, as the device
+ * speaks IPv4.
  *
  * close() cancels pending callbacks; a cancelled lookup finishes on its
- * thread and is discarded. A resolver with pending lookups stays alive
- * (xsRemember) until they are answered. The pipe lives as long as the process.
+ * thread and is discarded. A lookup is shared by its thread and the loop
+ * (refs, under gLock): whichever lets go last frees it, so a machine that
+ * ends mid-lookup leaves nothing behind. A resolver with pending lookups
+ * stays alive (xsRemember) until they are answered.
  */
-#define _GNU_SOURCE  /* pipe2 */
 #include "xsAll.h"
 #include "host.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <strings.h>
@@ -38,9 +42,12 @@
 
 typedef struct DNSRequest DNSRequest;
 
-/* Shared with one worker thread until it is put on the done list. */
+/* Shared by its lookup thread and the asking loop until both let go. */
 typedef struct DNSJob {
-	struct DNSJob *next;      /* in gDone, under gLock */
+	int refs;                 /* under gLock: the lookup thread and the loop */
+	int done;                 /* under gLock: the fields below are the answer */
+	int fd;                   /* eventfd: the thread signals the answer */
+	HostWatch *watch;         /* loop thread only */
 	DNSRequest *request;      /* loop thread only; NULL once cancelled */
 	int error;                /* getaddrinfo's result */
 	int systemError;          /* the worker's errno when error is EAI_SYSTEM */
@@ -66,17 +73,24 @@ struct DNSRequest {
 	char message[DNS_MESSAGE_CHARS]; /* empty on success */
 };
 
-static pthread_mutex_t gLock = PTHREAD_MUTEX_INITIALIZER;
-static DNSJob *gDone = NULL;       /* finished jobs, under gLock */
-static int gPipe[2] = { -1, -1 };  /* workers write a byte per finished job */
-static HostWatch *gWatch = NULL;   /* exists exactly while gLiveJobs > 0 */
-static int gLiveJobs = 0;
+static pthread_mutex_t gLock = PTHREAD_MUTEX_INITIALIZER;   /* every job's refs */
 
 static void resolverDestructor(void *data);
 static void resolverMarker(xsMachine *the, void *data, xsMarkRoot markRoot);
 static xsHostHooks gResolverHooks = { resolverDestructor, resolverMarker, NULL };
 
-/* ---- worker thread -------------------------------------------------------- */
+static void jobRelease(DNSJob *job)
+{
+	pthread_mutex_lock(&gLock);
+	int last = --job->refs == 0;
+	pthread_mutex_unlock(&gLock);
+	if (last) {
+		close(job->fd);
+		free(job);
+	}
+}
+
+/* ---- lookup thread ------------------------------------------------------- */
 
 static void *dnsWork(void *arg)
 {
@@ -103,29 +117,16 @@ static void *dnsWork(void *arg)
 		freeaddrinfo(list);
 	}
 	pthread_mutex_lock(&gLock);
-	job->next = gDone;
-	gDone = job;
+	job->done = 1;
 	pthread_mutex_unlock(&gLock);
-	/* Non-blocking: a full pipe already wakes the loop. */
-	char byte = 1;
-	ssize_t written = write(gPipe[1], &byte, 1);
+	uint64_t one = 1;
+	ssize_t written = write(job->fd, &one, sizeof(one));
 	(void)written;
+	jobRelease(job);
 	return NULL;
 }
 
 /* ---- loop side --------------------------------------------------------------- */
-
-static void dnsOnPipe(void *ctx, int fd, short revents);
-
-static void dnsUpdateWatch(void)
-{
-	if (gLiveJobs > 0 && !gWatch)
-		gWatch = hostWatch(gPipe[0], POLLIN, dnsOnPipe, NULL);
-	else if (!gLiveJobs && gWatch) {
-		hostUnwatch(gWatch);
-		gWatch = NULL;
-	}
-}
 
 static void dnsUnlink(Resolver *r, DNSRequest *request)
 {
@@ -146,9 +147,11 @@ static void dnsCancel(DNSRequest *request)
 	hostTimerCancel(request->timer);
 	request->timer = NULL;
 	if (request->job) {
-		request->job->request = NULL;
+		DNSJob *job = request->job;
+		job->request = NULL;
 		request->job = NULL;
-		gLiveJobs--;
+		hostUnwatch(job->watch);
+		jobRelease(job);
 	}
 }
 
@@ -180,46 +183,44 @@ static void dnsTimerFire(void *ctx)
 	dnsDeliver(request);
 }
 
-static void dnsOnPipe(void *ctx, int fd, short revents)
+static void dnsOnAnswer(void *ctx, int fd, short revents)
 {
-	(void)ctx;
+	(void)fd;
 	(void)revents;
-	char drain[64];
-	while (read(fd, drain, sizeof(drain)) > 0)
-		;
+	DNSJob *job = ctx;
 	pthread_mutex_lock(&gLock);
-	DNSJob *done = gDone;
-	gDone = NULL;
+	int done = job->done;
 	pthread_mutex_unlock(&gLock);
-	while (done) {
-		DNSJob *job = done;
-		done = job->next;
-		DNSRequest *request = job->request;
-		if (request) {
-			request->job = NULL;
-			gLiveJobs--;
-			if (job->error)
-				snprintf(request->message, sizeof(request->message), "Resolver: cannot resolve \"%s\": %s; check the name and the network",
-					request->host, job->error == EAI_SYSTEM ? strerror(job->systemError) : gai_strerror(job->error));
-			else
-				strcpy(request->address, job->address);
-		}
-		free(job);
-		/* A callback may cancel jobs still in `done`: each is checked above. */
-		if (request)
-			dnsDeliver(request);
+	if (!done)
+		return;
+	DNSRequest *request = job->request;
+	hostUnwatch(job->watch);
+	if (request) {
+		request->job = NULL;
+		if (job->error)
+			snprintf(request->message, sizeof(request->message), "Resolver: cannot resolve \"%s\": %s; check the name and the network",
+				request->host, job->error == EAI_SYSTEM ? strerror(job->systemError) : gai_strerror(job->error));
+		else
+			strcpy(request->address, job->address);
 	}
-	dnsUpdateWatch();
+	jobRelease(job);
+	if (request)
+		dnsDeliver(request);
 }
 
 /* Returns 0 or an errno. */
 static int dnsStartJob(DNSRequest *request)
 {
-	if (gPipe[0] < 0 && pipe2(gPipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return errno;
 	DNSJob *job = calloc(1, sizeof(DNSJob));
 	if (!job)
 		return ENOMEM;
+	job->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (job->fd < 0) {
+		int error = errno;
+		free(job);
+		return error;
+	}
+	job->refs = 2;
 	strcpy(job->host, request->host);
 	pthread_attr_t attributes;
 	pthread_t thread;
@@ -228,13 +229,13 @@ static int dnsStartJob(DNSRequest *request)
 	int error = pthread_create(&thread, &attributes, dnsWork, job);
 	pthread_attr_destroy(&attributes);
 	if (error) {
+		close(job->fd);
 		free(job);
 		return error;
 	}
 	job->request = request;
 	request->job = job;
-	gLiveJobs++;
-	dnsUpdateWatch();
+	job->watch = hostWatch(job->fd, POLLIN, dnsOnAnswer, job);
 	return 0;
 }
 
@@ -284,7 +285,6 @@ static void resolverCancelAll(Resolver *r)
 		dnsCancel(request);
 		free(request);
 	}
-	dnsUpdateWatch();
 }
 
 static void resolverDestructor(void *data)

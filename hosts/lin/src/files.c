@@ -56,11 +56,15 @@
 
 /* ---- fault injection ---------------------------------------------------- */
 
+/* Process-wide, as power is: every machine's thread counts into the same
+ * operation counter, under gFaultLock. */
+static pthread_mutex_t gFaultLock = PTHREAD_MUTEX_INITIALIZER;
 static long long gCrashAfter = -1;      /* -1: never lose power */
 static unsigned long long gOperations = 0;
 static unsigned long long gRandomState = 0;
 static int gCountWrites = 0;
 static int gFaultsConfigured = 0;
+static int gPowerLost = 0;
 
 static long long faultNumber(const char *option, const char *variable)
 {
@@ -85,14 +89,21 @@ static long long faultNumber(const char *option, const char *variable)
 
 static void printOperationCount(void)
 {
-	fprintf(stderr, "xsclaw: storage operations: %llu\n", gOperations);
+	pthread_mutex_lock(&gFaultLock);
+	unsigned long long operations = gOperations;
+	pthread_mutex_unlock(&gFaultLock);
+	fprintf(stderr, "xsclaw: storage operations: %llu\n", operations);
 }
 
-/* Once per process: the counter runs across reboots, as power does. */
+/* Once per process (the first machine's installer): the counter runs across
+ * reboots and machines, as power does. */
 static void configureFaults(void)
 {
-	if (gFaultsConfigured)
+	pthread_mutex_lock(&gFaultLock);
+	if (gFaultsConfigured) {
+		pthread_mutex_unlock(&gFaultLock);
 		return;
+	}
 	gFaultsConfigured = 1;
 	gCrashAfter = faultNumber("crash-after", "XSCLAW_CRASH_AFTER");
 	long long seed = faultNumber("crash-seed", "XSCLAW_CRASH_SEED");
@@ -105,12 +116,23 @@ static void configureFaults(void)
 	gCountWrites = count == 1;
 	if (gCountWrites)
 		atexit(printOperationCount);
+	pthread_mutex_unlock(&gFaultLock);
 }
 
+/* Exactly one operation loses power; another thread's storage operation
+ * after it waits for the _exit that follows, touching nothing. */
 int hostStorageOperation(void)
 {
+	pthread_mutex_lock(&gFaultLock);
 	gOperations++;
-	return gCrashAfter >= 0 && gOperations > (unsigned long long)gCrashAfter;
+	int lose = gCrashAfter >= 0 && gOperations > (unsigned long long)gCrashAfter;
+	int lost = gPowerLost;
+	if (lose)
+		gPowerLost = 1;
+	pthread_mutex_unlock(&gFaultLock);
+	while (lost)
+		pause();
+	return lose;
 }
 
 /* splitmix64: small, and the same sequence for the same seed everywhere. */

@@ -28,6 +28,7 @@
 #define XSCLAW_HOST_H
 
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stddef.h>
 #include "xs.h"
@@ -78,6 +79,9 @@ typedef struct HostLoop {
 	void *worker;            /* worker.c's record when this loop runs a worker; NULL for main */
 	HostWatch *watches;
 	HostTimer *timers;
+	int wakeFd;              /* eventfd: another thread posted a call (hostLoopPost) */
+	pthread_mutex_t postLock;
+	void *posts;             /* posted calls, oldest first, under postLock */
 	int stop;                /* leave the loop at the next turn */
 	int aborted;             /* the machine aborted: no more JS runs in it */
 	char reason[HOST_REASON_CHARS];
@@ -90,6 +94,11 @@ void hostLoopRun(HostLoop *loop);
 /* Frees the loop's watches and timers; after its machine is deleted. */
 void hostLoopEnd(HostLoop *loop);
 void hostLoopStop(void);         /* the calling thread's loop ends after this turn */
+/* From any thread: fn(ctx) runs on loop's thread at its next turn (a pending
+ * post keeps the loop alive). The caller guarantees the loop outlives the
+ * call (e.g. it holds a lock the loop's machine takes to go away). Returns
+ * -1 when out of memory. */
+int hostLoopPost(HostLoop *loop, HostTimerFn fn, void *ctx);
 /* The calling thread's machine ends: no more JS in it, the loop stops. */
 void hostLoopAbort(const char *reason);
 /* Machine creation and deletion, one at a time across threads (XS keeps a

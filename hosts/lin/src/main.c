@@ -18,6 +18,7 @@
 #include "host.h"
 
 #include <limits.h>
+#include <sys/eventfd.h>
 
 /* ---- command line and module map -------------------------------------- */
 
@@ -379,15 +380,73 @@ HostLoop *hostLoop(void)
 	return tLoop;
 }
 
+typedef struct HostPost {
+	struct HostPost *next;
+	HostTimerFn fn;
+	void *ctx;
+} HostPost;
+
 HostLoop *hostLoopBegin(const xsCreation *creation, void *worker)
 {
 	HostLoop *loop = calloc(1, sizeof(HostLoop));
 	if (!loop)
 		return NULL;
+	loop->wakeFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (loop->wakeFd < 0) {
+		free(loop);
+		return NULL;
+	}
+	pthread_mutex_init(&loop->postLock, NULL);
 	loop->creation = *creation;
 	loop->worker = worker;
 	tLoop = loop;
 	return loop;
+}
+
+int hostLoopPost(HostLoop *loop, HostTimerFn fn, void *ctx)
+{
+	HostPost *post = calloc(1, sizeof(HostPost));
+	if (!post)
+		return -1;
+	post->fn = fn;
+	post->ctx = ctx;
+	pthread_mutex_lock(&loop->postLock);
+	HostPost **last = (HostPost **)&loop->posts;
+	while (*last)
+		last = &(*last)->next;
+	*last = post;
+	uint64_t one = 1;
+	ssize_t written = write(loop->wakeFd, &one, sizeof(one));
+	(void)written;   /* at the eventfd's limit the loop is awake already */
+	pthread_mutex_unlock(&loop->postLock);
+	return 0;
+}
+
+/* Takes the posted calls (oldest first); run: call them, else just free. */
+static void runPosts(HostLoop *loop, int run)
+{
+	pthread_mutex_lock(&loop->postLock);
+	HostPost *post = loop->posts;
+	loop->posts = NULL;
+	uint64_t count;
+	ssize_t got = read(loop->wakeFd, &count, sizeof(count));
+	(void)got;
+	pthread_mutex_unlock(&loop->postLock);
+	while (post) {
+		HostPost *next = post->next;
+		if (run && !loop->stop)
+			post->fn(post->ctx);
+		free(post);
+		post = next;
+	}
+}
+
+static int hasPosts(HostLoop *loop)
+{
+	pthread_mutex_lock(&loop->postLock);
+	int any = loop->posts != NULL;
+	pthread_mutex_unlock(&loop->postLock);
+	return any;
 }
 
 static void sweepDead(HostLoop *loop, int all)
@@ -417,6 +476,9 @@ static void sweepDead(HostLoop *loop, int all)
 void hostLoopEnd(HostLoop *loop)
 {
 	sweepDead(loop, 1);
+	runPosts(loop, 0);
+	close(loop->wakeFd);
+	pthread_mutex_destroy(&loop->postLock);
 	if (tLoop == loop)
 		tLoop = NULL;
 	free(loop);
@@ -532,7 +594,7 @@ void hostLoopRun(HostLoop *loop)
 	hostRunJobs(loop->machine);
 	while (!loop->stop) {
 		sweepDead(loop, 0);
-		if (!loop->watches && !loop->timers)
+		if (!loop->watches && !loop->timers && !hasPosts(loop))
 			break;
 		double now = hostNowMs();
 		double soonest = -1;   /* ms until the first timer is due; -1: no timer */
@@ -544,7 +606,7 @@ void hostLoopRun(HostLoop *loop)
 		/* poll() takes int milliseconds: a timer further away than INT_MAX ms
 		 * (24.8 days, or Infinity) is waited for in steps of that. */
 		int timeout = soonest < 0 ? -1 : soonest >= INT_MAX ? INT_MAX : (int)ceil(soonest);
-		int count = 0;
+		int count = 1;   /* the wake eventfd, first */
 		for (HostWatch *w = loop->watches; w; w = w->next)
 			count++;
 		if (count > capacity) {
@@ -556,7 +618,11 @@ void hostLoopRun(HostLoop *loop)
 				exit(2);
 			}
 		}
-		int n = 0;
+		fds[0].fd = loop->wakeFd;
+		fds[0].events = POLLIN;
+		fds[0].revents = 0;
+		owners[0] = NULL;
+		int n = 1;
 		for (HostWatch *w = loop->watches; w; w = w->next) {
 			fds[n].fd = w->fd;
 			fds[n].events = w->events;
@@ -580,7 +646,9 @@ void hostLoopRun(HostLoop *loop)
 			due->dead = 1;
 			due->fn(due->ctx);
 		}
-		for (int i = 0; i < n && ready > 0 && !loop->stop; i++) {
+		if (fds[0].revents)
+			runPosts(loop, 1);
+		for (int i = 1; i < n && ready > 0 && !loop->stop; i++) {
 			HostWatch *w = owners[i];
 			if (!fds[i].revents || w->dead)
 				continue;
@@ -839,7 +907,7 @@ static void xs_system_heap(xsMachine *the)
 	xsSet(xsResult, xsID("slotPeak"), xsVar(0));
 	xsVar(0) = xsInteger(the->maximumHeapCount * (txInteger)sizeof(txSlot));
 	xsSet(xsResult, xsID("slotSize"), xsVar(0));
-	xsVar(0) = xsInteger(hostOpenSockets);
+	xsVar(0) = xsInteger(__atomic_load_n(&hostOpenSockets, __ATOMIC_RELAXED));
 	xsSet(xsResult, xsID("sockets"), xsVar(0));
 	xsVar(0) = xsNumber((double)gCollections);
 	xsSet(xsResult, xsID("collections"), xsVar(0));

@@ -381,6 +381,9 @@ static void xs_serial_constructor(xsMachine *the)
 	hostCallbackOption(the, options, "onReadable", &xsVar(0), "Serial");
 	hostCallbackOption(the, options, "onWritable", &xsVar(1), "Serial");
 	hostCallbackOption(the, options, "onError", &xsVar(2), "Serial");
+	/* stdin, the ring and the terminal mode are the process's: one owner. */
+	if (hostLoop() && hostLoop()->worker)
+		xsUnknownError("Serial: the console belongs to the main machine; a worker reaches it by message");
 	if (gOpenSerial)
 		xsUnknownError("Serial: the console is already open; close the other Serial first");
 	if (hostHasOption(the, options, "target")) {

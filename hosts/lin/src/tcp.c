@@ -300,7 +300,7 @@ static void netShutdown(NetSocket *s)
 		}
 		close(s->fd);
 		s->fd = -1;
-		hostOpenSockets--;
+		__atomic_sub_fetch(&hostOpenSockets, 1, __ATOMIC_RELAXED);
 	}
 	hostUnwatch(s->watch);
 	s->watch = NULL;
@@ -390,7 +390,7 @@ NetSocket *netOpen(xsMachine *the, const NetClass *cls, const NetOptions *o, voi
 			transport->release(context);
 		xsUnknownError("%s: out of memory", cls->name);
 	}
-	hostOpenSockets++;
+	__atomic_add_fetch(&hostOpenSockets, 1, __ATOMIC_RELAXED);
 	s->the = the;
 	s->cls = cls;
 	s->context = context;

@@ -12,7 +12,10 @@
  * `verify: false` skips it.
  *
  * The random generator (ctr_drbg seeded from the system entropy) and the
- * default CA chain are loaded once per process and freed at exit.
+ * default CA chain are loaded once per process and freed at exit. Every
+ * machine's thread (host.h) uses them: both are set up under gSharedLock,
+ * the generator is called under it (tlsRandom), and the chain is only read
+ * once loaded.
  */
 #include "xsAll.h"
 #include "netsock.h"
@@ -43,6 +46,7 @@ typedef struct {
 	char name[TLS_NAME_CHARS];
 } TLSContext;
 
+static pthread_mutex_t gSharedLock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	int seeded;
 	mbedtls_entropy_context entropy;
@@ -62,48 +66,66 @@ static void tlsFreeShared(void)
 	gShared.caLoaded = gShared.seeded = 0;
 }
 
+static int tlsRandom(void *context, unsigned char *output, size_t length)
+{
+	pthread_mutex_lock(&gSharedLock);
+	int result = mbedtls_ctr_drbg_random(context, output, length);
+	pthread_mutex_unlock(&gSharedLock);
+	return result;
+}
+
 static void tlsSeed(xsMachine *the)
 {
 	static int registered = 0;
-	if (gShared.seeded)
-		return;
-	if (!registered) {
-		atexit(tlsFreeShared);
-		registered = 1;
+	char detail[TLS_DETAIL_CHARS] = "";
+	pthread_mutex_lock(&gSharedLock);
+	if (!gShared.seeded) {
+		if (!registered) {
+			atexit(tlsFreeShared);
+			registered = 1;
+		}
+		mbedtls_entropy_init(&gShared.entropy);
+		mbedtls_ctr_drbg_init(&gShared.drbg);
+		gShared.seeded = 1;
+		static const unsigned char personal[] = "xsclaw tls";
+		int result = mbedtls_ctr_drbg_seed(&gShared.drbg, mbedtls_entropy_func, &gShared.entropy, personal, sizeof(personal) - 1);
+		if (result) {
+			mbedtls_strerror(result, detail, sizeof(detail));
+			mbedtls_ctr_drbg_free(&gShared.drbg);
+			mbedtls_entropy_free(&gShared.entropy);
+			gShared.seeded = 0;
+		}
 	}
-	mbedtls_entropy_init(&gShared.entropy);
-	mbedtls_ctr_drbg_init(&gShared.drbg);
-	gShared.seeded = 1;
-	static const unsigned char personal[] = "xsclaw tls";
-	int result = mbedtls_ctr_drbg_seed(&gShared.drbg, mbedtls_entropy_func, &gShared.entropy, personal, sizeof(personal) - 1);
-	if (result) {
-		char detail[TLS_DETAIL_CHARS];
-		mbedtls_strerror(result, detail, sizeof(detail));
-		tlsFreeShared();
+	pthread_mutex_unlock(&gSharedLock);
+	if (detail[0])
 		xsUnknownError("TLS: cannot seed the random generator: %s", detail);
-	}
 }
 
 static mbedtls_x509_crt *tlsDefaultCA(xsMachine *the)
 {
-	if (gShared.caLoaded)
-		return &gShared.ca;
 	const char *option = hostOption("ca");
 	const char *path = option ? option : TLS_SYSTEM_CA_BUNDLE;
-	mbedtls_x509_crt_init(&gShared.ca);
-	/* A positive result counts certificates of a bundle that did not parse;
-	 * the rest are usable. */
-	int result = mbedtls_x509_crt_parse_file(&gShared.ca, path);
-	if (result < 0 || !gShared.ca.version) {
-		char detail[TLS_DETAIL_CHARS] = "no certificate in it";
-		if (result < 0)
-			mbedtls_strerror(result, detail, sizeof(detail));
-		mbedtls_x509_crt_free(&gShared.ca);
-		if (option)
-			xsUnknownError("TLS: --ca needs a PEM or DER certificate: %s: %s", path, detail);
-		xsUnknownError("TLS: install ca-certificates or pass --ca FILE: %s: %s", path, detail);
+	char detail[TLS_DETAIL_CHARS] = "";
+	pthread_mutex_lock(&gSharedLock);
+	if (!gShared.caLoaded) {
+		mbedtls_x509_crt_init(&gShared.ca);
+		/* A positive result counts certificates of a bundle that did not parse;
+		 * the rest are usable. */
+		int result = mbedtls_x509_crt_parse_file(&gShared.ca, path);
+		if (result < 0 || !gShared.ca.version) {
+			snprintf(detail, sizeof(detail), "no certificate in it");
+			if (result < 0)
+				mbedtls_strerror(result, detail, sizeof(detail));
+			mbedtls_x509_crt_free(&gShared.ca);
+		}
+		else
+			gShared.caLoaded = 1;
 	}
-	gShared.caLoaded = 1;
+	pthread_mutex_unlock(&gSharedLock);
+	if (detail[0] && option)
+		xsUnknownError("TLS: --ca needs a PEM or DER certificate: %s: %s", path, detail);
+	if (detail[0])
+		xsUnknownError("TLS: install ca-certificates or pass --ca FILE: %s: %s", path, detail);
 	return &gShared.ca;
 }
 
@@ -254,7 +276,7 @@ static int tlsConfigure(TLSContext *ctx, mbedtls_x509_crt *chain, int verify)
 	mbedtls_ssl_conf_authmode(&ctx->config, verify ? MBEDTLS_SSL_VERIFY_REQUIRED : MBEDTLS_SSL_VERIFY_NONE);
 	if (chain)
 		mbedtls_ssl_conf_ca_chain(&ctx->config, chain, NULL);
-	mbedtls_ssl_conf_rng(&ctx->config, mbedtls_ctr_drbg_random, &gShared.drbg);
+	mbedtls_ssl_conf_rng(&ctx->config, tlsRandom, &gShared.drbg);
 	result = mbedtls_ssl_setup(&ctx->ssl, &ctx->config);
 	if (result)
 		return result;
