@@ -97,6 +97,7 @@ export const MEMORY_SEARCH_MAX_RESULTS = 8;        // memory_search results (def
 export const MEMORY_QUERY_MAX_WORDS = 16;          // query words scored per search; more are ignored, so a search stays cheap
 export const MEMORY_LIGHT_MAX_BYTES = 16 * 1024;   // light mode: MEMORY.md as a whole
 export const MEMORY_CONTEXT_MAX_BYTES = 4096;      // the "memory" prompt section: stable prefix stays small and cacheable
+export const MEMORY_RELEVANT_MAX_BYTES = 1024;     // memories relevant to the question that the stable section left out: volatile, after the history
 export const MEMORY_PREVIEW_CHARS = 100;           // `memory list` shows this much of each record
 export const PROFILE_PERSONA_MAX_BYTES = 2048;     // persona text: sent with every request
 export const PROFILE_NOTES_MAX_BYTES = 4096;       // user notes text: sent with every request

@@ -7,7 +7,7 @@
 //
 // The module maps list every specifier the lin platform provides; a compiled
 // module importing a specifier that resolves nowhere fails the build, naming it.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, basename } from "node:path";
 import { availableParallelism } from "node:os";
@@ -163,6 +163,30 @@ async function writeBudgetsHeader() {
 	if (!existsSync(BUDGETS_HEADER) || readFileSync(BUDGETS_HEADER, "utf8") !== text) writeFileSync(BUDGETS_HEADER, text);
 }
 
+// What the host's C build needs from the system, by the Debian package that has it.
+export const SYSTEM_NEEDS = Object.freeze([
+	{ what: "a C compiler", probe: { command: "--version" }, package: "gcc" },
+	{ what: "make", probe: { program: "make", command: "--version" }, package: "make" },
+	{ what: "mbedtls (the header mbedtls/ssl.h)", probe: { header: "mbedtls/ssl.h" }, package: "libmbedtls-dev" },
+]);
+
+/**
+ * The sentence saying which Debian packages to install, or undefined when every
+ * need is met. A header is probed by preprocessing an #include of it with $CC.
+ */
+export function missingSystemPackages(needs = SYSTEM_NEEDS, cc = process.env.CC || "cc") {
+	const missing = needs.filter(({ probe }) => {
+		const result = probe.header
+			? spawnSync(cc, ["-E", "-x", "c", "-"], { input: `#include <${probe.header}>\n`, stdio: ["pipe", "ignore", "ignore"] })
+			: spawnSync(probe.program ?? cc, [probe.command], { stdio: "ignore" });
+		return result.error || result.status !== 0;
+	});
+	if (!missing.length) return undefined;
+	const packages = missing.map((need) => need.package).join(" ");
+	return `build error: ${missing.map((need) => need.what).join(", ")} ${missing.length > 1 ? "are" : "is"} missing: ` +
+		`install with \`apt-get install -y ${packages}\` (as root; otherwise \`sudo apt-get install -y ${packages}\`), then run the command again`;
+}
+
 // lax: type errors are reported but do not stop the build (tsc still emits), so
 // one module under construction does not block work on the others.
 export async function build({ asan = false, make = true, quiet = false, lax = false } = {}) {
@@ -184,6 +208,8 @@ export async function build({ asan = false, make = true, quiet = false, lax = fa
 	log(`build: module maps (${appCount} app modules, ${testCount} with tests)`);
 	await writeBudgetsHeader();
 	if (make) {
+		const missing = missingSystemPackages();
+		if (missing) throw new Error(missing);
 		const jobs = String(Math.min(4, availableParallelism()));
 		for (const variant of asan ? ["release", "asan"] : ["release"]) {
 			log(`build: host (${variant})`);

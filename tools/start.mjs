@@ -8,7 +8,7 @@
 //   build/lin/release/xsclaw --modules build/lin/app.map --data ./data [--name value ...]
 // with this terminal as its console, and exits with the firmware's exit code.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { APP_MAP, ROOT, build, hostBinary } from "./build.mjs";
 
@@ -60,10 +60,11 @@ if (isStale()) {
 	try {
 		await build();
 	} catch (error) {
-		fail(`${error.message}\nFix the error above, then run npm start again.`, 1);
+		fail(/^build error: .* missing: install/.test(error.message) ? error.message : `${error.message}\nFix the error above, then run npm start again.`, 1);
 	}
 }
-mkdirSync(options.get("data"), { recursive: true });
+// The host checks every option at start (one line, exit 64): an unknown name,
+// a --data that cannot be a directory (it makes a missing one), an unreadable --ca.
 
 const args = ["--modules", APP_MAP];
 for (const [name, value] of options) args.push(`--${name}`, value);

@@ -116,6 +116,11 @@ export class LineEditor {
 		this.#recall = this.#history.length;
 	}
 
+	/** What has been typed on the current line so far ("" when nothing, or not UTF-8 yet). */
+	typed(): string {
+		return this.#text();
+	}
+
 	/** Recent lines, oldest first. */
 	history(): readonly string[] {
 		return this.#history;

@@ -1,10 +1,15 @@
 // console/port: the console on the board's serial port (`embedded:io/serial`:
 // UART0 on the device, stdin/stdout on the lin host), wired to a Repl.
 //
-// Bytes are read one at a time (format "number") and only while the Repl takes
-// input: after `reboot` the rest stays unread in the port, and the restarted
-// firmware's console runs it (the lin host keeps unread input across a reboot).
-// At end of input (onError "end of input", lin only) the Repl finishes its
+// Bytes are read one at a time (format "number") and only while the Repl wants
+// input. While CONSOLE_PENDING_LINES lines wait for a running command, nothing
+// is read: on lin the host's input ring fills and it stops reading stdin, so a
+// pipe's writer waits and no line is lost; when a line has run, the Repl's
+// onRoom reads on. (On the device the UART driver's receive buffer holds what
+// comes meanwhile; input beyond it is lost: see the README.) After `reboot` the
+// rest stays unread in the port, and the restarted firmware's console runs it
+// (the lin host keeps unread input across a reboot). At end of input (onError
+// "end of input", lin only, once every byte was read) the Repl finishes its
 // lines and calls onEnd.
 import Serial from "embedded:io/serial";
 import { CONSOLE_BAUD } from "budgets";
@@ -24,12 +29,7 @@ export function openConsole(options: Omit<ReplOptions, "write">): Repl {
 		...UART0,
 		format: "number" as const,
 		onReadable(this: Serial) {
-			while (repl.accepting) {
-				const value = this.read();
-				if (typeof value !== "number") return;
-				byte[0] = value;
-				repl.receive(byte);
-			}
+			pump();
 		},
 		onError(error: unknown) {
 			const message = messageOf(error);
@@ -38,6 +38,20 @@ export function openConsole(options: Omit<ReplOptions, "write">): Repl {
 		},
 	};
 	const serial = new Serial(serialOptions);
-	const repl: Repl = new Repl({ ...options, write: (text) => serial.write(ArrayBuffer.fromString(text)) });
+	// Reads while the Repl wants bytes; what is left stays in the port.
+	const pump = () => {
+		while (repl.wantsInput) {
+			const value = serial.read();
+			if (typeof value !== "number") return;
+			byte[0] = value;
+			repl.receive(byte);
+		}
+	};
+	const repl: Repl = new Repl({
+		...options,
+		write: (text) => serial.write(ArrayBuffer.fromString(text)),
+		// Not from inside the Repl's own call: a later turn reads on.
+		onRoom: () => void Promise.resolve().then(pump),
+	});
 	return repl;
 }

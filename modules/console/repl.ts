@@ -2,12 +2,21 @@
 // `embedded:io/serial` in main, from a test directly), assembles lines, runs the
 // command each line names from the CommandTable, prints through the given writer.
 //
-// One command runs at a time: lines typed meanwhile wait (at most
-// CONSOLE_PENDING_LINES), except commands flagged `concurrent`, which run at once.
-// At end of input (or Ctrl-D on an empty line, where asked) the waiting lines still
-// run, then onEnd is called; input after that is left unread.
-// stop() ends all input processing (before a reboot): receive() then consumes
-// nothing more, so bytes not yet taken stay with the caller.
+// One command runs at a time and answers in input order: lines that come while
+// one runs wait (at most CONSOLE_PENDING_LINES), except commands flagged
+// `concurrent` (cancel, status), which run at once. While that many lines wait,
+// receive() takes no more bytes (wantsInput is false): the caller leaves them in
+// the port (a pipe's writer then waits; nothing is lost) and calls receive()
+// again after onRoom. At end of input (or Ctrl-D on an empty line, where asked)
+// the waiting lines still run, then onEnd is called; input after that is left
+// unread. stop() ends all input processing (before a reboot): receive() then
+// consumes nothing more, so bytes not yet taken stay with the caller.
+//
+// Output: every line ends with a line end. On a terminal or a UART the prompt
+// (and what is typed after it) is erased before a line printed while it shows
+// (an answer that arrives later, a notice) and drawn again after it, so output
+// never runs onto the prompt's line. On a pipe there is neither echo nor prompt:
+// the output is the answers alone.
 import { CONSOLE_HISTORY_LINES, CONSOLE_LINE_MAX_BYTES, CONSOLE_PENDING_LINES } from "budgets";
 import type { ConsoleKind } from "host/platform";
 import { LineEditor, type LineEvent } from "console/line";
@@ -30,6 +39,8 @@ export interface ReplOptions {
 	consoleKind: ConsoleKind;
 	/** Called once, when input has ended and every waiting line has run. */
 	onEnd(): void;
+	/** Called when lines can be taken again after wantsInput was false (bytes were left unread). Must not throw. */
+	onRoom?(): void;
 }
 
 export class Repl {
@@ -41,11 +52,19 @@ export class Repl {
 	#busy = false;
 	#ended = false;
 	#stopped = false;
+	#interactive: boolean;
+	/** The prompt ends what is on screen (with what was typed after it). */
+	#promptShown = false;
+	/** receive() stopped taking bytes because the waiting lines were full. */
+	#heldBack = false;
+	/** A waiting line restarts the firmware: nothing past it is read. */
+	#restartWaits = false;
 
 	constructor(options: ReplOptions) {
 		this.#options = options;
 		this.#newline = options.consoleKind === "uart" ? "\r\n" : "\n";
-		this.#output = { line: (text) => options.write(text + this.#newline) };
+		this.#interactive = options.consoleKind !== "pipe";
+		this.#output = { line: (text) => this.#line(text) };
 		this.#editor = new LineEditor({
 			maxBytes: CONSOLE_LINE_MAX_BYTES,
 			historyLines: CONSOLE_HISTORY_LINES,
@@ -71,18 +90,24 @@ export class Repl {
 		return !this.#stopped && !this.#ended;
 	}
 
-	/** Shows the first prompt. */
-	start(): void {
-		this.#options.write(PROMPT);
+	/** True while receive() takes bytes: accepting, and fewer than CONSOLE_PENDING_LINES lines wait. */
+	get wantsInput(): boolean {
+		return this.accepting && this.#pending.length < CONSOLE_PENDING_LINES && !this.#restartWaits;
 	}
 
-	/** Takes console bytes; returns how many it consumed (fewer only once not accepting). */
+	/** Shows the first prompt. */
+	start(): void {
+		this.#prompt(false);
+	}
+
+	/** Takes console bytes; returns how many it consumed (fewer once not accepting, or while the waiting lines are full). */
 	receive(bytes: Uint8Array): number {
 		let used = 0;
-		while (used < bytes.length && this.accepting) {
+		while (used < bytes.length && this.wantsInput) {
 			const event = this.#editor.feed(bytes[used++]);
 			if (event) this.#accept(event);
 		}
+		if (used < bytes.length && this.accepting) this.#heldBack = true;
 		return used;
 	}
 
@@ -102,12 +127,14 @@ export class Repl {
 	}
 
 	#accept(event: LineEvent): void {
+		this.#promptShown = false; // the editor ended the line on screen
 		if (event.type === "end") return this.end();
 		if (event.type === "too_long") return this.#refuse(`that line was longer than ${CONSOLE_LINE_MAX_BYTES} bytes and was ignored: type a shorter one.`);
 		if (event.type === "bad_utf8") return this.#refuse("that line was not valid UTF-8 and was ignored: check the terminal's encoding.");
 		if (!this.#busy || this.#isConcurrent(event.text)) return this.#run(event.text);
-		if (this.#pending.length >= CONSOLE_PENDING_LINES) return this.#refuse(`the console is busy: the line was ignored (${CONSOLE_PENDING_LINES} lines already wait).`);
-		this.#pending.push(event.text);
+		this.#pending.push(event.text); // bounded: receive() stops taking bytes while CONSOLE_PENDING_LINES wait
+		const resolution = this.#options.table.resolve(event.text);
+		if ("command" in resolution && resolution.command.restarts) this.#restartWaits = true;
 	}
 
 	#isConcurrent(line: string): boolean {
@@ -117,7 +144,16 @@ export class Repl {
 
 	#refuse(message: string): void {
 		this.#output.line(message);
-		if (!this.#busy) this.#options.write(PROMPT);
+		this.#prompt(this.#busy);
+	}
+
+	/** One line of output, kept off the prompt's line (see the file's note). */
+	#line(text: string): void {
+		const typed = this.#interactive ? this.#editor.typed() : "";
+		const open = this.#promptShown || typed !== "";
+		if (open) this.#options.write("\r\x1b[K");
+		this.#options.write(text + this.#newline);
+		if (open) this.#options.write((this.#promptShown ? PROMPT : "") + typed);
 	}
 
 	// Runs one line. While an async command runs, #busy holds further lines back.
@@ -155,17 +191,31 @@ export class Repl {
 	}
 
 	#prompt(duringOther: boolean): void {
-		if (!duringOther && !this.#stopped) this.#options.write(PROMPT);
+		if (duringOther || this.#stopped || !this.#interactive || this.#promptShown) return;
+		this.#options.write(PROMPT);
+		this.#promptShown = true;
 	}
 
 	#drain(): void {
 		while (!this.#busy && !this.#stopped && this.#pending.length) this.#run(this.#pending.shift()!);
+		if (!this.#pending.length) this.#restartWaits = false;
+		if (this.#heldBack && this.wantsInput) {
+			this.#heldBack = false;
+			try {
+				this.#options.onRoom?.();
+			} catch (error) {
+				this.#output.line(`console: reading input failed: ${messageOf(error)}`);
+			}
+		}
 		this.#finishIfDone();
 	}
 
 	#finishIfDone(): void {
 		if (this.#ended && !this.#busy && !this.#stopped && !this.#pending.length) {
 			this.#stopped = true;
+			// The last line on screen ends with a line end: no prompt is left open.
+			if (this.#promptShown) this.#options.write(this.#newline);
+			this.#promptShown = false;
 			this.#options.onEnd();
 		}
 	}

@@ -37,7 +37,6 @@ export function systemCommands(deps: SystemDeps): Command[] {
 			name: "help",
 			usage: "",
 			help: "list the commands",
-			concurrent: true,
 			run(_args, out) {
 				const rows = deps.table.list().map((c) => [c.usage ? `${c.name} ${c.usage}` : c.name, c.help]);
 				const width = Math.max(...rows.map(([left]) => left.length));
@@ -62,6 +61,7 @@ export function systemCommands(deps: SystemDeps): Command[] {
 			name: "reboot",
 			usage: "",
 			help: "restart the firmware (settings and data are kept)",
+			restarts: true,
 			run(_args, out) {
 				out.line("rebooting…");
 				deps.reboot();

@@ -14,8 +14,14 @@ export interface Command {
 	readonly usage: string;
 	/** One line for `help`. */
 	readonly help: string;
-	/** Runs at once even while another command is still busy (e.g. cancel, status). */
+	/**
+	 * Runs at once even while another command is still busy. Only for commands
+	 * that look at or stop what runs (cancel, status): every other command answers
+	 * in input order, so its answer never depends on a line that came later.
+	 */
 	readonly concurrent?: boolean;
+	/** The firmware restarts after it: the console reads no line past it, so the restarted console runs them. */
+	readonly restarts?: boolean;
 	/** True when this line carries a secret: the line is kept out of history. */
 	readonly secret?: (args: string) => boolean;
 	/**

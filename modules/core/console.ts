@@ -29,7 +29,7 @@ export const CONSOLE_CHANNEL = Channel.CONSOLE;
 export interface AgentConsole {
 	/** Queues a request (request_id 0); resolves with its id; rejects with a sentence when the queue stays full. */
 	submit(request: AgentRequest, timeoutMs: number): Promise<number>;
-	/** The response for the id; rejects when none comes within timeoutMs. */
+	/** The response for the id; rejects when none comes within timeoutMs (an Error named "ResponseTimeout"), or with another sentence. */
 	receiveFor(requestId: number, timeoutMs: number): Promise<AgentResponse>;
 	/** Cancels the request (0: the one in flight); false when nothing matched. */
 	cancel(requestId: number): boolean;
@@ -97,10 +97,14 @@ export function coreConsole(deps: CoreConsoleDeps): { commands: Command[]; statu
 				let response: AgentResponse;
 				try {
 					response = await core.receiveFor(id, askTimeoutMs);
-				} catch {
+				} catch (error) {
 					// Nobody would read the answer any more: stop the work instead of parking it.
 					core.cancel(id);
-					out.line(`error: no answer within ${Math.round(askTimeoutMs / 1000)} s, so the request was cancelled; try again, or check the LLM with llm test.`);
+					if (error instanceof Error && error.name === "ResponseTimeout") {
+						out.line(`error: no answer within ${Math.round(askTimeoutMs / 1000)} s, so the request was cancelled; try again, or check the LLM with llm test.`);
+					} else {
+						out.line(`error: ${messageOf(error)}; request ${id} was cancelled, try again`);
+					}
 					return;
 				}
 				if (response.ok) printText(out, response.text);

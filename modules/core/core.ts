@@ -364,6 +364,9 @@ export class Core {
 		this.#phase = "BEFORE_BUILDING_CONTEXT";
 		const refusal = this.#gate?.(request);
 		if (typeof refusal === "string") return refusal;
+		// Not configured: an error, and not a turn (nothing of it is saved).
+		const notReady = this.#model.notReady?.();
+		if (notReady) throw new RequestFailure(notReady);
 		await this.#persist(run, request, [{ kind: "user", message: { role: "user", content: request.user_text } }], false);
 		run.userPersisted = true;
 		// Every pass either ends the request, counts a round (at most maxIterations)

@@ -15,6 +15,11 @@ export interface CoreTimers {
 	clear(id: unknown): void;
 }
 
+/** Rejects receiveFor when no response came in time (told apart by name, not by message). */
+export class ResponseTimeout extends Error {
+	override name = "ResponseTimeout";
+}
+
 interface SubmitWaiter { request: AgentRequest; resolve(id: number): void; reject(error: Error): void; timer: unknown }
 interface ResponseWaiter { resolve(response: AgentResponse): void; timer: unknown }
 
@@ -143,7 +148,7 @@ export class Mailbox {
 		return new Promise<AgentResponse>((resolve, reject) => {
 			const timer = this.#timers.set(() => {
 				this.#responseWaiters.delete(requestId);
-				reject(new Error(`no answer to request ${requestId} within ${Math.round(timeoutMs / 1000)} s; it may still be running (cancel ${requestId} stops it)`));
+				reject(new ResponseTimeout(`no answer to request ${requestId} within ${Math.round(timeoutMs / 1000)} s; it may still be running (cancel ${requestId} stops it)`));
 			}, timeoutMs);
 			this.#responseWaiters.set(requestId, { resolve, timer });
 		});

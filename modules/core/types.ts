@@ -253,6 +253,12 @@ export type CompletionObserver = (summary: CompletionSummary) => void;
 /** The part of llm/runtime's Llm the core uses (a scripted fake in tests). */
 export interface ChatModel {
 	chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse>;
+	/**
+	 * A sentence saying why no call can be sent now (the LLM is not configured), or
+	 * undefined. The core fails such a request with it before saving anything of
+	 * it. Must not throw.
+	 */
+	notReady?(): string | undefined;
 }
 
 export interface CoreMetrics {

@@ -20,7 +20,6 @@ export function llmCommands(llm: Llm): Command[] {
 			name: "llm status",
 			usage: "",
 			help: "LLM backend, model, base URL, key (masked), calls and tokens today",
-			concurrent: true,
 			run(args: string, out: Output): void {
 				if (args) throw new UsageError();
 				const s = llm.status();
@@ -45,10 +44,6 @@ export function llmCommands(llm: Llm): Command[] {
 					response = await llm.chat({ messages: [{ role: "user", content: TEST_PROMPT }], max_tokens: LLM_TEST_MAX_TOKENS });
 				} catch (error) {
 					throw new Error(`the LLM test failed: ${messageOf(error)}`);
-				}
-				if (response.finish_reason === "not_configured") {
-					out.line(response.message.content ?? "");
-					return;
 				}
 				const text = (response.message.content ?? "").replace(/\s+/g, " ").trim();
 				const shown = text.length > REPLY_SHOWN_CHARS ? text.slice(0, REPLY_SHOWN_CHARS) + "…" : text;

@@ -106,7 +106,7 @@ export function prepareImage(
 		try {
 			size = files.size(image.path);
 		} catch {
-			throw new LlmError("invalid", `the image ${image.path} cannot be read: check the path with the files tool`);
+			throw new LlmError("invalid", `the image ${image.path} cannot be read: check that the file exists in the storage, and its path`);
 		}
 		if (size > profile.image_max_bytes) throw tooBig(size);
 		if (!size) throw new LlmError("invalid", `the image ${image.path} is empty`);

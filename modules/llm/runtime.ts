@@ -4,9 +4,10 @@
 // a request against the profile and the call/token limits before anything is sent;
 // it retries (llm/retry) and counts usage (llm/limits).
 //
-// Without a key or model, chat() does not fail: it answers with the guidance text
-// ("the LLM is not configured: use `config set llm.api_key ...`"), finish_reason
-// "not_configured", and sends nothing — so a fresh board still talks back.
+// Without a key or model, chat() sends nothing and rejects with LlmError "config"
+// whose message is the guidance ("the LLM is not configured: use `config set
+// llm.api_key ...`"); notReady() gives the same sentence without a call, so the
+// agent core fails such a request before saving anything of it.
 //
 // One LLM call runs at a time (chat and infer_media alike): later callers wait in
 // order, and a cancelled waiter leaves the queue at once. This bounds peak memory
@@ -22,7 +23,6 @@ import { loadStored } from "llm/body";
 import { llmSetting, readSettings, resolveProfile } from "llm/profiles";
 import type { BackendRegistry } from "llm/registry";
 import { DEFAULT_RETRY_POLICY, systemClock, withRetries, type Clock, type RetryInfo, type RetryPolicy } from "llm/retry";
-import { emptyUsage } from "llm/json";
 import { safeEmitter } from "llm/wire";
 import {
 	LlmError,
@@ -172,12 +172,12 @@ export class Llm {
 		const startedAt = this.#clock.now();
 		const emit = safeEmitter(options.onEvent);
 		const current = this.#current();
-		if (typeof current === "string") return this.#guidance(current, emit, startedAt);
+		if (typeof current === "string") throw new LlmError("config", current);
 		const release = await this.#acquire(options.signal);
 		// The runtime may have been retired while we waited: take the current one.
 		const runtime = this.#current();
 		try {
-			if (typeof runtime === "string") return this.#guidance(runtime, emit, startedAt);
+			if (typeof runtime === "string") throw new LlmError("config", runtime);
 			check(runtime.profile);
 			const refusal = this.#limiter.check(this.#limits());
 			if (refusal) throw new LlmError("limit", refusal);
@@ -203,15 +203,18 @@ export class Llm {
 		}
 	}
 
-	#guidance(text: string, emit: (event: LlmEvent) => void, startedAt: number): ChatResponse {
-		const message = { role: "assistant" as const, content: text };
-		emit({ type: "message_start", attempt: 0 });
-		emit({ type: "message_update", delta: { type: "text", text } });
-		emit({ type: "message_end", message, usage: emptyUsage() });
-		return {
-			message, finish_reason: "not_configured", usage: emptyUsage(), model: "", attempts: 0,
-			bytes_sent: 0, bytes_received: 0, elapsed_ms: this.#clock.now() - startedAt,
-		};
+	/**
+	 * Why no call can be sent now: the guidance when the LLM is not configured,
+	 * or the sentence of a setting that breaks its rule; undefined when ready.
+	 * Never throws.
+	 */
+	notReady(): string | undefined {
+		try {
+			const current = this.#current();
+			return typeof current === "string" ? current : undefined;
+		} catch (error) {
+			return error instanceof LlmError && error.kind === "config" ? error.message : undefined;
+		}
 	}
 
 	/** A chat completion. See the file comment for what happens before sending. */

@@ -108,10 +108,9 @@ export interface Usage {
 
 /**
  * Why the model stopped: "stop" (a final answer), "tool_calls", "length" (max_tokens),
- * "content_filter", "other"; "not_configured" when the runtime answered with guidance
- * instead of asking a model.
+ * "content_filter", "other".
  */
-export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "other" | "not_configured";
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "other";
 
 export interface ChatResponse {
 	message: AssistantMessage;

@@ -100,7 +100,6 @@ export function memoryCommands(memory: LongTermMemory, profile: Profile, modeNot
 			name: "memory mode",
 			usage: "",
 			help: "show the memory mode (full or light) and how full it is",
-			concurrent: true,
 			run(args, out) {
 				if (args) throw new UsageError();
 				out.line(`memory mode: ${memory.mode} (${usageLine(memory)})`);

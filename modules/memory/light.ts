@@ -13,10 +13,13 @@ import type { Directory } from "embedded:storage/files";
 import { MEMORY_LIGHT_MAX_BYTES } from "budgets";
 import { byteLength, utf8, writeAtomically } from "util/files";
 import { loadFile, refuseIfUnreadable, textFile } from "memory/flash";
-import { checkedText, contextLines, normalTags, rank } from "memory/text";
+import { checkedText, contextLines, normalTags, rank, relevantLines } from "memory/text";
 import type { Log, LongTermMemory, MemoryEntry, MemoryUsage } from "memory/types";
 
 export const LIGHT_FILE = "MEMORY.md";
+const PROMPT_HEADER = `Notes from ${LIGHT_FILE} (line number: text); memory_forget with the number removes a wrong one:`;
+const RELEVANT_HEADER = `More lines of ${LIGHT_FILE} that may matter to this message (line number: text):`;
+const renderForPrompt = (e: MemoryEntry) => `${e.id}: ${e.text}`;
 const HEADING = /^#{1,6}(\s|$)/;
 const TAG_IN_LINE = /(?:^|\s)#([^\s#,]+)/g;
 const BULLET = /^[-*]\s+/;
@@ -98,9 +101,12 @@ export class LightMemory implements LongTermMemory {
 		return { entries: this.list().length, maxEntries: 0, bytes: this.#lines.length ? byteLength(this.#text(this.#lines)) : 0, maxBytes: MEMORY_LIGHT_MAX_BYTES };
 	}
 
-	context(hint: string, budgetBytes: number): string | undefined {
-		return contextLines(this.list(), (e) => `${e.id}: ${e.text}`, hint, budgetBytes,
-			`Notes from ${LIGHT_FILE} (line number: text); memory_forget with the number removes a wrong one:`);
+	context(budgetBytes: number): string | undefined {
+		return contextLines(this.list(), renderForPrompt, budgetBytes, PROMPT_HEADER);
+	}
+
+	relevant(hint: string, stableBudgetBytes: number, budgetBytes: number): string | undefined {
+		return relevantLines(this.list(), renderForPrompt, hint, stableBudgetBytes, budgetBytes, RELEVANT_HEADER, PROMPT_HEADER);
 	}
 
 	#text(lines: readonly string[]): string {
@@ -110,7 +116,7 @@ export class LightMemory implements LongTermMemory {
 	#lineIndex(id: string): number {
 		const n = Number(id.trim());
 		if (!/^\d+$/.test(id.trim()) || n < 1 || n > this.#lines.length || !isEntry(this.#lines[n - 1]))
-			throw new Error(`there is no memory at line "${id}" of ${LIGHT_FILE}: use memory_search (or memory list on the console) to find the right line number.`);
+			throw new Error(`there is no memory at line "${id}" of ${LIGHT_FILE}: search the memories to find the right line number.`);
 		return n - 1;
 	}
 
@@ -121,7 +127,7 @@ export class LightMemory implements LongTermMemory {
 		this.#lines.forEach((line, index) => {
 			if (isEntry(line) && line.toLowerCase().includes(wanted)) found.push(index);
 		});
-		if (!found.length) throw new Error(`no line of ${LIGHT_FILE} contains "${text.trim()}": use memory_search to find the line number.`);
+		if (!found.length) throw new Error(`no line of ${LIGHT_FILE} contains "${text.trim()}": search the memories to find the line number.`);
 		if (found.length > 1)
 			throw new Error(`${found.length} lines contain "${text.trim()}" (lines ${found.map((i) => i + 1).join(", ")}): give the line number of the one to forget.`);
 		return found[0];

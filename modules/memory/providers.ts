@@ -1,9 +1,15 @@
 // memory/providers: the "profile" and "memory" context providers (SYSTEM_PROMPT
-// sections, in that order, before the history). Both are REQUEST_START_ONLY: they
+// sections, in that order, before the history), and "relevant_memory" (VOLATILE:
+// at the end of the request, after the history). All are REQUEST_START_ONLY: they
 // are read once when a request starts, so a memory_write during the request's tool
 // rounds does not change the prompt prefix the model has already seen (the prefix
 // stays cacheable; the model knows what it wrote from the tool result).
-import { MEMORY_CONTEXT_MAX_BYTES } from "budgets";
+//
+// "memory" does not depend on the question (the newest entries that fit when not
+// all do), so the stable prefix stays the same across the requests of a
+// conversation; the entries that matter to this question but did not fit come in
+// "relevant_memory", after the history, where text that changes belongs.
+import { MEMORY_CONTEXT_MAX_BYTES, MEMORY_RELEVANT_MAX_BYTES } from "budgets";
 import { ProviderFlag, type ContextProvider } from "core/types";
 import type { Profile } from "memory/profile";
 import type { LongTermMemory } from "memory/types";
@@ -20,13 +26,25 @@ export function profileProvider(profile: Profile): ContextProvider {
 	};
 }
 
-/** Long-term memory up to budgetBytes, relevant to the request's text first when not all fits; undefined when empty. */
+/** Long-term memory up to budgetBytes, the same whatever the question; undefined when empty. */
 export function memoryProvider(memory: LongTermMemory, budgetBytes = MEMORY_CONTEXT_MAX_BYTES): ContextProvider {
 	return {
 		name: "memory",
 		flags: ProviderFlag.REQUEST_START_ONLY,
+		collect() {
+			const content = memory.context(budgetBytes);
+			return content ? { kind: "system_prompt", content } : undefined;
+		},
+	};
+}
+
+/** The memories relevant to the request's text that "memory" left out (volatile); undefined when none. */
+export function relevantMemoryProvider(memory: LongTermMemory, stableBudgetBytes = MEMORY_CONTEXT_MAX_BYTES, budgetBytes = MEMORY_RELEVANT_MAX_BYTES): ContextProvider {
+	return {
+		name: "relevant_memory",
+		flags: ProviderFlag.REQUEST_START_ONLY | ProviderFlag.VOLATILE,
 		collect(request) {
-			const content = memory.context(request.user_text, budgetBytes);
+			const content = memory.relevant(request.user_text, stableBudgetBytes, budgetBytes);
 			return content ? { kind: "system_prompt", content } : undefined;
 		},
 	};

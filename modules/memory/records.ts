@@ -20,7 +20,7 @@ import { MEMORY_FILE_MAX_BYTES, MEMORY_RECORDS_MAX, MEMORY_RECORD_MAX_BYTES, MEM
 import { byteLength, decodeText, utf8, writeAtomically } from "util/files";
 import { crc32 } from "util/crc32";
 import { loadFile, refuseIfUnreadable } from "memory/flash";
-import { checkedText, contextLines, normalTags, rank } from "memory/text";
+import { checkedText, contextLines, normalTags, rank, relevantLines } from "memory/text";
 import type { Log, LongTermMemory, MemoryEntry, MemoryUsage } from "memory/types";
 
 export const RECORDS_FILE = "records.dat";
@@ -177,15 +177,18 @@ export class FullMemory implements LongTermMemory {
 		return { entries: this.#state.records.length, maxEntries: MEMORY_RECORDS_MAX, bytes, maxBytes: MEMORY_TOTAL_TEXT_MAX_BYTES };
 	}
 
-	context(hint: string, budgetBytes: number): string | undefined {
-		return contextLines(this.#state.records, renderForPrompt, hint, budgetBytes,
-			"Facts saved with memory_write (id: text #tags); memory_forget removes a wrong one:");
+	context(budgetBytes: number): string | undefined {
+		return contextLines(this.#state.records, renderForPrompt, budgetBytes, PROMPT_HEADER);
+	}
+
+	relevant(hint: string, stableBudgetBytes: number, budgetBytes: number): string | undefined {
+		return relevantLines(this.#state.records, renderForPrompt, hint, stableBudgetBytes, budgetBytes, RELEVANT_HEADER, PROMPT_HEADER);
 	}
 
 	#indexOf(id: string): number {
 		const wanted = /^\d+$/.test(id.trim()) ? "m" + id.trim() : id.trim().toLowerCase();
 		const index = this.#state.records.findIndex((r) => r.id === wanted);
-		if (index < 0) throw new Error(`there is no memory with id "${id}": use memory_search (or memory list on the console) to find the right id.`);
+		if (index < 0) throw new Error(`there is no memory with id "${id}": search the memories to find the right id.`);
 		return index;
 	}
 
@@ -196,6 +199,9 @@ export class FullMemory implements LongTermMemory {
 		this.#state = state;
 	}
 }
+
+const PROMPT_HEADER = "Facts saved with memory_write (id: text #tags); memory_forget removes a wrong one:";
+const RELEVANT_HEADER = "More saved facts that may matter to this message (id: text #tags):";
 
 function renderForPrompt(entry: MemoryEntry): string {
 	const text = entry.text.replace(/\s+/g, " ");

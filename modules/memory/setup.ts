@@ -1,8 +1,9 @@
 // memory/setup: opens long-term memory (mode from the setting memory.mode, read
 // once here) and the profile in the directory "memory" under the files root, and
 // hands main.ts what plugs into the core and the console:
-//   providers: [profile, memory]  (SYSTEM_PROMPT, REQUEST_START_ONLY; register them
-//                                  before the history provider: they are stable text)
+//   providers: [profile, memory, relevant_memory]  (SYSTEM_PROMPT, REQUEST_START_ONLY;
+//              register them before the history provider: the first two are stable
+//              text; relevant_memory is VOLATILE, so the core puts it after the history)
 //   tools:     memory_write/read/search/forget, profile_read/update (ToolSpec[])
 //   commands:  memory list|show|add|search|forget|mode, profile show|set|clear
 // Never throws: a damaged file is kept aside and logged, an unknown mode falls back
@@ -14,7 +15,7 @@ import type { ContextProvider, ToolSpec } from "core/types";
 import { memoryCommands } from "memory/console";
 import { LightMemory } from "memory/light";
 import { Profile } from "memory/profile";
-import { memoryProvider, profileProvider } from "memory/providers";
+import { memoryProvider, profileProvider, relevantMemoryProvider } from "memory/providers";
 import { FullMemory } from "memory/records";
 import { memoryTools, profileTools } from "memory/tools";
 import type { Log, LongTermMemory, MemoryMode, SettingsSource } from "memory/types";
@@ -70,7 +71,7 @@ export function openMemory({ config, files = filesRoot, log = logInfo, now }: Me
 	return {
 		memory,
 		profile,
-		providers: [profileProvider(profile), memoryProvider(memory)],
+		providers: [profileProvider(profile), memoryProvider(memory), relevantMemoryProvider(memory)],
 		tools: [...memoryTools(memory), ...profileTools(profile)],
 		commands: memoryCommands(memory, profile, warning),
 		warning,

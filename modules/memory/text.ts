@@ -88,36 +88,67 @@ export function preview(text: string, chars: number): string {
 }
 
 /**
- * Lines for a prompt section from entries (oldest first), within budgetBytes:
- * all of them when they fit; otherwise the entries relevant to hint first, then the
- * newest, shown in their stored order so the section changes little between
- * requests. A closing line says how many were left out. undefined when empty.
+ * The entries a stable prompt section shows within budgetBytes (header and the
+ * "N more" line counted): all when they fit, else the newest that fit. It does
+ * not depend on the question, so the section stays the same from request to
+ * request until memory changes. Indexes, in stored order.
  */
-export function contextLines(entries: readonly MemoryEntry[], render: (e: MemoryEntry) => string, hint: string, budgetBytes: number, header: string): string | undefined {
-	if (!entries.length) return undefined;
-	const lines = entries.map(render);
-	const sizes = lines.map((l) => byteLength(l) + 1);
-	const headerBytes = byteLength(header) + 1;
+function stableChoice(sizes: readonly number[], headerBytes: number, budgetBytes: number): number[] {
 	const omittedNoteBytes = 80;   // room kept for the "N more" line; the line is short ASCII
 	const total = sizes.reduce((a, b) => a + b, headerBytes);
-	let chosen: number[];
-	if (total <= budgetBytes) chosen = entries.map((_, i) => i);
-	else {
-		const words = queryWords(hint);
-		const order = entries.map((entry, i) => ({ i, s: words.length ? score(entry, words) : 0 }));
-		order.sort((a, b) => b.s - a.s || b.i - a.i);
-		let used = headerBytes + omittedNoteBytes;
-		chosen = [];
-		for (const { i } of order) {
-			if (used + sizes[i] > budgetBytes) continue;
-			used += sizes[i];
-			chosen.push(i);
-		}
-		chosen.sort((a, b) => a - b);
+	if (total <= budgetBytes) return sizes.map((_, i) => i);
+	const chosen: number[] = [];
+	let used = headerBytes + omittedNoteBytes;
+	for (let i = sizes.length - 1; i >= 0; i--) {
+		if (used + sizes[i] > budgetBytes) continue;
+		used += sizes[i];
+		chosen.push(i);
 	}
+	return chosen.reverse();
+}
+
+/**
+ * The stable prompt section from entries (oldest first) within budgetBytes: all
+ * of them when they fit, otherwise the newest that fit, in stored order, and a
+ * closing line saying how many were left out. undefined when empty.
+ */
+export function contextLines(entries: readonly MemoryEntry[], render: (e: MemoryEntry) => string, budgetBytes: number, header: string): string | undefined {
+	if (!entries.length) return undefined;
+	const lines = entries.map(render);
+	const chosen = stableChoice(lines.map((l) => byteLength(l) + 1), byteLength(header) + 1, budgetBytes);
 	if (!chosen.length) return undefined;
 	const out = [header, ...chosen.map((i) => lines[i])];
 	const left = entries.length - chosen.length;
 	if (left) out.push(`(${left} more not shown: use memory_search to find them.)`);
 	return out.join("\n");
+}
+
+/**
+ * The entries relevant to hint that the stable section (contextLines with
+ * stableBudgetBytes) leaves out, best first within budgetBytes, shown in stored
+ * order. It changes with the question, so it goes after the stable prefix (the
+ * volatile end of the request). undefined when none is relevant.
+ */
+export function relevantLines(entries: readonly MemoryEntry[], render: (e: MemoryEntry) => string, hint: string,
+	stableBudgetBytes: number, budgetBytes: number, header: string, stableHeader: string): string | undefined {
+	const words = queryWords(hint);
+	if (!entries.length || !words.length) return undefined;
+	const lines = entries.map(render);
+	const sizes = lines.map((l) => byteLength(l) + 1);
+	const shown = new Set(stableChoice(sizes, byteLength(stableHeader) + 1, stableBudgetBytes));
+	// Relevant: at least half the best score, so a match on a common word ("the") alone does not count.
+	const all = entries.map((entry, i) => ({ i, s: shown.has(i) ? 0 : score(entry, words) }));
+	const best = Math.max(0, ...all.map((x) => x.s));
+	const scored = all.filter((x) => x.s > 0 && x.s * 2 >= best);
+	scored.sort((a, b) => b.s - a.s || b.i - a.i);
+	const chosen: number[] = [];
+	let used = byteLength(header) + 1;
+	for (const { i } of scored) {
+		if (used + sizes[i] > budgetBytes) continue;
+		used += sizes[i];
+		chosen.push(i);
+	}
+	if (!chosen.length) return undefined;
+	chosen.sort((a, b) => a - b);
+	return [header, ...chosen.map((i) => lines[i])].join("\n");
 }

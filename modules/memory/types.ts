@@ -51,10 +51,17 @@ export interface LongTermMemory {
 	list(): MemoryEntry[];
 	usage(): MemoryUsage;
 	/**
-	 * The prompt section: entries up to budgetBytes of UTF-8, in a stable order, the
-	 * ones relevant to hint first when not all fit. undefined when there is nothing.
+	 * The stable prompt section: entries up to budgetBytes of UTF-8, all when they
+	 * fit, else the newest; the same for every question until memory changes.
+	 * undefined when there is nothing.
 	 */
-	context(hint: string, budgetBytes: number): string | undefined;
+	context(budgetBytes: number): string | undefined;
+	/**
+	 * The entries relevant to hint that context(stableBudgetBytes) leaves out, up to
+	 * budgetBytes: the part that changes with the question, placed after the stable
+	 * prefix. undefined when none is.
+	 */
+	relevant(hint: string, stableBudgetBytes: number, budgetBytes: number): string | undefined;
 }
 
 /** The part of config/store's Config that memory reads. */

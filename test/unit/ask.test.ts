@@ -2,6 +2,7 @@
 // over a scripted AgentConsole, so the paths the firmware test cannot reach
 // quickly (a full queue, no answer in time) are covered too.
 import { consoleMessages, coreConsole, type AgentConsole } from "core/console";
+import { ResponseTimeout } from "core/mailbox";
 import type { AgentEvent, AgentRequest, AgentResponse, Phase } from "core/types";
 import { UsageError } from "console/types";
 import { assert, test } from "testing";
@@ -81,10 +82,17 @@ test("ask prints the busy sentence when the queue stays full", async () => {
 });
 
 test("ask with no answer in time cancels its request and says so", async () => {
-	const core = fakeCore({ answer: () => Promise.reject(new Error("no answer")) });
+	const core = fakeCore({ answer: () => Promise.reject(new ResponseTimeout("no answer to request 7 within 130 s")) });
 	const out = await commands(core).run("ask", "hello");
 	assert.deepEqual(core.cancelled, [7]);
 	assert.match(out[0], /^error: no answer within 130 s, so the request was cancelled; try again/);
+});
+
+test("ask's wait ending for another reason than a timeout says that reason, not a timeout", async () => {
+	const core = fakeCore({ answer: () => Promise.reject(new Error("too many callers are waiting for answers; try again shortly")) });
+	const out = await commands(core).run("ask", "hello");
+	assert.deepEqual(out, ["error: too many callers are waiting for answers; try again shortly; request 7 was cancelled, try again"]);
+	assert.ok(!out[0].includes("no answer within"));
 });
 
 test("ask prints a line per tool its own request runs, and none for other requests", async () => {

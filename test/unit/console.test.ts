@@ -45,9 +45,9 @@ class MemoryStore implements KeyValueStore {
 // A console wired as main.ts wires it, with fake IO.
 function harness(extra: Command[] = [], consoleKind: ConsoleKind = "pipe") {
 	const table = new CommandTable();
-	const state = { out: "", ended: 0, rebooted: 0 };
+	const state = { out: "", ended: 0, rebooted: 0, rooms: 0 };
 	const config = new Config(new MemoryStore());
-	const repl: Repl = new Repl({ table, consoleKind, write: (t) => (state.out += t), onEnd: () => state.ended++ });
+	const repl: Repl = new Repl({ table, consoleKind, write: (t) => (state.out += t), onEnd: () => state.ended++, onRoom: () => state.rooms++ });
 	table.add(
 		...systemCommands({
 			table,
@@ -164,10 +164,10 @@ test("the table refuses duplicate and malformed names and adds none of a bad bat
 // ---- the REPL ----
 
 test("help lists every command with its usage and help, from the table", () => {
-	const { repl, state, type, table } = harness();
+	const { repl, state, type, table } = harness([], "tty");
 	repl.start();
 	type("help\n");
-	assert.ok(state.out.startsWith(PROMPT));
+	assert.ok(state.out.startsWith(PROMPT + "help\n"));
 	for (const c of table.list()) assert.ok(state.out.includes(`${c.name}${c.usage ? " " + c.usage : ""}`) && state.out.includes(c.help), c.name);
 	assert.ok(state.out.endsWith(PROMPT), "prompt after the command");
 });
@@ -195,9 +195,9 @@ test("config set, get, unset and show work through the console; secrets are mask
 	assert.equal(config.get("llm.model"), undefined);
 	assert.equal(config.get("llm.api_key"), "sk-secret-1234");
 	assert.ok(state.out.includes("ok: llm.model = gpt 4o mini\n"));
-	assert.ok(state.out.includes(PROMPT + "llm.model = gpt 4o mini (set)\n"), "get prints the value and its origin");
+	assert.ok(state.out.includes("\nllm.model = gpt 4o mini (set)\n"), "get prints the value and its origin");
 	assert.ok(state.out.includes("\nllm.api_key = ****1234 (set)\n"), "show masks");
-	assert.ok(state.out.includes(PROMPT + "llm.api_key = ****1234 (set)\n"), "get masks");
+	assert.ok(state.out.endsWith("\nllm.api_key = ****1234 (set)\nok: llm.model removed\nllm.model is not set: config set llm.model VALUE sets it.\n"), "get masks");
 	assert.ok(state.out.includes("ok: llm.model removed\n"));
 	assert.ok(state.out.includes("llm.model is not set"));
 	assert.ok(!state.out.includes("sk-secret"), "the secret never appears");
@@ -210,7 +210,7 @@ test("a secret-setting line is kept out of history; others are remembered", () =
 });
 
 test("wrong arguments print the usage; a failing command prints its error and the prompt", () => {
-	const { state, type } = harness();
+	const { state, type } = harness([], "tty");
 	type("config set llm.model\nconfig get\nconfig set LLM x\n");
 	assert.ok(state.out.includes("usage: config set KEY VALUE\n"));
 	assert.ok(state.out.includes("usage: config get KEY\n"));
@@ -254,7 +254,7 @@ test("lines typed while an async command runs wait their turn; concurrent ones r
 		name: "slow", usage: "", help: "waits",
 		run: (_a, out) => new Promise<void>((resolve) => { release = () => { out.line("slow done"); resolve(); }; }),
 	};
-	const { state, type, repl } = harness([slow]);
+	const { state, type, repl } = harness([slow], "tty");
 	repl.start();
 	type("slow\nconfig set llm.model c\nstatus\n");
 	order.push(state.out.includes("firmware:") ? "status ran" : "status waited");
@@ -266,13 +266,74 @@ test("lines typed while an async command runs wait their turn; concurrent ones r
 	assert.ok(state.out.endsWith(PROMPT));
 });
 
-test("lines beyond the waiting bound are refused with a message", async () => {
+test("only cancel and status run at once: help, llm status and the rest answer in input order", async () => {
+	let release!: () => void;
+	const slow: Command = {
+		name: "slow", usage: "", help: "waits",
+		run: (_a, out) => new Promise<void>((resolve) => { release = () => { out.line("slow done"); resolve(); }; }),
+	};
+	const { state, type, table } = harness([slow]);
+	assert.deepEqual(table.list().filter((c) => c.concurrent).map((c) => c.name), ["status"], "of these commands, only status");
+	type("slow\nhelp\n");
+	assert.ok(!state.out.includes("list the commands"), "help waits for the command before it");
+	release();
+	await settle();
+	assert.ok(state.out.indexOf("slow done") < state.out.indexOf("list the commands"), state.out);
+});
+
+test("while the waiting lines are full no more input is taken, and reading goes on when a line has run", async () => {
 	let release!: () => void;
 	const slow: Command = { name: "slow", usage: "", help: "waits", run: () => new Promise<void>((r) => (release = r)) };
-	const { state, type } = harness([slow]);
-	type("slow\n" + "config show\n".repeat(CONSOLE_PENDING_LINES + 1));
-	assert.ok(state.out.includes("the console is busy"), state.out);
+	const { state, type, repl } = harness([slow]);
+	const input = "slow\n" + Array.from({ length: CONSOLE_PENDING_LINES + 3 }, (_, i) => `config set llm.model m${i}\n`).join("");
+	const firstLines = "slow\n".length + Array.from({ length: CONSOLE_PENDING_LINES }, (_, i) => `config set llm.model m${i}\n`.length).reduce((a, b) => a + b, 0);
+	const used = type(input);
+	assert.equal(used, firstLines, "reading stopped once the waiting lines were full");
+	assert.equal(repl.wantsInput, false);
+	assert.ok(!state.out.includes("busy"), "no line was refused");
+	assert.equal(state.rooms, 0);
 	release();
+	await settle();
+	assert.equal(state.rooms, 1, "the console asked for more input");
+	assert.equal(type(input.slice(used)), input.length - used, "the rest is taken");
+	assert.ok(state.out.endsWith(`ok: llm.model = m${CONSOLE_PENDING_LINES + 2}\n`), state.out.slice(-200));
+	assert.equal(state.out.split("ok: llm.model").length - 1, CONSOLE_PENDING_LINES + 3, "every line answered");
+});
+
+test("no line past a waiting reboot is read: the restarted console runs it", async () => {
+	let release!: () => void;
+	const slow: Command = { name: "slow", usage: "", help: "waits", run: () => new Promise<void>((r) => (release = r)) };
+	const { state, type, repl } = harness([slow]);
+	const input = "slow\nreboot\nconfig set llm.model after\n";
+	assert.equal(type(input), "slow\nreboot\n".length);
+	release();
+	await settle();
+	assert.equal(state.rebooted, 1);
+	assert.equal(repl.accepting, false);
+	assert.ok(!state.out.includes("after"));
+});
+
+test("on a terminal, output while the prompt shows erases it and draws it again with what was typed; end of input ends the last line", () => {
+	const { state, type, repl } = harness([], "tty");
+	repl.start();
+	type("sta");
+	repl.output.line("agent (request 3):");
+	assert.ok(state.out.endsWith(`${PROMPT}sta\r\x1b[Kagent (request 3):\n${PROMPT}sta`), JSON.stringify(state.out));
+	type("tus\n");
+	assert.ok(state.out.includes(`${PROMPT}status\nfirmware:`), JSON.stringify(state.out));
+	repl.end();
+	assert.ok(state.out.endsWith(`${PROMPT}\n`), "the last line ends with a line end");
+	assert.equal(state.ended, 1);
+});
+
+test("a pipe gets neither echo nor prompt: only answers, each ending with a line end", () => {
+	const { state, type, repl } = harness();
+	repl.start();
+	type("status\nconfig get llm.model");
+	repl.end();
+	assert.ok(!state.out.includes(PROMPT), JSON.stringify(state.out));
+	assert.ok(state.out.startsWith("firmware: xsclaw"));
+	assert.ok(state.out.endsWith("llm.model is not set: config set llm.model VALUE sets it.\n"));
 });
 
 test("end of input runs the unfinished line and the waiting ones, then ends once", async () => {

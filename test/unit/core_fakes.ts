@@ -10,7 +10,7 @@ export interface ScriptedCall { name: string; arguments?: string; id?: string }
 
 export type Step =
 	/** A reply: text and/or tool calls (finish "tool_calls" when calls are present). */
-	| { text?: string; reasoning?: string; calls?: ScriptedCall[]; tokensIn?: number; tokensOut?: number; not_configured?: true }
+	| { text?: string; reasoning?: string; calls?: ScriptedCall[]; tokensIn?: number; tokensOut?: number }
 	/** Waits until the call is aborted, then rejects with an "aborted" LlmError. */
 	| { hang: true }
 	/** Waits for release (or an abort), then answers with then. */
@@ -25,6 +25,8 @@ export class FakeModel implements ChatModel {
 	readonly requests: ChatRequest[] = [];
 	/** How many calls ended because their signal aborted. */
 	aborted = 0;
+	/** ChatModel.notReady: set to answer "not configured". */
+	notReady?: () => string | undefined;
 	#steps: Step[] = [];
 
 	constructor(...steps: Step[]) {
@@ -69,7 +71,7 @@ export class FakeModel implements ChatModel {
 		options.onEvent?.({ type: "message_end", message, usage });
 		return Promise.resolve({
 			message, usage, model: "fake", attempts: 1, bytes_sent: 100, bytes_received: 50, elapsed_ms: 1,
-			finish_reason: step.not_configured ? "not_configured" : message.tool_calls ? "tool_calls" : "stop",
+			finish_reason: message.tool_calls ? "tool_calls" : "stop",
 		});
 	}
 }

@@ -170,11 +170,17 @@ test("no stage message is published without PUBLISH_STAGE_MESSAGE", async () => 
 	assert.deepEqual(published.map((e) => e.type), ["out_message"]);
 });
 
-test("the not-configured guidance is answered as the final text", async () => {
+test("an unconfigured model fails the request with its guidance, logs outcome=error and saves nothing", async () => {
 	const guidance = "the LLM is not configured: use `config set llm.api_key ...`";
-	const { core } = harness(new FakeModel({ text: guidance, not_configured: true }));
+	const model = new FakeModel({ text: "never asked" });
+	model.notReady = () => guidance;
+	const saved: string[] = [];
+	const { core, logs } = harness(model, { persist: (batch) => void saved.push(...batch.records.map((r) => r.kind)) });
 	const answer = await core.receiveFor(await core.submit(request("hi")), 2000);
-	assert.deepEqual([answer.ok, answer.text], [true, guidance]);
+	assert.deepEqual([answer.ok, answer.text, answer.error], [false, "", guidance]);
+	assert.deepEqual(saved, [], "not a turn: neither the question nor a failure note is saved");
+	assert.equal(model.requests.length, 0, "nothing was sent");
+	assert.ok(logs.some((l) => /^METRIC agent=root request=\d+ outcome=error /.test(l)), logs.join("\n"));
 });
 
 test("events pair every start with its end and map the model's message events", async () => {

@@ -198,13 +198,14 @@ test("retries of one call count as one call; an unreadable usage record starts f
 test("without a key or model a request gets the guidance answer and nothing is sent", async () => {
 	const { llm, transport, cfg } = setup({});
 	const events: string[] = [];
-	const reply = await llm.chat(HI, { onEvent: (e) => events.push(e.type) });
-	assert.equal(reply.finish_reason, "not_configured");
-	assert.match(reply.message.content ?? "", /^the LLM is not configured: use `config set llm\.api_key \.\.\.` and `config set llm\.model \.\.\.`/);
-	assert.deepEqual(events, ["message_start", "message_update", "message_end"]);
+	const error = await assert.rejects(llm.chat(HI, { onEvent: (e) => events.push(e.type) }), /^the LLM is not configured: use `config set llm\.api_key \.\.\.` and `config set llm\.model \.\.\.`/);
+	assert.equal((error as LlmError).kind, "config");
+	assert.deepEqual(events, [], "no answer is made up");
+	assert.match(llm.notReady() ?? "", /^the LLM is not configured: use `config set llm\.api_key/);
 	cfg.set("llm.api_key", "sk-only-a-key-1234");
-	const half = await llm.chat(HI);
-	assert.match(half.message.content ?? "", /^the LLM is not configured: use `config set llm\.model \.\.\.` \(e\.g\. gpt-4o-mini\)$/);
+	await assert.rejects(llm.chat(HI), /^the LLM is not configured: use `config set llm\.model \.\.\.` \(e\.g\. gpt-4o-mini\)$/);
+	cfg.set("llm.model", "gpt-4o-mini");
+	assert.equal(llm.notReady(), undefined);
 	assert.equal(transport.requests.length, 0);
 	assert.equal(llm.status().usage.callsToday, 0, "guidance is not a call");
 	llm.close();

@@ -1,9 +1,9 @@
 // Long-term memory in full mode (memory/records): the tools' round trip, ranking,
 // limits, persistence, damaged files, interrupted writes, and the "memory" provider.
 import type { Directory } from "embedded:storage/files";
-import { MEMORY_CONTEXT_MAX_BYTES, MEMORY_RECORDS_MAX, MEMORY_RECORD_MAX_BYTES, MEMORY_TAGS_MAX } from "budgets";
+import { MEMORY_CONTEXT_MAX_BYTES, MEMORY_RECORDS_MAX, MEMORY_RECORD_MAX_BYTES, MEMORY_RELEVANT_MAX_BYTES, MEMORY_TAGS_MAX } from "budgets";
 import { ProviderFlag } from "core/types";
-import { memoryProvider } from "memory/providers";
+import { memoryProvider, relevantMemoryProvider } from "memory/providers";
 import { FullMemory, RECORDS_FILE, encodeRecords } from "memory/records";
 import { openMemory } from "memory/setup";
 import { memoryTools } from "memory/tools";
@@ -84,9 +84,9 @@ test("full mode: a full store refuses a new memory with a sentence that says to 
 	assert.equal(memory.write("now it fits").id, "m" + (MEMORY_RECORDS_MAX + 1));
 });
 
-test("full mode: an unknown id is refused with a sentence naming memory_search", async () => {
+test("full mode: an unknown id is refused with a sentence saying what to do, naming no tool or command", async () => {
 	const tools = memoryTools(open(freshDirectory("unknown")));
-	await assert.rejects(callTool(tools, "memory_read", { id: "m7" }), /there is no memory with id "m7": use memory_search/);
+	await assert.rejects(callTool(tools, "memory_read", { id: "m7" }), /there is no memory with id "m7": search the memories to find the right id\./);
 	await assert.rejects(callTool(tools, "memory_forget", { id: "m7" }), /there is no memory with id "m7"/);
 	await assert.rejects(callTool(tools, "memory_write", { text: "x", id: "m7" }), /there is no memory with id "m7"/);
 });
@@ -209,20 +209,38 @@ test("memory provider: undefined for an empty memory, a REQUEST_START_ONLY syste
 	if (content?.kind === "system_prompt") assert.match(content.content, /\n- m1: The user's name is Ada\. #name$/);
 });
 
-test("memory provider: over its byte budget it keeps the relevant and newest records, in stored order", () => {
+test("memory provider: over its byte budget it keeps the newest records in stored order, the same whatever the question", async () => {
 	const memory = open(freshDirectory("budget"));
 	memory.write("The garden gate code is 4711.");
 	for (let i = 0; i < 60; i++) memory.write(`Filler fact number ${i} about nothing in particular, long enough to fill the budget quickly.`);
-	const content = memory.context("what is the gate code?", MEMORY_CONTEXT_MAX_BYTES);
+	const content = memory.context(MEMORY_CONTEXT_MAX_BYTES);
 	assert.ok(content !== undefined);
 	const text = content!;
 	assert.ok(ArrayBuffer.fromString(text).byteLength <= MEMORY_CONTEXT_MAX_BYTES, "within the budget");
-	assert.match(text, /m1: The garden gate code is 4711\./, "the relevant old record is in");
 	assert.match(text, /m61: Filler fact number 59/, "the newest record is in");
+	assert.ok(!text.includes("gate code"), "an old record that does not fit stays out, whatever is asked");
 	assert.match(text, /\(\d+ more not shown: use memory_search to find them\.\)$/);
 	const ids = [...text.matchAll(/^- m(\d+):/gm)].map((m) => Number(m[1]));
 	assert.deepEqual(ids, ids.slice().sort((a, b) => a - b), "stored order");
-	assert.equal(text, memory.context("what is the gate code?", MEMORY_CONTEXT_MAX_BYTES), "the same request gets the same text");
+	const stable = memoryProvider(memory);
+	const [a, b] = [await stable.collect(request("what is the gate code?")), await stable.collect(request("how warm is it?"))];
+	assert.deepEqual(a, b, "two questions get the same stable section");
+});
+
+test("relevant memories that the stable section leaves out come from a volatile provider, best first, within their budget", async () => {
+	const memory = open(freshDirectory("relevant"));
+	memory.write("The garden gate code is 4711.", ["garden"]);
+	for (let i = 0; i < 60; i++) memory.write(`Filler fact number ${i} about nothing in particular, long enough to fill the budget quickly.`);
+	const provider = relevantMemoryProvider(memory);
+	assert.equal(provider.name, "relevant_memory");
+	assert.equal(provider.flags, ProviderFlag.REQUEST_START_ONLY | ProviderFlag.VOLATILE);
+	const content = await provider.collect(request("what is the gate code?"));
+	assert.ok(content && content.kind === "system_prompt");
+	const text = content?.kind === "system_prompt" ? content.content : "";
+	assert.match(text, /^More saved facts that may matter to this message \(id: text #tags\):\n- m1: The garden gate code is 4711\. #garden$/);
+	assert.ok(ArrayBuffer.fromString(text).byteLength <= MEMORY_RELEVANT_MAX_BYTES);
+	assert.equal(await provider.collect(request("59?")), undefined, "what the stable section shows is not repeated");
+	assert.equal(await provider.collect(request("zebra")), undefined, "nothing relevant, nothing added");
 });
 
 test("openMemory: full mode by default, an unknown memory.mode falls back to full with a warning", () => {
@@ -231,7 +249,7 @@ test("openMemory: full mode by default, an unknown memory.mode falls back to ful
 	assert.equal(setup.memory.mode, "full");
 	assert.match(setup.warning ?? "", /memory\.mode is "huge", which is not a memory mode: full is used/);
 	assert.equal(lines.length, 1);
-	assert.deepEqual(setup.providers.map((p) => p.name), ["profile", "memory"]);
+	assert.deepEqual(setup.providers.map((p) => p.name), ["profile", "memory", "relevant_memory"]);
 	assert.deepEqual(setup.tools.map((t) => t.definition.function.name),
 		["memory_write", "memory_read", "memory_search", "memory_forget", "profile_read", "profile_update"]);
 	assert.equal(openMemory({ config: settings({}), files: freshDirectory("setup"), log }).memory.mode, "full");

@@ -210,10 +210,11 @@ static int loadNamespace(xsMachine *the, const char *name, Namespace *space)
 
 static int writeFileSynced(const char *path, const uint8_t *bytes, size_t length)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* 0600: a namespace holds secrets (config's llm.api_key); only its owner reads it. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	if (hostWriteAll(fd, bytes, length, 0) < 0 || fsync(fd) < 0) {
+	if (fchmod(fd, 0600) < 0 || hostWriteAll(fd, bytes, length, 0) < 0 || fsync(fd) < 0) {
 		int error = errno;
 		close(fd);
 		errno = error;

@@ -17,8 +17,13 @@
 #include "xsAll.h"
 #include "host.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sys/eventfd.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- command line and module map -------------------------------------- */
 
@@ -46,10 +51,72 @@ const char *hostDataDir(void)
 	return gDataDir;
 }
 
+/* One line on stderr, exit 64 (EX_USAGE): a command-line problem is found at
+ * start, never at first use. */
+#define USAGE "usage: xsclaw --modules MAP [--main SPECIFIER] [--data DIR] [--ca FILE] [--sizes]"
+
 static void usage(const char *message)
 {
-	fprintf(stderr, "xsclaw: %s\nusage: xsclaw --modules MAP [--main SPECIFIER] [--data DIR] [--ca FILE] [--sizes]\n", message);
+	fprintf(stderr, "xsclaw: %s\n", message);
 	exit(64);
+}
+
+/* The options the host itself reads. The firmware (no --main) reads none of
+ * its own, so any other option is a typo; a program given with --main (tests,
+ * tools) may read any (host/platform's option()). */
+static const char *const kHostOptions[] = {
+	"modules", "main", "data", "ca", "heap-report", "crash-after", "crash-seed", "count-writes", "psram-bytes", "internal-bytes", NULL,
+};
+
+static void checkOptions(void)
+{
+	char message[256];
+	int anyOption = hostOption("main") != NULL;
+	for (int i = 0; i < gOptionCount; i++) {
+		const char *name = gOptions[i].name;
+		for (int j = 0; j < i; j++) {
+			if (!strcmp(gOptions[j].name, name)) {
+				snprintf(message, sizeof(message), "--%.64s is given twice: give it once", name);
+				usage(message);
+			}
+		}
+		int known = 0;
+		for (const char *const *host = kHostOptions; *host; host++)
+			known |= !strcmp(*host, name);
+		if (!known && !anyOption) {
+			snprintf(message, sizeof(message), "unknown option --%.64s: the firmware takes --data DIR and --ca FILE", name);
+			usage(message);
+		}
+	}
+}
+
+/* --data DIR: a directory, made (with its parents) when missing. */
+static void checkDataDirectory(void)
+{
+	char message[PATH_MAX + 128];
+	if (hostMakeDirectories(gDataDir) < 0) {
+		snprintf(message, sizeof(message), "--data %s cannot be used: %s; give a directory (it is created when missing)", gDataDir, strerror(errno));
+		usage(message);
+	}
+}
+
+/* --ca FILE: a readable regular file (tls.c parses it at the first connection). */
+static void checkCaFile(void)
+{
+	const char *path = hostOption("ca");
+	if (!path)
+		return;
+	char message[PATH_MAX + 128];
+	struct stat status;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &status) < 0 || !S_ISREG(status.st_mode)) {
+		int error = fd < 0 ? errno : EISDIR;
+		if (fd >= 0)
+			close(fd);
+		snprintf(message, sizeof(message), "--ca %s cannot be read: %s; give a CA certificate file (PEM or DER)", path, strerror(error));
+		usage(message);
+	}
+	close(fd);
 }
 
 static const char *mapLookup(const char *specifier)
@@ -1026,19 +1093,23 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (strncmp(arg, "--", 2) || i + 1 >= argc)
-			usage("options are --name value pairs");
+			usage("options are --name value pairs (" USAGE ")");
 		if (gOptionCount == HOST_MAX_OPTIONS)
 			usage("too many options");
 		gOptions[gOptionCount].name = arg + 2;
 		gOptions[gOptionCount].value = argv[++i];
 		gOptionCount++;
 	}
+	checkOptions();
 	mapPath = hostOption("modules");
 	if (!mapPath)
-		usage("--modules is required");
+		usage("--modules is required (" USAGE ")");
 	mainSpecifier = hostOption("main");
 	if (hostOption("data"))
 		gDataDir = hostOption("data");
+	if (!sizes)
+		checkDataDirectory();
+	checkCaFile();
 	loadMap(mapPath);
 	/* --chunk-bytes N: a fixed chunk heap of N bytes instead of the manifest's
 	 * (the bench finds the smallest one a request fits in by bisection). */
