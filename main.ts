@@ -15,6 +15,7 @@ import { Config, type KeyValueStore } from "config/store";
 import { openConsole } from "console/port";
 import { systemCommands } from "console/system";
 import { CommandTable } from "console/table";
+import { factoryResetCommand } from "console/reset";
 import { boardHttp } from "net/board";
 import { openLlm } from "llm/setup";
 import { consoleMessages } from "core/console";
@@ -133,6 +134,15 @@ const telegram = openTelegram({
 	notify: (line) => repl.output.line(line),
 });
 const commands = new CommandTable();
+// reboot and factory-reset: the request in flight is cancelled, so no socket or
+// timer outlives the VM; then the JS machine starts again.
+const restart = () => {
+	repl.stop();
+	agent.agents.stop();
+	void telegram.stop();
+	sessions?.close();
+	reboot();
+};
 // The console edits and echoes lines on a UART and on a terminal; piped input is read as is.
 const repl = openConsole({ table: commands, consoleKind, onEnd: () => exit(0) });
 commands.add(
@@ -143,15 +153,9 @@ commands.add(
 		bootMs,
 		heap,
 		statusLines: [...agent.statusLines],
-		reboot: () => {
-			repl.stop();
-			// The request in flight is cancelled, so no socket or timer outlives the VM.
-			agent.agents.stop();
-			void telegram.stop();
-			sessions?.close();
-			reboot();
-		},
+		reboot: restart,
 	}),
+	factoryResetCommand({ config, files: filesRoot, restart }),
 	...configCommands(config),
 	...llm.commands,
 	...agent.commands,

@@ -7,6 +7,8 @@ export const REQUEST_QUEUE_DEPTH = 4;          // requests waiting for the seria
 export const RESPONSE_QUEUE_DEPTH = 4;         // parked responses awaiting their owner; a 5th unclaimed one drops the oldest
 export const INSERT_QUEUE_DEPTH = 4;           // user interrupts waiting for a checkpoint
 export const MAX_TOOL_ITERATIONS = 10;         // LLM rounds per request
+export const REQUEST_ID_BLOCK = 1000;             // request ids reserved per key-value write: one write per boot and per this many requests
+export const REQUEST_ID_MAX = 999_999_999;        // request ids stay within 9 digits (console `cancel N` takes up to 9)
 export const MAX_CONTEXT_PROVIDERS = 8;        // providers asked per iteration; bounds context building
 export const MAX_COMPLETION_OBSERVERS = 4;     // listeners told when a request ends
 export const MAX_SUBAGENTS = 3;                // further cores; each holds a session and an LLM call's buffers
@@ -143,6 +145,7 @@ export const ROUTER_RULES_MAX = 32;               // rules in router/rules.json
 export const ROUTER_RULES_FILE_MAX_BYTES = 16 * 1024; // the rules file; larger is refused with a sentence
 export const ROUTER_PATTERN_MAX_CHARS = 200;      // a rule's text pattern: short patterns keep matching cheap
 export const ROUTER_TEXT_MAX_CHARS = 4096;        // a rule's reply or request text
+export const FACTORY_RESET_MAX_ENTRIES = 10_000;   // files and directories factory-reset deletes at most: far more than the stores keep
 
 // ---- logging ----
 export const LOG_SECRETS_MAX = 16;                // secret values masked in log lines (the declared secret settings)

@@ -135,6 +135,8 @@ export class Repl {
 		this.#pending.push(event.text); // bounded: receive() stops taking bytes while CONSOLE_PENDING_LINES wait
 		const resolution = this.#options.table.resolve(event.text);
 		if ("command" in resolution && resolution.command.restarts) this.#restartWaits = true;
+		// The caller stops reading now (it reads while wantsInput): ask it to go on once there is room.
+		if (!this.wantsInput) this.#heldBack = true;
 	}
 
 	#isConcurrent(line: string): boolean {

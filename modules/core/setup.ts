@@ -26,6 +26,7 @@
 // SUBAGENT_PROMPT and the toolbox without restricted tools, and nothing else: no
 // profile, memory or history, no persistence, no gate. Their reports come back to
 // the root as requests in the parent's session (core/agents).
+import keyValue from "embedded:storage/key-value";
 import type { HeapFigures } from "host/platform";
 import type { Command } from "console/types";
 import { basicTools } from "core/basic_tools";
@@ -34,6 +35,8 @@ import { AgentManager, spawnSubagentTool } from "core/agents";
 import type { Core } from "core/core";
 import { toolbox, type ToolPolicy, type Toolbox } from "core/tools";
 import { heapUsedBytes } from "util/heap";
+import { requestIds, type IdStore } from "core/ids";
+import { messageOf } from "util/errors";
 import type { ChatModel, ContextProvider, OutEvent, Persist, RequestGate, ToolSpec } from "core/types";
 
 /**
@@ -81,6 +84,19 @@ export interface CoreSetupOptions {
 	session?(): string;
 	/** The console's chat id in request sources (the session store's console chat). */
 	consoleChatId?: string;
+	/** Where the root's request ids are reserved (default: the key-value namespace "core"). */
+	idStore?: IdStore;
+}
+
+const ID_NAMESPACE = "core";
+
+function openIdStore(log: (line: string) => void): IdStore | undefined {
+	try {
+		return keyValue.open({ path: ID_NAMESPACE, mode: "r+" });
+	} catch (error) {
+		log(`core: the key-value namespace "${ID_NAMESPACE}" cannot be opened (${messageOf(error)})`);
+		return undefined;
+	}
 }
 
 export interface CoreSetup {
@@ -129,12 +145,15 @@ export function openCore(options: CoreSetupOptions): CoreSetup {
 	const subagentTools = toolbox(specs.filter((spec) => !spec.restricted), options.policy);
 	const restricted = new Set(specs.filter((spec) => spec.restricted).map((spec) => spec.definition.function.name));
 	const heapBytes = () => heapUsedBytes(options.heap());
+	const log = options.log ?? ((line: string) => trace(line + "\n"));
 	const shared = { model: options.model, now: options.now, wallNow: wallClockMs, heap: heapBytes, log: options.log };
 	const agents = new AgentManager({
 		root: {
 			...shared,
 			agentId: "root",
 			systemPrompt: CORE_PROMPT,
+			// Unique across reboots: session records name their request.
+			nextRequestId: requestIds(options.idStore ?? openIdStore(log), log),
 			providers: [...(options.providers ?? []), tools.provider],
 			callCap: tools.callCap,
 			runsAlone: tools.runsAlone,

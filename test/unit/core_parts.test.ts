@@ -2,7 +2,8 @@
 // responses, ids), the prompt layout's volatile time, and the text formatting
 // (stage messages, failure note, METRIC line).
 import { assert, test } from "testing";
-import { REQUEST_QUEUE_DEPTH, RESPONSE_QUEUE_DEPTH } from "budgets";
+import { REQUEST_ID_BLOCK, REQUEST_QUEUE_DEPTH, RESPONSE_QUEUE_DEPTH } from "budgets";
+import { requestIds } from "core/ids";
 import { Mailbox } from "core/mailbox";
 import { minuteOf } from "core/context";
 import { failureNote, metricLine, metricsOf, stageText } from "core/format";
@@ -99,4 +100,38 @@ test("clip cuts to the limit with an ellipsis; oneLine folds white space", () =>
 	assert.equal(clip("abcdef", 4), "abc…");
 	assert.equal(clip("abcd", 4), "abcd");
 	assert.equal(oneLine("  a\n\tb   c "), "a b c");
+});
+
+// ---- request ids across reboots ----
+
+class IdMemory {
+	values = new Map<string, ArrayBuffer>();
+	writes = 0;
+	read(key: string) { return this.values.get(key); }
+	write(key: string, value: ArrayBuffer) { this.writes++; this.values.set(key, value); }
+}
+
+test("request ids stay unique across reboots: each boot takes a fresh block, one write per block", () => {
+	const store = new IdMemory();
+	const log: string[] = [];
+	const first = requestIds(store, (l) => log.push(l));
+	const boot1 = [first(), first(), first()];
+	assert.deepEqual(boot1, [1, 2, 3]);
+	assert.equal(store.writes, 1);
+	const second = requestIds(store, (l) => log.push(l)); // a reboot
+	const boot2 = [second(), second()];
+	assert.deepEqual(boot2, [REQUEST_ID_BLOCK, REQUEST_ID_BLOCK + 1]);
+	for (let i = 2; i < REQUEST_ID_BLOCK; i++) second();
+	assert.equal(second(), 2 * REQUEST_ID_BLOCK, "a used-up block reserves the next");
+	assert.equal(store.writes, 3);
+	assert.deepEqual(log, []);
+});
+
+test("without a working store ids start at 1 and a warning says they restart after each restart", () => {
+	const log: string[] = [];
+	const broken = { read: () => undefined, write: () => { throw new Error("flash is read-only"); } };
+	const ids = requestIds(broken, (l) => log.push(l));
+	assert.deepEqual([ids(), ids()], [1, 2]);
+	assert.equal(log.length, 1);
+	assert.match(log[0], /request ids cannot be kept across restarts \(flash is read-only\)/);
 });

@@ -65,7 +65,7 @@ static void usage(const char *message)
  * its own, so any other option is a typo; a program given with --main (tests,
  * tools) may read any (host/platform's option()). */
 static const char *const kHostOptions[] = {
-	"modules", "main", "data", "ca", "heap-report", "crash-after", "crash-seed", "count-writes", "psram-bytes", "internal-bytes", NULL,
+	"modules", "main", "data", "ca", "heap-report", "chunk-bytes", "crash-after", "crash-seed", "count-writes", "psram-bytes", "internal-bytes", NULL,
 };
 
 static void checkOptions(void)
