@@ -99,7 +99,7 @@ test("factory-reset confirm wipes settings, sessions and memory, says what it wi
 	assertClean(result);
 	const [before, after] = result.stdout.split(/factory reset: wiped [^\n]*restarting…\n/);
 	assert.ok(after !== undefined, result.stdout);
-	assert.match(result.stdout, /factory reset: wiped 1 setting, sessions \(\d+ files?\), memory and profile \(\d+ files?\); restarting…/);
+	assert.match(result.stdout, /factory reset: wiped 1 setting, sessions \(\d+ files?\), memory and profile \(\d+ files?\)(, Telegram pairing \(\d+ files?\))?; restarting…/);
 	assert.match(before, /type factory-reset confirm to do it\.\nllm\.model = m \(set\)\n/, "without confirm nothing is wiped");
 	assert.match(after, /^xsclaw .*\nllm\.model is not set/);
 	assert.match(after, /long-term memory is empty/);
@@ -141,5 +141,22 @@ test("1,000 lines piped into npm start are all answered, in order, and it exits 
 		assert.equal(mock.requests.length, asks, "every ask reached the mock once");
 	} finally {
 		await mock.close();
+	}
+}));
+
+test("the mock LLM's --tools mode makes a tool round a person can watch without a key", withData(async (data) => {
+	const mock = spawn(process.execPath, ["tools/mock-llm/cli.mjs", "--tools"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+	try {
+		const url = await new Promise((resolve, reject) => {
+			mock.stdout.once("data", (d) => resolve(String(d).trim()));
+			mock.once("error", reject);
+		});
+		assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+		const input = ["config set llm.provider custom", `config set llm.base_url ${url}/v1`, "config set llm.api_key sk-anything-at-all", "config set llm.model mock", "ask what time is it?"].join("\n") + "\n";
+		const result = await runHost(["--modules", APP_MAP, "--data", data], { input, timeoutMs: 60_000 });
+		assertClean(result);
+		assert.match(result.stdout, /\n… get_time\nThe get_time tool answered: \{"utc":"\d{4}-/);
+	} finally {
+		mock.kill("SIGTERM");
 	}
 }));

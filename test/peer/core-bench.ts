@@ -27,6 +27,7 @@ import { Llm } from "llm/runtime";
 import { openSessions } from "store/sessions";
 import { boardHttp } from "net/board";
 import { MemoryStore, config } from "../unit/llm_fakes";
+import { openMemory } from "memory/setup";
 
 const MOCK = option("mock-url") ?? "";
 const CONTROL = option("control-url") ?? "";
@@ -139,6 +140,30 @@ async function conversations(): Promise<void> {
 	}
 }
 
+// Requests of one conversation with long-term memory over its 4 KiB prompt
+// budget, each question about another memory: the prefix a request repeats from
+// the one before it (memory's stable section must not follow the question).
+async function acrossRequests(): Promise<void> {
+	const memory = openMemory({ config: config({}), log: () => {} });
+	for (let i = 0; i < 80; i++) memory.memory.write(`Fact ${i}: the plant on shelf ${i} is watered every ${2 + (i % 5)} days and likes ${i % 2 ? "shade" : "sun"}.`, [`shelf${i}`]);
+	const conversation = new Core({
+		agentId: "root", model, systemPrompt: CORE_PROMPT,
+		providers: [...memory.providers, sessions.historyProvider, tools.provider],
+		callCap: tools.callCap, runsAlone: tools.runsAlone, persist: sessions.persist, gate: sessions.gate, log: () => {},
+	});
+	conversation.start();
+	const requests = count("across-requests");
+	await control("POST", "/script", Array.from({ length: requests }, (_, i) => ({ type: "text", text: `Shelf ${i * 7} is watered as noted.` })));
+	const first = (await mockCount()) + 1;
+	for (let i = 0; i < requests; i++) {
+		const request = { ...benchRequest(`How often is the plant on shelf ${i * 7} watered?`), session_id: "bench-across" };
+		const response = await conversation.receiveFor(await conversation.submit(request, 1000), 30_000);
+		if (!response.ok) throw new Error(`bench request failed: ${response.error}`);
+	}
+	conversation.stop();
+	report({ figure: "across", first, last: first + requests - 1 });
+}
+
 // USER_INTERRUPT during a stalled LLM call: the time it is submitted (XS now(),
 // CLOCK_MONOTONIC) and which mock request it should close; the Node side knows when it closed.
 async function interrupts(): Promise<void> {
@@ -185,6 +210,7 @@ try {
 	fillSession(Number(option("session-kib") ?? 0) * 1024);
 	await conversations();
 	await interrupts();
+	await acrossRequests();
 	core.stop();
 	const end = sessions.list().find((x) => x.id === SESSION);
 	report({ figure: "session", at: "end", limit: SESSION_FILE_MAX_BYTES, bytes: end?.bytes ?? 0, records: end?.records ?? 0, blocked: end?.blocked ?? false });

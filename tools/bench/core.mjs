@@ -14,6 +14,11 @@
 //                                    hrtime; both CLOCK_MONOTONIC)
 //   core.prompt_prefix_stable_ratio  bytes a request repeats from the start of the
 //                                    previous request of the same ask / its bytes
+//   core.prompt_prefix_stable_ratio_across_requests  the same between the first
+//                                    call of each request of one conversation and
+//                                    the call before it (a new session, long-term
+//                                    memory over its 4 KiB prompt section, each
+//                                    question about another memory)
 //   core.peak_heap_per_body_byte     XS heap peak (chunks + slots) during a request,
 //                                    minus the use at its start after a GC / the
 //                                    largest request body of that request (the peak
@@ -25,6 +30,7 @@ export const title = "agent core: loop overhead, interrupt latency, prompt prefi
 const CONVERSATIONS = 20;
 const INTERRUPT_RUNS = 30;
 const SESSION_KIB = 116;
+const ACROSS_REQUESTS = 12;
 
 function commonPrefix(a, b) {
 	const n = Math.min(a.length, b.length);
@@ -42,6 +48,7 @@ export function run({ runXs }) {
 			conversations: CONVERSATIONS,
 			"interrupt-runs": INTERRUPT_RUNS,
 			"session-kib": SESSION_KIB,
+			"across-requests": ACROSS_REQUESTS,
 		});
 		const body = (seq) => {
 			const record = mock.requests[seq - 1];
@@ -70,10 +77,15 @@ export function run({ runXs }) {
 			if (closedAt == null) throw new Error(`bench core: the mock never saw request ${l.seq} close`);
 			return closedAt - l.interruptAt;
 		});
+		const across = lines.find((l) => l.figure === "across");
+		if (!across) throw new Error("bench core: no across-requests conversation");
+		const acrossRatios = [];
+		for (let seq = across.first + 1; seq <= across.last; seq++) acrossRatios.push(commonPrefix(body(seq - 1), body(seq)) / body(seq).length);
 		return [
 			{ name: "core.iteration_overhead_ms", unit: "ms per iteration (116-146 KiB session)", values: conversations.map((c) => c.overheadMs) },
 			{ name: "core.interrupt_to_abort_ms", unit: "ms", values: abortMs },
 			{ name: "core.prompt_prefix_stable_ratio", unit: "ratio", values: ratios, p99: false },
+			{ name: "core.prompt_prefix_stable_ratio_across_requests", unit: "ratio", values: acrossRatios, p99: false },
 			{ name: "core.peak_heap_per_body_byte", unit: "heap bytes / body byte", values: heapPerByte, p99: false },
 		];
 	});
