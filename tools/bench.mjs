@@ -10,9 +10,9 @@
 // 99th percentile means nothing). ctx.runXs(specifier, options) runs an XS
 // module of test/peer as the host's main and returns the `BENCH {json}` lines
 // it traced, parsed. Adding a figure is adding a file.
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { arch, cpus, tmpdir } from "node:os";
+import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import { ROOT, TEST_MAP, hostBinary } from "./build.mjs";
 
@@ -67,6 +67,18 @@ export function runXs(specifier, options = {}, { variant = VARIANT, timeoutMs = 
 	});
 }
 
+/** When, on what and of which commit the figures were taken: quote it with them (README). */
+function provenance() {
+	let commit = "unknown commit";
+	try {
+		commit = execFileSync("git", ["-C", ROOT, "describe", "--always", "--dirty"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+	} catch {
+		// not a git checkout: the date and machine still say enough
+	}
+	const cpu = cpus();
+	return `measured ${new Date().toISOString().slice(0, 10)}, ${VARIANT} host, commit ${commit}, ${cpu.length} × ${cpu[0]?.model.trim() ?? "unknown CPU"} (${arch()})`;
+}
+
 function table(rows) {
 	const cols = ["name", "unit", "median", "p99", "min", "max", "runs"];
 	const cells = rows.map((r) => cols.map((c) => (r[c] === null ? "-" : String(r[c]))));
@@ -90,7 +102,7 @@ async function main() {
 			console.log(JSON.stringify(row));
 		}
 	}
-	if (!JSON_ONLY) console.log(`\n${table(rows)}`);
+	if (!JSON_ONLY) console.log(`\n${table(rows)}\n\n${provenance()}`);
 }
 
 if (process.argv[1] && process.argv[1].endsWith("bench.mjs")) {

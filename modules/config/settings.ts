@@ -13,9 +13,10 @@
 // another's (an http:// base URL with a key set); such rules are checked where
 // the settings are used together (llm/profiles).
 import {
-	LLM_CALLS_PER_DAY, LLM_CALLS_PER_HOUR, LLM_COUNT_SETTING_MAX, LLM_MAX_TOKENS, LLM_MAX_TOKENS_CEILING, LLM_TIMEOUT_MAX_MS,
+	CONFIG_NAME_MAX_CHARS, CONFIG_SHOWN_VALUE_MAX_CHARS, LLM_CALLS_PER_DAY, LLM_CALLS_PER_HOUR, LLM_COUNT_SETTING_MAX, LLM_MAX_TOKENS, LLM_MAX_TOKENS_CEILING, LLM_TIMEOUT_MAX_MS,
 	LLM_TIMEOUT_MIN_MS, LLM_TIMEOUT_MS, LLM_TOKENS_PER_DAY, TELEGRAM_POLL_TIMEOUT_MAX_S, TELEGRAM_POLL_TIMEOUT_S,
 } from "budgets";
+import { clip } from "util/text";
 
 export type SettingType = "text" | "integer" | "boolean" | "choice" | "url" | "identifier";
 
@@ -105,7 +106,7 @@ export function ruleOf(spec: SettingSpec): string {
 export function checkSetting(spec: SettingSpec, text: string): string {
 	const value = text.trim();
 	const refuse = (): never => {
-		const shown = spec.secret ? "" : ` (not "${value.length > 40 ? value.slice(0, 40) + "…" : value}")`;
+		const shown = spec.secret ? "" : ` (not "${clip(value, CONFIG_SHOWN_VALUE_MAX_CHARS)}")`;
 		throw new RangeError(`${spec.name} must be ${ruleOf(spec)}${shown}.`);
 	};
 	if (!value) refuse();
@@ -165,7 +166,7 @@ export function nearestSetting(name: string): string {
 /** The declaration of name; throws a sentence naming the nearest known setting when there is none. */
 export function settingOf(name: string): SettingSpec {
 	const spec = BY_NAME.get(name);
-	if (!spec) throw new RangeError(`there is no setting "${name.length > 48 ? name.slice(0, 48) + "…" : name}": did you mean ${nearestSetting(name)}? (config describe lists them all)`);
+	if (!spec) throw new RangeError(`there is no setting "${clip(name, CONFIG_NAME_MAX_CHARS + 1)}": did you mean ${nearestSetting(name)}? (config describe lists them all)`);
 	return spec;
 }
 

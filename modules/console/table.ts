@@ -2,6 +2,7 @@
 // add(...); resolve() finds the command a line names (two-word names first), and
 // turns a line that names none into a one-line hint for the person typing.
 import type { Command } from "console/types";
+import { clip } from "util/text";
 
 const NAME_PATTERN = /^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)?$/;
 const SHOWN_UNKNOWN_CHARS = 32;   // an unknown word is echoed at most this long
@@ -39,7 +40,7 @@ export class CommandTable {
 		if (single) return { command: single, args: afterFirst };
 		const group = this.#commands.filter((c) => c.name.startsWith(first + " ")).map((c) => c.name.slice(first.length + 1));
 		if (group.length) return { hint: `${first} needs one of: ${group.join(", ")} — type help` };
-		const shown = first.length > SHOWN_UNKNOWN_CHARS ? first.slice(0, SHOWN_UNKNOWN_CHARS) + "…" : first;
+		const shown = clip(first, SHOWN_UNKNOWN_CHARS + 1);
 		return { hint: `unknown command: ${shown} — type help` };
 	}
 }

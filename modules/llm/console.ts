@@ -6,6 +6,7 @@ import type { Command, Output } from "console/types";
 import { UsageError } from "console/types";
 import type { Llm } from "llm/runtime";
 import { messageOf } from "util/errors";
+import { clip, oneLine } from "util/text";
 
 const TEST_PROMPT = "Reply with one short sentence to confirm you can hear me.";
 const REPLY_SHOWN_CHARS = 200;
@@ -45,8 +46,7 @@ export function llmCommands(llm: Llm): Command[] {
 				} catch (error) {
 					throw new Error(`the LLM test failed: ${messageOf(error)}`);
 				}
-				const text = (response.message.content ?? "").replace(/\s+/g, " ").trim();
-				const shown = text.length > REPLY_SHOWN_CHARS ? text.slice(0, REPLY_SHOWN_CHARS) + "…" : text;
+				const shown = clip(oneLine(response.message.content ?? ""), REPLY_SHOWN_CHARS + 1);
 				const u = response.usage;
 				out.line(`ok in ${Math.round(response.elapsed_ms)} ms (${response.model}, ${response.attempts} attempt${response.attempts === 1 ? "" : "s"}, ${u.input_tokens} tokens in, ${u.output_tokens} out)`);
 				out.line(`reply: ${shown || "(empty)"}`);

@@ -9,6 +9,7 @@
 import { MEMORY_QUERY_MAX_WORDS, MEMORY_RECORD_MAX_BYTES, MEMORY_TAGS_MAX, MEMORY_TAG_MAX_CHARS } from "budgets";
 import { byteLength } from "util/files";
 import type { MemoryEntry } from "memory/types";
+import { clip, oneLine } from "util/text";
 
 const SEPARATORS = /[\s.,;:!?"'()[\]{}<>/\\|`~@$%^&*+=，。；：！？、（）“”‘’《》]+/;
 const TAG_PATTERN = /^[^\s#,]+$/;
@@ -83,8 +84,7 @@ export function rank(entries: readonly MemoryEntry[], query: string, tag: string
 
 /** text on one line, cut to chars with "…". */
 export function preview(text: string, chars: number): string {
-	const line = text.replace(/\s+/g, " ").trim();
-	return line.length > chars ? line.slice(0, chars) + "…" : line;
+	return clip(oneLine(text), chars + 1);
 }
 
 /**

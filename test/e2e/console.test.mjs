@@ -10,7 +10,7 @@ import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { APP_MAP, ROOT } from "../../tools/build.mjs";
-import { assertClean, runHost, withTempDir } from "./xs.mjs";
+import { assertClean, runCommand, runHost, withTempDir } from "./xs.mjs";
 
 const KEY = "sk-console-e2e-0123456789";
 const withData = withTempDir("xsclaw-console-");
@@ -22,23 +22,8 @@ const configure = (port) => [
 	"config set llm.model gpt-mock",
 ];
 
-/** Runs a command with input on stdin (ended); resolves {code, stdout, stderr}. */
-function run(command, args, input, { timeoutMs = 300_000, cwd = ROOT } = {}) {
-	return new Promise((resolve, reject) => {
-		const child = spawn(command, args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
-		let stdout = "", stderr = "";
-		child.stdout.on("data", (d) => (stdout += d));
-		child.stderr.on("data", (d) => (stderr += d));
-		const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-		child.on("error", reject);
-		child.on("close", (code, signal) => {
-			clearTimeout(timer);
-			resolve({ code, signal, stdout, stderr });
-		});
-		child.stdin.on("error", () => {}); // the firmware may exit before reading everything on a failure
-		child.stdin.end(input);
-	});
-}
+/** Runs a command from the repository with input on stdin (then ended). */
+const run = (command, args, input) => runCommand(command, args, { input, cwd: ROOT, timeoutMs: 300_000 });
 
 test("wrong start-up options are one line on stderr and exit 64, before anything runs", withData(async (data) => {
 	const file = join(data, "a-file");
@@ -160,3 +145,10 @@ test("the mock LLM's --tools mode makes a tool round a person can watch without 
 		mock.kill("SIGTERM");
 	}
 }));
+
+test("a build on a machine without mbedtls names the package to install, as root and with sudo", async () => {
+	const { missingSystemPackages } = await import("../../tools/build.mjs");
+	assert.equal(missingSystemPackages(), undefined, "this machine has every package");
+	const missing = missingSystemPackages([{ what: "mbedtls (the header mbedtls/no-such-header.h)", probe: { header: "mbedtls/no-such-header.h" }, package: "libmbedtls-dev" }]);
+	assert.match(missing, /mbedtls .* is missing: install with `apt-get install -y libmbedtls-dev` \(as root; otherwise `sudo apt-get install -y libmbedtls-dev`\)/);
+});

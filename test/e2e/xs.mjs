@@ -35,11 +35,18 @@ export function withTempDir(prefix) {
 // Spawns the host; resolves {code, signal, stdout, stderr}. Killed after timeoutMs.
 // stdin is a pipe that gets `input` and is then closed; input null leaves it
 // open; stdin "ignore" gives the host /dev/null.
-export function runHost(args, { variant = "release", input, stdin = "pipe", env = {}, timeoutMs = 60_000 } = {}) {
+export function runHost(args, { variant = "release", ...options } = {}) {
+	return runCommand(hostBinary(variant), args, options);
+}
+
+// Spawns any command the same way (e.g. npm start, node tools/...): the same
+// result shape and stdin handling as runHost; cwd defaults to this process's.
+export function runCommand(command, args, { input, stdin = "pipe", env = {}, timeoutMs = 60_000, cwd } = {}) {
 	return new Promise((resolve, reject) => {
-		const child = spawn(hostBinary(variant), args, {
+		const child = spawn(command, args, {
 			env: { ...process.env, ASAN_OPTIONS: "detect_leaks=1:abort_on_error=0", UBSAN_OPTIONS: "print_stacktrace=1", ...env },
 			stdio: [stdin, "pipe", "pipe"],
+			cwd,
 		});
 		let stdout = "", stderr = "";
 		child.stdout.on("data", (d) => (stdout += d));
@@ -51,6 +58,7 @@ export function runHost(args, { variant = "release", input, stdin = "pipe", env 
 			resolve({ code, signal, stdout, stderr });
 		});
 		if (stdin !== "pipe" || input === null) return;
+		child.stdin.on("error", () => {}); // it may exit (a usage error) before reading all of its input
 		if (input !== undefined) child.stdin.end(input);
 		else child.stdin.end();
 	});
