@@ -6,9 +6,6 @@ import type { Message, StoredRef } from "llm/types";
 import type { StoredRecord } from "store/session";
 import { byteLength, capMessage } from "store/messages";
 
-/** A piece of history that goes in or out whole: one message, or a tool round (call + every result). */
-interface Unit { messages: Message[]; bytes: number }
-
 /** A record as the prompt gets it: its message capped (failure notes are assistant messages already), and that message's JSON size. */
 export interface PromptRecord { kind: StoredRecord["kind"]; message: Message; bytes: number }
 
@@ -48,46 +45,6 @@ export function placeholder(message: Message, stored: StoredRef): Message {
 }
 
 /**
- * Groups records (oldest first) into units, dropping what must not reach a
- * prompt: an assistant tool call without all of its results (a round cut by a
- * power loss or a crash), and tool results with no call before them.
- */
-export function historyUnits(records: PromptRecord[]): { units: Unit[]; dropped: number } {
-	const units: Unit[] = [];
-	let dropped = 0;
-	let i = 0;
-	// Each pass consumes at least one record: bounded by records.length.
-	while (i < records.length) {
-		const record = records[i];
-		if (record.kind === "tool_result") {
-			dropped++;
-			i++;
-			continue;
-		}
-		if (record.kind !== "assistant_tool") {
-			units.push({ messages: [record.message], bytes: record.bytes });
-			i++;
-			continue;
-		}
-		const call = record.message;
-		const wanted = new Set(call.role === "assistant" ? (call.tool_calls ?? []).map((c) => c.id) : []);
-		const results: PromptRecord[] = [];
-		let j = i + 1;
-		for (; j < records.length && records[j].kind === "tool_result"; j++) results.push(records[j]);
-		const answered = new Set(results.map((r) => (r.message.role === "tool" ? r.message.tool_call_id : "")));
-		const whole = wanted.size > 0 && [...wanted].every((id) => answered.has(id)) && results.every((r) => r.message.role === "tool" && wanted.has(r.message.tool_call_id));
-		if (whole) {
-			const round = [record, ...results];
-			units.push({ messages: round.map((r) => r.message), bytes: round.reduce((n, r) => n + r.bytes, 0) });
-		} else {
-			dropped += 1 + results.length;
-		}
-		i = j;
-	}
-	return { units, dropped };
-}
-
-/**
  * The newest units that fit budgetBytes together, oldest first; stops at the
  * first that does not fit. The window then starts at a user message: an answer
  * or a tool round whose question fell out is left out too, since a history that
@@ -100,10 +57,98 @@ export function selectHistory(records: StoredRecord[], budgetBytes: number, capB
 
 /** selectHistory over records already capped and measured (promptRecord). */
 export function selectPromptHistory(records: PromptRecord[], budgetBytes: number): Message[] {
-	const { units } = historyUnits(records);
+	return selectWindow((i) => records[i], 0, records.length, budgetBytes);
+}
+
+/** Whether a tool call record and the tool results after it make a whole round: every call answered, every result a call's. */
+function wholeRound(at: (i: number) => PromptRecord | undefined, call: number, results: number[]): boolean {
+	const message = at(call)!.message;
+	const calls = message.role === "assistant" ? message.tool_calls ?? [] : [];
+	if (!calls.length) return false;
+	const answers = (id: string) => results.some((r) => { const m = at(r)!.message; return m.role === "tool" && m.tool_call_id === id; });
+	return calls.every((c) => answers(c.id)) && results.every((r) => {
+		const m = at(r)!.message;
+		return m.role === "tool" && calls.some((c) => c.id === m.tool_call_id);
+	});
+}
+
+/** The index of the record before i (below start: none). */
+function below(at: (i: number) => PromptRecord | undefined, i: number, start: number): number {
+	do i--; while (i >= start && !at(i));
+	return i;
+}
+
+/** The index of the record after i (end: none). */
+function above(at: (i: number) => PromptRecord | undefined, i: number, end: number): number {
+	do i++; while (i < end && !at(i));
+	return i;
+}
+
+/**
+ * selectPromptHistory over the records at indexes [start, end) (at(i) undefined:
+ * no record there), without building units: the newest units are taken walking
+ * back until one does not fit, then the messages of the window are given in one
+ * pass forward. A unit is one message, or a tool call with every one of its
+ * results; a call missing a result and results with no call before them are
+ * left out (a round cut by a power loss or a crash). Costs two passes and one
+ * array of the messages given.
+ */
+export function selectWindow(at: (i: number) => PromptRecord | undefined, start: number, end: number, budgetBytes: number): Message[] {
+	let round: number[] = [];
 	let used = 0;
-	let first = units.length;
-	while (first > 0 && used + units[first - 1].bytes <= budgetBytes) used += units[--first].bytes;
-	while (first < units.length && units[first].messages[0].role !== "user") first++;
-	return units.slice(first).flatMap((u) => u.messages);
+	let from = end;   // where the window starts: its oldest user message
+	// Back from the newest: each pass consumes at least one record, so bounded by end - start.
+	for (let i = below(at, end, start); i >= start;) {
+		const record = at(i)!;
+		let unitStart = i, bytes = record.bytes, keep = true;
+		if (record.kind === "tool_result") {
+			round = [];
+			let first = i;
+			for (let j = i; j >= start && at(j)!.kind === "tool_result"; j = below(at, j, start)) {
+				round.push(j);
+				bytes += j === i ? 0 : at(j)!.bytes;
+				first = j;
+			}
+			const call = below(at, first, start);
+			if (call >= start && at(call)!.kind === "assistant_tool") {
+				unitStart = call;
+				keep = wholeRound(at, call, round);
+				bytes += at(call)!.bytes;
+			} else {
+				unitStart = first;   // results with no call before them
+				keep = false;
+			}
+		} else if (record.kind === "assistant_tool") {
+			keep = false;           // a call with no results after it
+		}
+		if (keep) {
+			if (used + bytes > budgetBytes) break;
+			used += bytes;
+			if (at(unitStart)!.message.role === "user") from = unitStart;
+		}
+		i = below(at, unitStart, start);
+	}
+	const out: Message[] = [];
+	// Forward over the window: the same units, now given in order.
+	for (let i = from; i < end;) {
+		const record = at(i)!;
+		if (record.kind === "tool_result") {
+			i = above(at, i, end);   // results with no call before them
+			continue;
+		}
+		if (record.kind !== "assistant_tool") {
+			out.push(record.message);
+			i = above(at, i, end);
+			continue;
+		}
+		round = [];
+		let j = above(at, i, end);
+		for (; j < end && at(j)!.kind === "tool_result"; j = above(at, j, end)) round.push(j);
+		if (wholeRound(at, i, round)) {
+			out.push(record.message);
+			for (const r of round) out.push(at(r)!.message);
+		}
+		i = j;
+	}
+	return out;
 }

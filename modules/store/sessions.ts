@@ -20,7 +20,7 @@ import {
 	MESSAGE_MAX_BYTES, SESSION_CHATS_FILE_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
 	SESSION_HISTORY_MAX_RECORDS, SESSION_INFLIGHT_REQUESTS_MAX, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX,
 } from "budgets";
-import { imagesOf, placeholder, promptRecord, selectPromptHistory, type PromptRecord } from "store/history";
+import { imagesOf, placeholder, promptRecord, selectWindow, type PromptRecord } from "store/history";
 import { capMessage } from "store/messages";
 import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, paths } from "store/session";
 import { decodeText, exists, keepAside, readWhole, staleTempRemoved, writeAtomically } from "util/files";
@@ -418,19 +418,17 @@ export class Sessions {
 		const session = this.#session(id);
 		const cache = this.#promptCache(id, session);
 		const end = this.#inflight.get(id)?.get(request.request_id) ?? session.count;
-		const records: PromptRecord[] = [];
 		let bytes = 0;
 		let start = end;
 		// Bounded by SESSION_HISTORY_MAX_RECORDS and the budget (capped sizes; raw sizes would stop too early).
 		while (start > 0 && end - start < SESSION_HISTORY_MAX_RECORDS && bytes <= SESSION_HISTORY_MAX_BYTES) {
 			const from = Math.max(0, start - SESSION_READ_BATCH_RECORDS, end - SESSION_HISTORY_MAX_RECORDS);
-			const batch = this.#promptRecords(session, cache, from, start);
-			for (const r of batch) bytes += r.bytes;
-			records.unshift(...batch);
+			this.#readPrompt(session, cache, from, start);
+			for (let i = from; i < start; i++) bytes += cache.records.get(i)?.bytes ?? 0;
 			start = from;
 		}
 		for (const index of cache.records.keys()) if (index < start) cache.records.delete(index);
-		return selectPromptHistory(records, SESSION_HISTORY_MAX_BYTES);
+		return selectWindow((i) => cache.records.get(i) ?? undefined, start, end, SESSION_HISTORY_MAX_BYTES);
 	}
 
 	#promptCache(id: string, file: SessionFile): PromptCache {
@@ -451,14 +449,11 @@ export class Sessions {
 		return cache;
 	}
 
-	/** Records [from, to) as the prompt takes them, from the cache or read (and then cached). */
-	#promptRecords(session: SessionFile, cache: PromptCache, from: number, to: number): PromptRecord[] {
-		const out: PromptRecord[] = [];
+	/** Puts records [from, to) that the cache lacks into it: read, capped and measured once (null: left out when read). */
+	#readPrompt(session: SessionFile, cache: PromptCache, from: number, to: number): void {
 		// Each pass consumes at least one index: bounded by to - from.
 		for (let i = from; i < to;) {
 			if (cache.records.has(i)) {
-				const known = cache.records.get(i);
-				if (known) out.push(known);
 				i++;
 				continue;
 			}
@@ -471,13 +466,8 @@ export class Sessions {
 				const ref = new HistoryRef(cache, record.index, imagesOf(prompt.message));
 				cache.records.set(record.index, { kind: prompt.kind, bytes: prompt.bytes, message: placeholder(prompt.message, ref) });
 			}
-			for (let k = i; k < j; k++) {
-				const known = cache.records.get(k);
-				if (known) out.push(known);
-			}
 			i = j;
 		}
-		return out;
 	}
 
 	/** The "history" context provider (REQUEST_START_ONLY): undefined when there is nothing yet. */

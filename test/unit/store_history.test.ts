@@ -7,7 +7,7 @@ import type { AssistantMessage, Message } from "llm/types";
 import { MESSAGE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES } from "budgets";
 import { ProviderFlag } from "core/types";
 import { Sessions } from "store/sessions";
-import { selectHistory } from "store/history";
+import { selectHistory, selectPromptHistory, type PromptRecord } from "store/history";
 import { capMessage, byteLength } from "store/messages";
 import type { StoredRecord } from "store/session";
 
@@ -162,4 +162,50 @@ test("a failure note is given as an assistant message", () => {
 	const messages = history(id, 2);
 	assert.deepEqual(messages.map((m) => m.role), ["user", "assistant"]);
 	assert.equal(messages[1].content, "(no answer: request cancelled)");
+});
+
+/** The reference: group forward into units (a call takes every result right after it, whole or dropped; stray results dropped), take the newest that fit, open at a user unit. */
+function referenceWindow(records: PromptRecord[], budget: number): Message[] {
+	const units: { messages: Message[]; bytes: number }[] = [];
+	for (let i = 0; i < records.length;) {
+		const r = records[i];
+		if (r.kind === "tool_result") { i++; continue; }
+		if (r.kind !== "assistant_tool") { units.push({ messages: [r.message], bytes: r.bytes }); i++; continue; }
+		const wanted = new Set((r.message as AssistantMessage).tool_calls?.map((c) => c.id) ?? []);
+		let j = i + 1;
+		const results: PromptRecord[] = [];
+		for (; j < records.length && records[j].kind === "tool_result"; j++) results.push(records[j]);
+		const answered = new Set(results.map((x) => (x.message.role === "tool" ? x.message.tool_call_id : "")));
+		if (wanted.size > 0 && [...wanted].every((w) => answered.has(w)) && results.every((x) => x.message.role === "tool" && wanted.has(x.message.tool_call_id)))
+			units.push({ messages: [r, ...results].map((x) => x.message), bytes: [r, ...results].reduce((n, x) => n + x.bytes, 0) });
+		i = j;
+	}
+	let used = 0, first = units.length;
+	while (first > 0 && used + units[first - 1].bytes <= budget) used += units[--first].bytes;
+	while (first < units.length && units[first].messages[0].role !== "user") first++;
+	return units.slice(first).flatMap((u) => u.messages);
+}
+
+test("the window (two passes, no units built) is the reference's for 400 seeded random sequences of records", () => {
+	let state = 99;
+	const random = (n: number) => {
+		state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+		return (state >>> 8) % n;
+	};
+	for (let seed = 0; seed < 400; seed++) {
+		const records: PromptRecord[] = [];
+		for (let i = 0, n = random(30); i < n; i++) {
+			const bytes = 10 + random(200);
+			const id = `c${random(4)}`;
+			switch (random(5)) {
+				case 0: records.push({ kind: "user", message: { role: "user", content: `u${i}` }, bytes }); break;
+				case 1: records.push({ kind: "assistant_final", message: { role: "assistant", content: `a${i}` }, bytes }); break;
+				case 2: records.push({ kind: "assistant_tool", message: { role: "assistant", content: null, tool_calls: Array.from({ length: random(3) }, (_, k) => ({ id: `c${(random(4) + k) % 4}`, type: "function" as const, function: { name: "probe", arguments: "{}" } })) }, bytes }); break;
+				case 3: records.push({ kind: "tool_result", message: { role: "tool", tool_call_id: id, content: `r${i}` }, bytes }); break;
+				default: records.push({ kind: "failure_note", message: { role: "assistant", content: `f${i}` }, bytes }); break;
+			}
+		}
+		const budget = 50 + random(2000);
+		assert.deepEqual(selectPromptHistory(records, budget), referenceWindow(records, budget), `seed ${seed}`);
+	}
 });

@@ -239,11 +239,14 @@ xsMachine *hostCreateMachine(const xsCreation *creation, const char *name)
 	return machine;
 }
 
+static void freeKeptCode(txMachine *the);
+
 void hostDeleteMachine(xsMachine *machine)
 {
 	pthread_mutex_lock(&gMachineLock);
 	xsDeleteMachine(machine);
 	pthread_mutex_unlock(&gMachineLock);
+	freeKeptCode(machine);
 	if (tLoop && tLoop->machine == machine)
 		tLoop->machine = NULL;
 }
@@ -404,6 +407,92 @@ static txScript *parseFile(txMachine *the, const char *path)
 	return script;
 }
 
+/* Module code kept as the device keeps it in flash. On the ESP32, mcconfig
+ * preloads modules: their functions' code and string literals stay in flash
+ * and are used in place (XS_CODE_CODE_ARCHIVE_*, XS_CODE_STRING_ARCHIVE_*).
+ * Parsed at run time, XS would copy every function's code into the chunk heap
+ * when the function is created and every string literal each time it is
+ * evaluated, so the lin heap figures would count work the device never does.
+ * keepCode() turns those opcodes into their archive forms and keeps the code
+ * buffer, which never moves, until the machine is deleted (freeKeptCode). The
+ * symbols are remapped here, as fxRunScript would, so it does not free it. */
+extern void fxRemapIDs(txMachine *the, txByte *codeBuffer, txSize codeSize, txID *theIDs);   /* xsRun.c */
+
+typedef struct KeptCode { txMachine *the; txByte *code; struct KeptCode *next; } KeptCode;
+static __thread KeptCode *gKeptCode = NULL;   /* per thread: a machine loads and is deleted on its own thread */
+
+static void keepCode(txMachine *the, txScript *script)
+{
+	txByte *p = script->codeBuffer;
+	txByte *end = script->codeBuffer + script->codeSize;
+	while (p < end) {
+		txU1 code = *(txU1 *)p;
+		txS1 size = gxCodeSizes[code];
+		if (code >= XS_CODE_CODE_1 && code <= XS_CODE_CODE_4)
+			*(txU1 *)p = (txU1)(code + (XS_CODE_CODE_ARCHIVE_1 - XS_CODE_CODE_1));
+		else if (code >= XS_CODE_STRING_1 && code <= XS_CODE_STRING_4)
+			*(txU1 *)p = (txU1)(code + (XS_CODE_STRING_ARCHIVE_1 - XS_CODE_STRING_1));
+		if (size > 0)
+			p += size;
+		else if (size == 0)
+			p += 1 + sizeof(txID);
+		else if (size == -1)
+			p += 2 + *(txU1 *)(p + 1);
+		else if (size == -2) {
+			txU2 length;
+			txByte *q = p + 1;
+			mxDecode2(q, length);
+			p = q + length;
+		}
+		else {
+			txS4 length;
+			txByte *q = p + 1;
+			mxDecode4(q, length);
+			p = q + length;
+		}
+	}
+	if (script->symbolsBuffer) {
+		txByte *q = script->symbolsBuffer;
+		txID count, i;
+		mxDecodeID(q, count);
+		txID *ids = malloc(count * sizeof(txID));
+		if (!ids)
+			fxAbort(the, XS_NOT_ENOUGH_MEMORY_EXIT);
+		ids[0] = XS_NO_ID;
+		for (i = 1; i < count; i++) {
+			ids[i] = fxNewNameC(the, (txString)q);
+			q += strlen((char *)q) + 1;
+		}
+		fxRemapIDs(the, script->codeBuffer, script->codeSize, ids);
+		free(ids);
+		free(script->symbolsBuffer);
+		script->symbolsBuffer = NULL;
+	}
+	KeptCode *kept = malloc(sizeof(KeptCode));
+	if (!kept)
+		fxAbort(the, XS_NOT_ENOUGH_MEMORY_EXIT);
+	kept->the = the;
+	kept->code = script->codeBuffer;
+	kept->next = gKeptCode;
+	gKeptCode = kept;
+}
+
+/* Frees the code kept for a machine, after it was deleted (on the thread that ran it). */
+static void freeKeptCode(txMachine *the)
+{
+	KeptCode **link = &gKeptCode;
+	while (*link) {
+		KeptCode *kept = *link;
+		if (kept->the == the) {
+			*link = kept->next;
+			free(kept->code);
+			free(kept);
+		}
+		else
+			link = &kept->next;
+	}
+}
+
 void fxLoadModule(txMachine *the, txSlot *module, txID moduleID)
 {
 	const char *specifier = fxGetKeyName(the, moduleID);
@@ -413,7 +502,18 @@ void fxLoadModule(txMachine *the, txSlot *module, txID moduleID)
 	txScript *script = parseFile(the, path);
 	if (!script)
 		mxSyntaxError("module %s: cannot load %s", specifier, path);
-	fxResolveModule(the, module, moduleID, script, C_NULL, C_NULL);
+	keepCode(the, script);
+	/* fxRunScript keeps no pointer to the script itself: only to its (kept) code. */
+	mxTry(the) {
+		fxResolveModule(the, module, moduleID, script, C_NULL, C_NULL);
+	}
+	mxCatch(the) {
+		free(script->hostsBuffer);
+		free(script);
+		fxJump(the);
+	}
+	free(script->hostsBuffer);
+	free(script);
 }
 
 /* ---- event loop -------------------------------------------------------- */
