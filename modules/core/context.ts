@@ -59,7 +59,7 @@ export async function buildContext(run: Run, systemPrompt: string, providers: re
 	const stable: string[] = [systemPrompt];
 	const volatile: string[] = [];
 	const tools: ToolDefinition[] = [];
-	let history: Message[] = [];
+	const histories: Message[][] = [];
 	for (const provider of providers) {
 		const content = await collect(run, provider);
 		if (content === undefined) continue;
@@ -72,7 +72,7 @@ export async function buildContext(run: Run, systemPrompt: string, providers: re
 				break;
 			}
 			case "messages":
-				history = history.concat(content.content);
+				histories.push(content.content);
 				break;
 			case "tools":
 				tools.push(...content.content);
@@ -83,13 +83,12 @@ export async function buildContext(run: Run, systemPrompt: string, providers: re
 	// ContextProvider; the store's provider ends before this request's USER
 	// record): the current message is injected below, exactly once. No dedupe
 	// by text here: a person may well have sent the same words last time.
-	if (history.length) history = [...history.slice(0, -1), { ...history[history.length - 1], cache_breakpoint: true }];
-	const messages: Message[] = [
-		{ role: "system", content: stable.join("\n\n"), cache_breakpoint: true },
-		...history,
-		{ role: "user", content: `${run.request.user_text}\n\n${volatileBlock(run, volatile)}` },
-		...run.runtime,
-	];
+	// One array, filled once: the history (hundreds of messages) is not copied per step.
+	const messages: Message[] = [{ role: "system", content: stable.join("\n\n"), cache_breakpoint: true }];
+	for (const history of histories) for (const message of history) messages.push(message);
+	if (messages.length > 1) messages[messages.length - 1] = { ...messages[messages.length - 1], cache_breakpoint: true };
+	messages.push({ role: "user", content: `${run.request.user_text}\n\n${volatileBlock(run, volatile)}` });
+	for (const message of run.runtime) messages.push(message);
 	const chatRequest: ChatRequest = { messages };
 	if (tools.length) chatRequest.tools = tools;
 	return chatRequest;
