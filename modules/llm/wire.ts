@@ -319,6 +319,7 @@ class ProtocolBackend implements LlmBackend {
 	}
 
 	deinit(): void {
+		if (this.#prefix) (this.#env?.buffers ?? heapBuffers).free(this.#prefix.bytes.buffer);
 		this.#profile = undefined;
 		this.#env = undefined;
 		this.#prefix = undefined;
@@ -335,10 +336,13 @@ class ProtocolBackend implements LlmBackend {
 				const writer = new BodyWriter(buffers);
 				body = writer;
 				const prefix = writeBody(spec.pieces, request, profile, writer, buffers, this.#prefix, notes);
-				if (prefix) this.#prefix = prefix;
-				else {
+				if (!prefix) {
 					writer.release();
 					body = undefined;
+				} else if (prefix !== this.#prefix) {
+					// The old prefix's bytes were only ever copied from: its buffer goes back at once.
+					if (this.#prefix) buffers.free(this.#prefix.bytes.buffer);
+					this.#prefix = prefix;
 				}
 			}
 			if (!body) {

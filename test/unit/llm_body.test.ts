@@ -160,3 +160,28 @@ test("loadStored gives whole messages, keeping a placeholder's cache breakpoint"
 	assert.deepEqual(loaded.messages[2], { ...HISTORY[1], cache_breakpoint: true });
 	assert.ok(loadStored(loaded) === loaded, "nothing stored: the same request");
 });
+
+test("a backend gives its kept prefix back to the pool when it is replaced and at deinit", async () => {
+	const buffers = psramBuffers(psram);
+	const sent: Uint8Array[] = [];
+	const transport = {
+		request: async (r: { body?: unknown }) => {
+			sent.push(r.body as Uint8Array);
+			return { status: 200, headers: {}, body: JSON.stringify({ model: "m", choices: [{ message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] }), bytesSent: 0, bytesReceived: 0, firstByteMs: 0 };
+		},
+	};
+	const p = { ...profile(OPENAI), stream: false };
+	const backend = builtInRegistry().get("openai_compatible")!.create();
+	const before = psram.stats().psram.used;
+	backend.init(p, { transport: transport as never, now: () => 0, buffers });
+	await backend.chat(request([]), {});
+	const withPrefix = psram.stats().psram.used;
+	assert.ok(withPrefix > before, "the prefix is kept in PSRAM");
+	const other = request([]);
+	other.messages[0] = { role: "system", content: "another system prompt, a little longer than the first one" };
+	await backend.chat(other, {});
+	assert.ok(psram.stats().psram.used - withPrefix < 200, "the replaced prefix went back; only the new one is kept");
+	backend.deinit();
+	assert.equal(psram.stats().psram.used, before, "deinit gives the prefix back");
+	assert.equal(sent.length, 2);
+});
