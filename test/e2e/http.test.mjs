@@ -5,9 +5,9 @@
 // fetch chunked bodies of any size.
 import { test } from "node:test";
 import { freePort, withMockOverTLS } from "../../tools/peers.mjs";
-import { VARIANTS, runXsTests } from "./xs.mjs";
+import { TLS_VARIANTS, runXsTests } from "./xs.mjs";
 
-for (const variant of VARIANTS) {
+for (const variant of TLS_VARIANTS) {
 	test(`HTTP client against the mock LLM over TLS [${variant}]`, async (t) => {
 		await withMockOverTLS("xsclaw-http-", async ({ ca, mock, control }) => {
 			await runXsTests(t, "test/peer/http", {

@@ -13,9 +13,9 @@ import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { makeTestCA } from "../../tools/testca.mjs";
 import { withMockOverTLS } from "../../tools/peers.mjs";
 import { APP_MAP } from "../../tools/build.mjs";
-import { VARIANTS, assertClean, runHost, runXsTests } from "./xs.mjs";
+import { TLS_VARIANTS, VARIANTS, assertClean, runHost, runXsTests } from "./xs.mjs";
 
-for (const variant of VARIANTS) {
+for (const variant of TLS_VARIANTS) {
 	test(`LLM runtime against the mock LLM over TLS [${variant}]`, async (t) => {
 		await withMockOverTLS("xsclaw-llm-ca-", async ({ ca, mock, control }) => {
 			await runXsTests(t, "test/peer/llm", {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeTestCA } from "../../tools/testca.mjs";
 import { closer, freePort, listen } from "../../tools/peers.mjs";
-import { VARIANTS, runXsTests } from "./xs.mjs";
+import { TLS_VARIANTS, VARIANTS, runXsTests } from "./xs.mjs";
 
 // Starts the named servers; stop() closes them and ends their connections.
 async function start(servers) {
@@ -44,7 +44,9 @@ for (const variant of VARIANTS) {
 			await stop();
 		}
 	});
+}
 
+for (const variant of TLS_VARIANTS) {
 	test(`TLS socket against Node TLS servers [${variant}]`, async (t) => {
 		const dir = mkdtempSync(join(tmpdir(), "xsclaw-ca-"));
 		try {

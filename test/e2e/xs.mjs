@@ -8,6 +8,9 @@ import { join } from "node:path";
 import { TEST_MAP, hostBinary } from "../../tools/build.mjs";
 
 export const VARIANTS = ["release", "asan"].filter((v) => existsSync(hostBinary(v)));
+// The TLS tests also run on the host built against Mbed TLS 4.0 (the board's
+// version), when `npm test` could build it (tools/mbedtls4.mjs).
+export const TLS_VARIANTS = [...VARIANTS, ...["mbedtls4"].filter((v) => existsSync(hostBinary(v)))];
 
 // What a sanitizer or UBSan prints when it finds something.
 export const SANITIZER_ERROR = /ERROR: (Address|Leak)Sanitizer|runtime error:/;

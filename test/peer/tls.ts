@@ -30,7 +30,7 @@ const CA_DER = fromHex(option("ca-der-hex") ?? "");
 
 const at = (p: number, more: object = {}) => ({ address: "127.0.0.1", port: p, host: "localhost", ...more });
 const withCA = (p: number, more: object = {}) => at(p, { secure: { certificate: CA_DER }, ...more });
-const NOT_TRUSTED = /^TLS: certificate not trusted: 127\.0\.0\.1 port \d+ .*; pass the server's CA as secure\.certificate or with --ca FILE$/;
+const NOT_TRUSTED = /^TLS: certificate not trusted: 127\.0\.0\.1 port \d+ presented a certificate that no trusted CA vouches for \(.*\); if you trust this server, start xsclaw with --ca FILE naming its CA$/;
 
 if (MODE === "default") {
 	test("the system bundle does not trust the test CA: certificate not trusted", async () => {

@@ -83,7 +83,13 @@ int netPort(NetSocket *socket);
 /* Records the error that onError will report; returns NET_FAILED. */
 int netFail(NetSocket *socket, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
+/* Fails the stream from outside the transport (a deadline): onError(message)
+ * follows on the next loop turn, after data already received is read. */
+void netAbort(NetSocket *socket, const char *message);
+
 /* The JS methods, for each class's own receiver check. */
+/* The transport context of `this`, after the receiver check. */
+void *netContextOf(xsMachine *the, const NetClass *cls);
 void netDestructor(void *data);
 void netMarker(xsMachine *the, void *data, xsMarkRoot markRoot);
 void netRead(xsMachine *the, const NetClass *cls);

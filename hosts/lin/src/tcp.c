@@ -565,6 +565,18 @@ void netClose(xsMachine *the, const NetClass *cls)
 		netFree(s);
 }
 
+void *netContextOf(xsMachine *the, const NetClass *cls)
+{
+	NetSocket *s = hostThis(the, cls->hooks, cls->name);
+	return s->context;
+}
+
+void netAbort(NetSocket *s, const char *message)
+{
+	netFail(s, "%s", message);
+	netKick(s);
+}
+
 void netGetRemoteAddress(xsMachine *the, const NetClass *cls)
 {
 	NetSocket *s = hostThis(the, cls->hooks, cls->name);
