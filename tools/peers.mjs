@@ -154,3 +154,68 @@ export async function withMockOverTLS(prefix, fn) {
 		rmSync(dir, { recursive: true, force: true });
 	}
 }
+
+/**
+ * An `openssl s_server` (Debian's openssl) on 127.0.0.1 that sends back each
+ * line reversed (-rev): "hello\n" -> "olleh\n". One connection at a time,
+ * then the next. {cert, key, chain?: intermediate PEM path, version?: "1.2" |
+ * "1.3" (only that one; both by default)}. Resolves {port, close()} once it
+ * accepts; rejects when it exits first (its stderr in the message).
+ */
+export async function startOpenSSLServer({ cert, key, chain, version }) {
+	const { spawn } = await import("node:child_process");
+	for (let attempt = 0; ; attempt++) {
+		const port = await freePort();
+		const args = ["s_server", "-accept", `127.0.0.1:${port}`, "-cert", cert, "-key", key, "-rev", "-quiet", "-no_dhe"];
+		if (chain) args.push("-cert_chain", chain);
+		if (version === "1.2") args.push("-tls1_2");
+		if (version === "1.3") args.push("-tls1_3");
+		const child = spawn("openssl", args, { stdio: ["ignore", "pipe", "pipe"] });
+		let stderr = "";
+		child.stderr.on("data", (d) => (stderr += d));
+		child.stdout.resume();
+		const exited = new Promise((resolve) => child.once("exit", resolve));
+		const up = await new Promise((resolve) => {
+			// Bounded: 100 tries 50 ms apart, or the process ending.
+			let tries = 0;
+			const poll = () => {
+				if (child.exitCode !== null || ++tries > 100) return resolve(false);
+				const probe = net.connect(port, "127.0.0.1");
+				probe.once("connect", () => { probe.destroy(); resolve(true); });
+				probe.once("error", () => setTimeout(poll, 50));
+			};
+			poll();
+		});
+		const close = async () => {
+			if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+			await exited;
+		};
+		if (up) return { port, close };
+		await close();
+		// A port taken between freePort and s_server: try another, twice.
+		if (attempt >= 2 || !/Address already in use|bind/i.test(stderr)) throw new Error(`openssl s_server did not start: ${stderr.trim()}`);
+	}
+}
+
+/**
+ * A TCP proxy on 127.0.0.1 to `port` that passes the client's bytes on but only
+ * the first `bytes` of the server's reply, then nothing: a server that stalls
+ * mid-handshake. Resolves {port, close()}.
+ */
+export async function startStallingProxy(port, bytes) {
+	const server = net.createServer((client) => {
+		const upstream = net.connect(port, "127.0.0.1");
+		let passed = 0;
+		client.on("data", (d) => upstream.write(d));
+		upstream.on("data", (d) => {
+			const room = Math.max(0, bytes - passed);
+			if (room) client.write(d.subarray(0, room));
+			passed += d.length;
+		});
+		const end = () => { client.destroy(); upstream.destroy(); };
+		client.on("error", end).on("close", end);
+		upstream.on("error", end).on("close", end);
+	});
+	const close = closer(server);
+	return { port: await listen(server), close };
+}

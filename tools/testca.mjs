@@ -93,3 +93,62 @@ export async function makeTestCA(dir, { hosts = ['localhost', '127.0.0.1'] } = {
     wrong: pair('wrong-server'),
   };
 }
+
+/**
+ * The PKI of the openssl s_server matrix (test/e2e/tls-openssl.test.mjs, the TLS
+ * bench), on top of makeTestCA's: a server certificate with an RSA 2048 key from
+ * the same CA; a three-level chain (RSA 4096 root -> P-256 intermediate ->
+ * P-256 server); a server certificate that expired in 2020. About 1-3 s, most
+ * of it the 4096-bit key. Paths in the result's `paths`, DER of the roots in
+ * `der`.
+ */
+export async function makeMatrixPKI(dir, options) {
+  const base = await makeTestCA(dir, options);
+  const hosts = options?.hosts ?? ['localhost', '127.0.0.1'];
+  const p = (name) => join(dir, name);
+  const cnf = p('matrix.cnf');
+  const san = hosts.map((h) => (isIP(h) ? `IP:${h}` : `DNS:${h}`)).join(', ');
+  writeFileSync(p('index.txt'), '');
+  writeFileSync(cnf, [
+    '[req]', 'distinguished_name = dn', '[dn]',
+    '[ca]', 'default_ca = expiring',
+    '[expiring]', `database = ${p('index.txt')}`, `new_certs_dir = ${dir}`, 'rand_serial = yes',
+    'policy = any', 'default_md = sha256', 'unique_subject = no', 'copy_extensions = none',
+    '[any]', 'commonName = supplied',
+    '[root_ext]', 'basicConstraints = critical, CA:TRUE', 'keyUsage = critical, keyCertSign, cRLSign', 'subjectKeyIdentifier = hash',
+    '[intermediate_ext]', 'basicConstraints = critical, CA:TRUE, pathlen:0', 'keyUsage = critical, keyCertSign, cRLSign',
+    'subjectKeyIdentifier = hash', 'authorityKeyIdentifier = keyid',
+    '[leaf_ext]', 'basicConstraints = critical, CA:FALSE', 'keyUsage = critical, digitalSignature, keyEncipherment',
+    'extendedKeyUsage = serverAuth', 'subjectKeyIdentifier = hash', 'authorityKeyIdentifier = keyid', `subjectAltName = ${san}`,
+    '',
+  ].join('\n'));
+  const csr = (name, key) => openssl(['req', '-new', ...key, '-keyout', p(`${name}.key`), '-subj', `/CN=${hosts[0]}`, '-config', cnf]);
+  const sign = (name, request, caName, ext, days = '825') => openssl(['x509', '-req', '-CA', p(`${caName}.pem`), '-CAkey', p(`${caName}.key`),
+    '-set_serial', serial(), '-days', days, '-sha256', '-extfile', cnf, '-extensions', ext, '-out', p(`${name}.pem`)], request);
+
+  // RSA server certificate from the test CA.
+  sign('rsa-server', csr('rsa-server', ['-newkey', 'rsa:2048', '-nodes']), 'ca', 'leaf_ext');
+  // Three levels under a 4096-bit root.
+  openssl(['req', '-x509', '-newkey', 'rsa:4096', '-nodes', '-keyout', p('root4096.key'), '-out', p('root4096.pem'),
+    '-subj', '/CN=xsclaw test root 4096', '-days', '3650', '-sha256', '-set_serial', serial(), '-config', cnf, '-extensions', 'root_ext']);
+  const intermediate = openssl(['req', '-new', ...EC, '-keyout', p('intermediate.key'), '-subj', '/CN=xsclaw test intermediate', '-config', cnf]);
+  sign('intermediate', intermediate, 'root4096', 'intermediate_ext', '1825');
+  sign('chain-server', csr('chain-server', EC), 'intermediate', 'leaf_ext');
+  // Expired: valid for January 2020 only.
+  writeFileSync(p('expired.csr'), csr('expired-server', EC));
+  openssl(['ca', '-batch', '-config', cnf, '-keyfile', p('ca.key'), '-cert', p('ca.pem'), '-in', p('expired.csr'), '-out', p('expired-server.pem'),
+    '-startdate', '20200101000000Z', '-enddate', '20200201000000Z', '-extensions', 'leaf_ext', '-notext']);
+
+  const der = (name) => Buffer.from(readFileSync(p(name), 'utf8').replace(/-----[^-]+-----|\s/g, ''), 'base64');
+  return {
+    ...base,
+    paths: {
+      ...base.paths,
+      rsaServer: p('rsa-server.pem'), rsaServerKey: p('rsa-server.key'),
+      root4096: p('root4096.pem'), intermediate: p('intermediate.pem'),
+      chainServer: p('chain-server.pem'), chainServerKey: p('chain-server.key'),
+      expiredServer: p('expired-server.pem'), expiredServerKey: p('expired-server.key'),
+    },
+    der: { ca: base.ca.der, root4096: der('root4096.pem'), otherCa: der('other-ca.pem') },
+  };
+}

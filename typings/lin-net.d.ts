@@ -16,7 +16,22 @@ declare module "embedded:io/socket/tcp/tls" {
 		certificate?: ArrayBuffer | ArrayBufferView;
 		/** Verify the server's certificate and name (default true). */
 		verify?: boolean;
+		/** Milliseconds the connection and handshake may take before onError (default 30000). */
+		handshakeTimeout?: number;
 	}
+
+	/** What mbedtls holds, counted through the TLS core's allocator. */
+	export interface TLSMemory {
+		bytes: number;
+		peakBytes: number;
+		allocations: number;
+		/** The Mbed TLS version built in, e.g. "2.28.3", "4.0.0". */
+		library: string;
+	}
+	/** The counters; resetPeak starts a new peak from what is held now. */
+	export function memory(resetPeak?: boolean): TLSMemory;
+	/** Forgets the sessions kept for resumption: the next handshakes are full ones. */
+	export function forgetSessions(): void;
 
 	export interface Options {
 		/** An IP literal: resolve names first (embedded:network/dns/resolver/udp). */
@@ -50,6 +65,10 @@ declare module "embedded:io/socket/tcp/tls" {
 		write(value: Buffer | number): number;
 		/** Idempotent; nothing calls back afterwards. */
 		close(): void;
+		/** Whether the handshake resumed a kept session (no certificate was exchanged). */
+		readonly resumed: boolean;
+		/** "TLSv1.2" or "TLSv1.3" once the handshake is done, "" before. */
+		readonly protocol: string;
 	}
 }
 

@@ -187,9 +187,14 @@ test("429 with retry-after and 500 are retried to success; a persistent 500 give
 
 test("faults end in a clear error, never a hang: stall, drop, malformed, huge", async () => {
 	await each(async (protocol, stream) => {
-		const llm = llmFor(protocol, stream, { "llm.timeout_ms": "1500" });
+		// Only the stall needs a short timeout. The other faults get a long one,
+		// so that a slow machine (the ASan host beside another test run) ends
+		// each in its own error, not in the timeout.
+		const stalling = llmFor(protocol, stream, { "llm.timeout_ms": "1500" });
 		await script({ fault: "stall" });
-		failed(await outcome(llm), /did not answer in time/);
+		failed(await outcome(stalling), /did not answer in time/);
+		stalling.close();
+		const llm = llmFor(protocol, stream, { "llm.timeout_ms": "50000" });
 		await script({ fault: "drop", text: "a reply long enough to be cut in the middle of its body" });
 		failed(await outcome(llm), /^the connection to the LLM at https:\/\/localhost:\d+ failed: the server closed the connection mid-body/);
 		await script({ fault: "malformed" });
@@ -201,7 +206,7 @@ test("faults end in a clear error, never a hang: stall, drop, malformed, huge", 
 		assert.ok(!(after instanceof LlmError), "the next request works");
 		llm.close();
 	});
-}, 60_000);
+}, 120_000);
 
 test("a trickled reply completes, and a cancel mid-stream aborts at once", async () => {
 	for (const protocol of PROTOCOLS) {

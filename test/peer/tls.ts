@@ -61,6 +61,23 @@ if (MODE === "default") {
 		assert.match(await connectError(Socket, withCA(TRUSTED, { host: "other.example" })), /^TLS: host name mismatch: .* is not for "other\.example"/);
 	});
 
+	test("an IP address as host is checked against the certificate's IP addresses", async () => {
+		// The test CA's server certificate lists DNS:localhost and IP:127.0.0.1.
+		const link = await connect(Socket, withCA(TRUSTED, { host: "127.0.0.1" }));
+		assert.equal(await roundTrip(link, "by address"), "by address");
+		link.socket.close();
+		assert.match(await connectError(Socket, withCA(TRUSTED, { host: "127.0.0.2" })),
+			/^TLS: host name mismatch: the certificate of 127\.0\.0\.1 port \d+ is not for "127\.0\.0\.2"; /);
+		assert.match(await connectError(Socket, withCA(WRONG, { host: "127.0.0.1" })),
+			/^TLS: host name mismatch: the certificate of 127\.0\.0\.1 port \d+ is not for "127\.0\.0\.1"; /);
+	});
+
+	test("error messages name no internal API field: an untrusted server says what a person does", async () => {
+		const message = await connectError(Socket, at(TRUSTED));
+		assert.ok(!/secure\.|serverName/.test(message), `no API field in: ${message}`);
+		assert.match(message, /--ca FILE/);
+	});
+
 	test("secure.serverName overrides host as the name sent and verified", async () => {
 		const link = await connect(Socket, at(TRUSTED, { host: "wrong.example", secure: { certificate: CA_DER, serverName: "localhost" } }));
 		assert.equal(await roundTrip(link, "named"), "named");

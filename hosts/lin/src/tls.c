@@ -330,6 +330,11 @@ static void xs_tls_memory(xsMachine *the)
 	xsSet(xsResult, hostID("library"), xsString(tlsCoreLibrary()));
 }
 
+static void xs_tls_forget_sessions(xsMachine *the)
+{
+	tlsCoreForgetSessions();
+}
+
 static const HostMember gTLSMembers[] = {
 	{ "read", xs_tls_read, 1, 0 },
 	{ "write", xs_tls_write, 1, 0 },
@@ -347,4 +352,5 @@ void hostInstallTLS(xsMachine *the, xsSlot *native)
 {
 	hostDefineClass(the, native, "TLS", xs_tls_constructor, 1, gTLSMembers, &gTLSHooks);
 	hostDefineFunction(the, native, "tlsMemory", xs_tls_memory, 1);
+	hostDefineFunction(the, native, "tlsForgetSessions", xs_tls_forget_sessions, 0);
 }
