@@ -21,6 +21,7 @@
 #include "tls_core.h"
 #include "tls_port.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -55,7 +56,7 @@
 /* Sessions kept for resumption: one per server the firmware talks to (the
  * LLM, the chat channels), with room to spare. */
 #define TLS_SESSION_CACHE_ENTRIES 4
-/* Tickets taken from one read before it returns (TLS 1.3 servers send 1-2). */
+/* Tickets taken in one read or write before it returns (TLS 1.3 servers send 1-2). */
 #define TLS_TICKETS_PER_READ 4
 /* Room for one mbedtls error or verification sentence. */
 #define TLS_DETAIL_CHARS 200
@@ -435,6 +436,22 @@ int tlsCoreHandshake(TLSCore *c)
 	return tlsFailure(c, result, "the handshake", tlsPeer(c));
 }
 
+/* Whether result says a TLS 1.3 ticket arrived (4.0 signals it from read and
+ * write alike): the session it makes resumable is kept. */
+static int tlsTicket(TLSCore *c, int result)
+{
+#if defined(MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET)
+	if (result == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET) {
+		tlsCacheStore(c);
+		return 1;
+	}
+#else
+	(void)c;
+	(void)result;
+#endif
+	return 0;
+}
+
 long tlsCoreRead(TLSCore *c, uint8_t *buffer, size_t size)
 {
 	if (c->failed)
@@ -450,14 +467,11 @@ long tlsCoreRead(TLSCore *c, uint8_t *buffer, size_t size)
 			return TLS_WANT_READ;
 		if (result == MBEDTLS_ERR_SSL_WANT_WRITE)
 			return TLS_WANT_WRITE;
-#if defined(MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET)
-		if (result == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET) {
-			tlsCacheStore(c);
+		if (tlsTicket(c, result)) {
 			if (tickets < TLS_TICKETS_PER_READ)
 				continue;
 			return TLS_WANT_READ;
 		}
-#endif
 		return tlsFailure(c, result, "receive", tlsPeer(c));
 	}
 }
@@ -471,6 +485,10 @@ long tlsCoreWrite(TLSCore *c, const uint8_t *buffer, size_t size)
 	c->ioError = 0;
 	size_t length = c->pendingSend ? c->pendingSend : size;
 	int result = mbedtls_ssl_write(&c->ssl, buffer, length);
+	for (int tickets = 0; tlsTicket(c, result) && tickets < TLS_TICKETS_PER_READ; tickets++)
+		result = mbedtls_ssl_write(&c->ssl, buffer, length);
+	if (tlsTicket(c, result))
+		result = MBEDTLS_ERR_SSL_WANT_WRITE;
 	if (result > 0) {
 		c->pendingSend = 0;
 		return result;
@@ -581,7 +599,11 @@ int tlsCoreNew(TLSCore **out, const TLSCoreOptions *options, const TLSCoreIO *io
 	c->io = *io;
 	c->verify = options->verify;
 	strcpy(c->name, options->name);
-	c->ipLength = tlsPortParseIP(c->name, c->ip);
+	/* inet_pton: POSIX on lin, lwIP's (ESP-IDF's arpa/inet.h) on the board. */
+	if (inet_pton(AF_INET, c->name, c->ip) == 1)
+		c->ipLength = 4;
+	else if (inet_pton(AF_INET6, c->name, c->ip) == 1)
+		c->ipLength = 16;
 	snprintf(c->peer, sizeof(c->peer), "%s", options->peer);
 	snprintf(c->key, sizeof(c->key), "%s|%s|%lx", c->name, c->peer,
 		options->caDer ? tlsTrustTag(options->caDer, options->caDerLength) : 0ul);

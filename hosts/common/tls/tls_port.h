@@ -29,7 +29,4 @@ int tlsPortTrust(void *config, char *error, size_t errorSize);
 /* How a person makes the firmware trust a server: ends a "not trusted" error. */
 const char *tlsPortTrustHint(void);
 
-/* An IP literal's bytes: returns 4 or 16, or 0 when text is not one. */
-int tlsPortParseIP(const char *text, uint8_t address[16]);
-
 #endif

@@ -70,13 +70,10 @@ int tlsPortEntropy(uint8_t *output, size_t size)
 	return 0;
 }
 
-int tlsPortParseIP(const char *text, uint8_t address[16])
+/* An IP literal's bytes: returns 4 or 16, or 0 when text is not one. */
+static int tlsParseIP(const char *text, uint8_t address[16])
 {
-	if (inet_pton(AF_INET, text, address) == 1)
-		return 4;
-	if (inet_pton(AF_INET6, text, address) == 1)
-		return 16;
-	return 0;
+	return inet_pton(AF_INET, text, address) == 1 ? 4 : inet_pton(AF_INET6, text, address) == 1 ? 16 : 0;
 }
 
 int tlsPortTrust(void *config, char *error, size_t errorSize)
@@ -361,7 +358,7 @@ void xs_tlscore_constructor(xsMachine *the)
 	if (!tlsStringOption(the, &xsArg(0), "address", address, sizeof(address)))
 		xsTypeError("TLS: address required");
 	uint8_t ip[16];
-	int family = tlsPortParseIP(address, ip);
+	int family = tlsParseIP(address, ip);
 	if (!family)
 		xsTypeError("TLS: address must be an IP address");
 	xsmcGet(xsVar(0), xsArg(0), xsID("port"));
@@ -439,6 +436,9 @@ void xs_tlscore_constructor(xsMachine *the)
 	}
 	modInstrumentationAdjust(NetworkSockets, +1);
 	lwip_fcntl(s->fd, F_SETFL, lwip_fcntl(s->fd, F_GETFL, 0) | O_NONBLOCK);
+	/* No Nagle, as on lin: a TLS 1.2 handshake's last flight is several small writes. */
+	int nodelay = 1;
+	lwip_setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof(nodelay));
 	struct sockaddr_storage to;
 	memset(&to, 0, sizeof(to));
 	socklen_t toLength;

@@ -5,7 +5,7 @@
  * fd driven by the host loop; the handshake runs there, and onWritable first
  * fires after it.
  *
- * Options: the TCP ones plus `host` (SNI and the name verified; an IP literal
+ * Options: the TCP ones (`nodelay` true by default) plus `host` (SNI and the name verified; an IP literal
  * is checked against the certificate's IP addresses) and `secure:
  * {serverName?, certificate?, verify?, handshakeTimeout?}`. The server's
  * certificate is verified by default against, in order of preference:
@@ -27,7 +27,6 @@
 #include "tls_core.h"
 #include "tls_port.h"
 
-#include <arpa/inet.h>
 #include <pthread.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -68,15 +67,6 @@ int tlsPortEntropy(uint8_t *output, size_t size)
 		output += n;
 		size -= (size_t)n;
 	}
-	return 0;
-}
-
-int tlsPortParseIP(const char *text, uint8_t address[16])
-{
-	if (inet_pton(AF_INET, text, address) == 1)
-		return 4;
-	if (inet_pton(AF_INET6, text, address) == 1)
-		return 16;
 	return 0;
 }
 
@@ -250,6 +240,11 @@ static void xs_tls_constructor(xsMachine *the)
 	xsVars(TLS_VARS);
 	NetOptions options;
 	netParseOptions(the, &gTLS, &options);
+	/* Unless asked otherwise, no Nagle: a TLS 1.2 handshake's last flight goes
+	 * out as several small writes, and Nagle with the peer's delayed ACK would
+	 * hold it back ~40 ms. */
+	if (options.nodelay < 0)
+		options.nodelay = 1;
 	char name[TLS_NAME_CHARS] = "";
 	hostStringOption(the, &xsArg(0), "host", name, sizeof(name), 0, "TLS");
 	int verify = 1, hasCertificate = 0, timeoutMs = TLS_HANDSHAKE_MS;

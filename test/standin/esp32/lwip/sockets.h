@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -14,6 +15,7 @@ int lwip_send(int s, const void *dataptr, size_t size, int flags);
 int lwip_recv(int s, void *mem, size_t len, int flags);
 int lwip_close(int s);
 int lwip_fcntl(int s, int cmd, int val);
+int lwip_setsockopt(int s, int level, int optname, const void *optval, socklen_t optlen);
 int lwip_getsockopt(int s, int level, int optname, void *optval, socklen_t *optlen);
 int lwip_select(int maxfdp1, fd_set *readset, fd_set *writeset, fd_set *exceptset, struct timeval *timeout);
 #endif
