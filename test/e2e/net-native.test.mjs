@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import net from "node:net";
 import tls from "node:tls";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeTestCA } from "../../tools/testca.mjs";
@@ -64,8 +64,10 @@ for (const variant of TLS_VARIANTS) {
 			try {
 				await t.test("default CA bundle", (tt) => runXsTests(tt, "test/peer/tls", { variant, options: { ...options, mode: "default" } }));
 				await t.test("--ca FILE", (tt) => runXsTests(tt, "test/peer/tls", { variant, options: { ...options, mode: "ca", ca: ca.paths.ca } }));
-				await t.test("--ca FILE that cannot be read", (tt) =>
-					runXsTests(tt, "test/peer/tls", { variant, options: { ...options, mode: "bad-ca", ca: join(dir, "missing.pem") } }));
+				const notCertificate = join(dir, "not-a-certificate.pem");
+				writeFileSync(notCertificate, "this is not a certificate\n");
+				await t.test("--ca FILE that holds no certificate", (tt) =>
+					runXsTests(tt, "test/peer/tls", { variant, options: { ...options, mode: "bad-ca", ca: notCertificate } }));
 			} finally {
 				await stop();
 			}

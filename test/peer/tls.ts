@@ -7,7 +7,8 @@
 //   --other-port    echo server, certificate for localhost from an untrusted CA
 //   --ca-der-hex    the test CA, DER, in hex
 //   --mode          which run: "default" (system CA bundle), "ca" (--ca is the
-//                   test CA), "bad-ca" (--ca names a missing file)
+//                   test CA), "bad-ca" (--ca names a file that holds no
+//                   certificate; a missing one stops the host at start, exit 64)
 import TLS from "embedded:io/socket/tcp/tls";
 import TCP from "embedded:io/socket/tcp";
 import Timer from "timer";
@@ -196,9 +197,9 @@ if (MODE === "ca") {
 }
 
 if (MODE === "bad-ca") {
-	test("an unreadable --ca file is a constructor error saying what to fix", async () => {
+	test("a --ca file that holds no certificate is a constructor error saying what to fix", async () => {
 		for (let attempt = 0; attempt < 2; attempt++)
-			assert.throws(() => new TLS(at(TRUSTED)), /^TLS: --ca needs a PEM or DER certificate: .*missing\.pem: /);
+			assert.throws(() => new TLS(at(TRUSTED)), /^TLS: --ca needs a PEM or DER certificate: .*not-a-certificate\.pem: /);
 		const link = await connect(Socket, withCA(TRUSTED));
 		assert.equal(await roundTrip(link, "own CA"), "own CA", "secure.certificate does not need --ca");
 		link.socket.close();
