@@ -13,6 +13,7 @@
 //   tg.fault(method, spec, times=1) the next `times` calls of method fail: spec is
 //                                   {status: 429, retryAfter} | {status: 5xx} | {drop: true} (socket destroyed)
 //                                   | {malformed: true} (a truncated JSON body) | {status: 409} | {status: 401}
+//                                   | {delayMs} (answered normally, that much later)
 //   tg.calls                        [{method, params, token_ok, at}] in order
 //   tg.chat(id)                     [{message_id, text, parse_mode, edits: [..texts], sent_at}] the bot's messages in a chat
 //   tg.waitFor(predicate, ms)       resolves when predicate(tg) is truthy (checked on every call)
@@ -147,6 +148,12 @@ export async function startMockTelegram({ token, username = 'xsclaw_test_bot', b
     notify();
     if (!tokenOk) return fail(res, 401, 'Unauthorized');
     const f = takeFault(method);
+    if (f?.delayMs !== undefined) {
+      record.fault = f;
+      const timer = setTimeout(() => answer(method, params, res), f.delayMs);
+      res.on('close', () => clearTimeout(timer));
+      return;
+    }
     if (f) {
       record.fault = f;
       if (f.drop) return res.socket.destroy();
@@ -160,6 +167,10 @@ export async function startMockTelegram({ token, username = 'xsclaw_test_bot', b
       if (status === 401) return fail(res, 401, 'Unauthorized');
       return fail(res, status, 'Internal Server Error');
     }
+    answer(method, params, res);
+  }
+
+  function answer(method, params, res) {
     switch (method) {
       case 'getMe':
         return ok(res, { id: botId, is_bot: true, first_name: 'xsclaw test', username, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });

@@ -67,8 +67,12 @@ export function openTelegram(options: TelegramSetupOptions): TelegramSetup {
 	let unbind: (() => void) | undefined;
 	let stopping: Promise<void> = Promise.resolve();
 
-	// The api masks the token in every message it makes; log lines pass through it once more.
+	const printCode = () => {
+		const code = pairing.newCode();
+		notify(`telegram: pairing code ${code} (valid ${TELEGRAM_PAIR_CODE_TTL_MS / 60_000} min): send /pair ${code} to the bot from the chat to pair`);
+	};
 	const setting = (name: string) => settingValue((n) => config.get(n), name);
+	// The api masks the token in every message it makes; log lines pass through it once more.
 	const startChannel = () => {
 		let token: string | undefined, baseUrl: string, timeout: number;
 		try {
@@ -92,6 +96,8 @@ export function openTelegram(options: TelegramSetupOptions): TelegramSetup {
 		channel = current;
 		unbind = options.router.bind(CHANNEL, current);
 		current.start();
+		// Nobody paired yet: the code to pair with is on the console at once.
+		if (!pairing.list().length) printCode();
 	};
 	const stopChannel = (): Promise<void> => {
 		const current = channel;
@@ -108,10 +114,6 @@ export function openTelegram(options: TelegramSetupOptions): TelegramSetup {
 	config.onChange((name) => {
 		if (TELEGRAM_SETTINGS.includes(name)) restart().catch((error) => log(`telegram: restart failed: ${messageOf(error)}`));
 	});
-	const printCode = () => {
-		const code = pairing.newCode();
-		notify(`telegram: pairing code ${code} (valid ${TELEGRAM_PAIR_CODE_TTL_MS / 60_000} min): send /pair ${code} to the bot from the chat to pair`);
-	};
 	const noArgs = (args: string) => {
 		if (words(args).length) throw new UsageError();
 	};
@@ -164,7 +166,6 @@ export function openTelegram(options: TelegramSetupOptions): TelegramSetup {
 		commands,
 		start() {
 			startChannel();
-			if (channel && !pairing.list().length) printCode();
 		},
 		async stop() {
 			await stopChannel();
