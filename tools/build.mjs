@@ -3,10 +3,13 @@
 // tsc -> module maps from manifest.json (build/lin/app.map, and build/lin/test.map
 // from test/manifest.json) -> make (hosts/lin).
 //
-//   node tools/build.mjs [--asan] [--mbedtls4] [--no-make] [--lax]
+//   node tools/build.mjs [--asan] [--tsan] [--mbedtls4] [--no-make] [--lax]
 //
 // --mbedtls4 also builds build/lin/mbedtls4/xsclaw against Mbed TLS 4.0 (the
 // board's version, from ../shared/mbedtls; tools/mbedtls4.mjs), or says why not.
+//
+// --tsan also builds build/lin/tsan/xsclaw (ThreadSanitizer): test/e2e/worker.test.mjs
+// runs the worker tests on it when it exists. Not part of npm test (a third XS build).
 //
 // The module maps list every specifier the lin platform provides; a compiled
 // module importing a specifier that resolves nowhere fails the build, naming it.
@@ -193,7 +196,7 @@ export function missingSystemPackages(needs = SYSTEM_NEEDS, cc = process.env.CC 
 
 // lax: type errors are reported but do not stop the build (tsc still emits), so
 // one module under construction does not block work on the others.
-export async function build({ asan = false, mbedtls4 = false, make = true, quiet = false, lax = false } = {}) {
+export async function build({ asan = false, tsan = false, mbedtls4 = false, make = true, quiet = false, lax = false } = {}) {
 	const log = quiet ? () => {} : (m) => process.stderr.write(m + "\n");
 	if (!existsSync(join(ROOT, "node_modules", "@agoric", "xsnap", "moddable", "xs"))) {
 		throw new Error("build error: node_modules/@agoric/xsnap is missing; run npm install");
@@ -215,7 +218,7 @@ export async function build({ asan = false, mbedtls4 = false, make = true, quiet
 		const missing = missingSystemPackages();
 		if (missing) throw new Error(missing);
 		const jobs = String(Math.min(4, availableParallelism()));
-		for (const variant of asan ? ["release", "asan"] : ["release"]) {
+		for (const variant of ["release", ...(asan ? ["asan"] : []), ...(tsan ? ["tsan"] : [])]) {
 			log(`build: host (${variant})`);
 			execFileSync("make", ["-C", join(ROOT, "hosts", "lin"), `-j${jobs}`, `VARIANT=${variant}`], { stdio: "inherit" });
 		}
@@ -238,7 +241,7 @@ export async function build({ asan = false, mbedtls4 = false, make = true, quiet
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
 	try {
-		await build({ asan: process.argv.includes("--asan"), mbedtls4: process.argv.includes("--mbedtls4"), make: !process.argv.includes("--no-make"), lax: process.argv.includes("--lax") });
+		await build({ asan: process.argv.includes("--asan"), tsan: process.argv.includes("--tsan"), mbedtls4: process.argv.includes("--mbedtls4"), make: !process.argv.includes("--no-make"), lax: process.argv.includes("--lax") });
 	} catch (error) {
 		process.stderr.write(`${error.message}\n`);
 		process.exit(1);

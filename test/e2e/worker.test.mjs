@@ -1,10 +1,12 @@
 // The lin host's worker module from outside (hosts/lin/src/worker.c; the unit
 // tests are test/unit/worker.test.ts): a worker's sockets against a Node echo
-// server, the SIGUSR2 kill hook ending a worker mid-request, and an out of
-// memory in the main machine still ending the process.
+// server, the SIGUSR2 kill hook ending a worker mid-request, an out of memory
+// in the main machine still ending the process, and the worker tests on the
+// ThreadSanitizer host when npm test built it (node tools/build.mjs --tsan).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import net from "node:net";
 import { TEST_MAP, hostBinary } from "../../tools/build.mjs";
 import { closer, listen } from "../../tools/peers.mjs";
@@ -33,12 +35,24 @@ function start(args, variant, ready) {
 	});
 }
 
-for (const variant of VARIANTS) {
+// Every variant built: release and asan (VARIANTS), and tsan here only.
+const WORKER_VARIANTS = [...VARIANTS, ...(existsSync(hostBinary("tsan")) ? ["tsan"] : [])];
+const TSAN_WARNING = /WARNING: ThreadSanitizer/;
+
+for (const variant of WORKER_VARIANTS.filter((v) => v === "tsan")) {
+	test(`the worker unit tests find no data race on the ThreadSanitizer host`, async (t) => {
+		const result = await runXsTests(t, "test/unit/worker.test", { variant, env: { TSAN_OPTIONS: "halt_on_error=0" } });
+		assert.doesNotMatch(result.stderr, TSAN_WARNING, result.stderr.slice(-4000));
+	});
+}
+
+for (const variant of WORKER_VARIANTS) {
 	test(`a worker's TCP sockets and timers against a Node echo server [${variant}]`, async (t) => {
 		const server = net.createServer((s) => s.pipe(s));
 		const stop = closer(server);
 		try {
-			await runXsTests(t, "test/peer/worker-net", { variant, options: { "echo-port": await listen(server) } });
+			const result = await runXsTests(t, "test/peer/worker-net", { variant, options: { "echo-port": await listen(server) } });
+			assert.doesNotMatch(result.stderr, TSAN_WARNING, result.stderr.slice(-4000));
 		} finally {
 			await stop();
 		}
@@ -57,6 +71,7 @@ for (const variant of VARIANTS) {
 		const errorMs = Number(/^onerror (\S+)/m.exec(stderr)[1]);
 		assert.ok(errorMs - readyMs < 1000, `onerror came ${errorMs - readyMs} ms after the request was in flight`);
 		assert.doesNotMatch(stderr, SANITIZER_ERROR);
+		assert.doesNotMatch(stderr, TSAN_WARNING);
 	}));
 
 	test(`an out of memory in the main machine still ends the process with exit 2 while a worker runs [${variant}]`, inTempDir(async (data) => {

@@ -138,6 +138,10 @@ test("onerror tells the creator when the worker runs out of memory; the creator 
 	again.terminate();
 });
 
+test("a worker running out of memory in a promise job ends the same way", async () => {
+	await expectDeath("grow-later", { chunk: { initial: 256 * 1024, incremental: 0 } }, /^out of memory: /);
+});
+
 test("onerror tells the creator of an uncaught exception in the worker", async () => {
 	await expectDeath("throw", undefined, /^uncaught exception: Error: thrown in the worker on purpose/);
 });

@@ -24,6 +24,10 @@ self.onmessage = function (message: any) {
 				}
 				return;
 			case "grow": { const hoard: string[] = []; for (;;) hoard.push("x".repeat(1024) + hoard.length); }
+			case "grow-later":
+				// In a promise job, not in the onmessage callback itself.
+				Promise.resolve().then(() => { const hoard: string[] = []; for (;;) hoard.push("x".repeat(1024) + hoard.length); });
+				return;
 			case "block": Timer.delay(message.ms); self.postMessage({ blocked: message.ms }); return;
 			case "later": Timer.set(() => self.postMessage({ later: message.ms }), message.ms); return;
 		}

@@ -740,8 +740,13 @@ void hostUncaught(xsMachine *the)
 	exit(1);
 }
 
-void hostRunJobs(xsMachine *the)
+/* Inside a host frame of its own: a worker's machine that runs out of memory
+ * in a promise job jumps out to it (fxAbort), as from a callback. */
+void hostRunJobs(xsMachine *machine)
 {
+	if (!machine->promiseJobs || hostMachineAborted(machine))
+		return;
+	xsBeginHost(machine);
 	while (the->promiseJobs && !hostMachineAborted(the)) {
 		while (the->promiseJobs && !hostMachineAborted(the)) {
 			the->promiseJobs = 0;
@@ -749,6 +754,7 @@ void hostRunJobs(xsMachine *the)
 		}
 		fxEndJob(the);
 	}
+	xsEndHost(machine);
 }
 
 /* Runs until the loop is stopped (exit, reboot, a worker's end), or nothing

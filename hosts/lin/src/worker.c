@@ -234,7 +234,9 @@ static int post(xsMachine *the, WorkerLink *link, WorkerQueue *queue, int toWork
 	pthread_mutex_lock(&link->lock);
 	int full = 0, ended = 0;
 	for (;;) {
-		ended = toWorker ? (link->state == kEnded || link->terminate) : link->refs < 2;
+		/* Ended: the worker has, or the creator terminated it (and may no
+		 * longer be reading: a worker must not wait for it). */
+		ended = link->terminate || (toWorker ? link->state == kEnded : link->refs < 2);
 		full = queue->count >= WORKER_QUEUE_MESSAGES || queue->bytes + size > WORKER_QUEUE_BYTES;
 		if (ended || !full)
 			break;
@@ -526,6 +528,7 @@ static void recordTerminate(WorkerRecord *record)
 	deadline(&until, WORKER_TERMINATE_WAIT_MS);
 	pthread_mutex_lock(&link->lock);
 	link->terminate = 1;
+	pthread_cond_broadcast(&link->changed);   /* a worker waiting for room gives up */
 	wake(link->toWorker.fd);
 	while (link->state != kEnded)
 		if (waitChanged(link, &until) == ETIMEDOUT)
