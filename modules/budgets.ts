@@ -25,6 +25,19 @@ export const SUBAGENT_REPORT_MAX_CHARS = 4000; // a subagent's final text wrappe
 export const SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS = 30_000; // a subagent's report waits this long for room in the root's queue
 export const SUBAGENT_TASK_MAX_CHARS = 2000;   // spawn_subagent's task text: the subagent's only user message, a paragraph or two
 
+// ---- the agent port and its supervision (ARCHITECTURE.md; modules/agent) ----
+export const AGENT_PORT_CALLS_MAX = 32;        // calls from main awaiting the agent's reply at once; more are refused, never queued without end
+export const AGENT_PORT_TEXT_MAX_CHARS = 32 * 1024; // one text field of a port message (user text, a reply, a command line): a message, not a file
+export const AGENT_PORT_ID_MAX_CHARS = 128;    // a channel name, chat id, session id or setting name: an identifier, never a text
+export const AGENT_PORT_LIST_MAX = 64;         // entries in one list of a message (commands, warnings, settings, subagents)
+export const AGENT_COMMAND_LINES_MAX = 512;    // output lines of one agent command (memory list: 200 records); more are cut with a note
+export const AGENT_REPLY_TIMEOUT_MS = 10_000;  // status, cancel, stop: the agent answers these at once; silence this long means it hangs
+export const AGENT_COMMAND_TIMEOUT_MS = 180_000; // an agent command (llm test: one LLM call, 120 s, plus retries within 45 s)
+export const AGENT_START_TIMEOUT_MS = 20_000;  // boot waits this long for the agent machine to open its files and say it is ready
+export const AGENT_STOP_TIMEOUT_MS = 3000;     // reboot waits this long for the agent to close its files before ending it anyway
+export const AGENT_RESTART_BACKOFF_MS = [250, 2000, 10_000] as const; // waits before restart 1, 2, 3 of a dead agent machine
+export const AGENT_RESTART_WINDOW_MS = 10 * 60_000; // restarts counted over this window; one more death in it and the agent stays down
+
 // ---- tools table and console wiring of the core (SPEC §7, §8) ----
 export const TOOLBOX_MAX_TOOLS = 64;           // every definition is sent with every request: more costs tokens and heap
 export const TOOL_SCHEMA_MAX_DEPTH = 4;        // nested objects/arrays checked in tool arguments; tool schemas need one or two

@@ -1,8 +1,10 @@
 // console/system: the console commands about the firmware itself — help, status,
-// reboot. Other areas add lines to `status` through statusLines (queue, phase, ...).
+// reboot. Other areas add lines to `status` through statusLines (the agent
+// machine's heap and phase, ...), which may be asked for across the agent port.
 import type { HeapFigures } from "host/platform";
 import type { CommandTable } from "console/table";
 import type { Command } from "console/types";
+import { messageOf } from "util/errors";
 
 export interface SystemDeps {
 	table: CommandTable;
@@ -11,16 +13,21 @@ export interface SystemDeps {
 	now(): number;
 	bootMs: number;
 	heap(): HeapFigures;
-	/** Extra `status` lines, one function per line, asked each time. Must not throw. */
-	statusLines: Array<() => string>;
-	/** Stops the console and restarts the firmware (the data is kept). */
-	reboot(): void;
+	/** Extra `status` lines, asked each time, printed in order. A rejection prints as an error line. */
+	statusLines: Array<() => string | string[] | Promise<string | string[]>>;
+	/** Stops the console and the agent machine, then restarts the firmware (the data is kept). */
+	reboot(): void | Promise<void>;
 }
 
 const KIB = 1024;
 
 function kib(bytes: number): string {
 	return `${(bytes / KIB).toFixed(1)} KiB`;
+}
+
+/** One machine's XS heap use, as `status` shows it. */
+export function heapLine(h: HeapFigures): string {
+	return `chunks ${kib(h.chunkUsed)} of ${kib(h.chunkSize)} (peak ${kib(h.chunkPeak)}), slots ${kib(h.slotUsed)} of ${kib(h.slotSize)} (peak ${kib(h.slotPeak)})`;
 }
 
 /** "2d 03:04:05" */
@@ -50,11 +57,28 @@ export function systemCommands(deps: SystemDeps): Command[] {
 			concurrent: true,
 			run(_args, out) {
 				const { name, version, platform } = deps.firmware;
-				const h = deps.heap();
 				out.line(`firmware: ${name} ${version} (${platform})`);
 				out.line(`uptime: ${formatUptime(deps.now() - deps.bootMs)}`);
-				out.line(`heap: chunks ${kib(h.chunkUsed)} of ${kib(h.chunkSize)} (peak ${kib(h.chunkPeak)}), slots ${kib(h.slotUsed)} of ${kib(h.slotSize)} (peak ${kib(h.slotPeak)})`);
-				for (const line of deps.statusLines) out.line(line());
+				out.line(`heap: ${heapLine(deps.heap())}`);
+				// Asked all at once; printed in order, at once when none has to wait.
+				const answers = deps.statusLines.map((line) => {
+					try {
+						return line();
+					} catch (error) {
+						return Promise.reject(error);
+					}
+				});
+				const print = (answer: string | string[]) => { for (const text of [answer].flat()) out.line(text); };
+				if (!answers.some((a) => a instanceof Promise)) return void answers.forEach((a) => print(a as string | string[]));
+				return (async () => {
+					for (const answer of answers) {
+						try {
+							print(await answer);
+						} catch (error) {
+							out.line(`error: ${messageOf(error)}`);
+						}
+					}
+				})();
 			},
 		},
 		{
@@ -62,9 +86,9 @@ export function systemCommands(deps: SystemDeps): Command[] {
 			usage: "",
 			help: "restart the firmware (settings and data are kept)",
 			restarts: true,
-			run(_args, out) {
+			async run(_args, out) {
 				out.line("rebooting…");
-				deps.reboot();
+				await deps.reboot();
 			},
 		},
 	];

@@ -3,8 +3,8 @@
 // built-in tools (get_time, system_info, spawn_subagent) plus those other areas
 // bring, puts the tools provider after the other areas' providers, wires the
 // optional persistence, gate and outbound hooks, gives the AgentManager a
-// subagent profile, starts the root core, and returns the console's
-// `ask`/`cancel` commands and `status` line.
+// subagent profile, and starts the root core. The console reaches the core only
+// through the agent port (modules/agent), never through this.
 //
 // The system prompt starts with CORE_PROMPT: what the firmware lets the agent do
 // (tools, delivery, subagent reports), no persona. The persona comes from the
@@ -19,8 +19,8 @@
 //   The core places each kind where the prompt cache wants it (core/NOTES.md).
 // - tools: ToolSpecs of other areas (memory, profile, files, ...) join the table.
 // - persist, gate: from the session store (modules/store).
-// - publish: out_message / agent_stage events (main.ts prints the console's).
-// - session: the console's current session id ("" = none: nothing is persisted).
+// - publish: out_message / agent_stage events (the agent port carries them to
+//   the main machine, which prints the console's).
 //
 // Subagents (AgentManager, up to MAX_SUBAGENTS) share the model, get CORE's
 // SUBAGENT_PROMPT and the toolbox without restricted tools, and nothing else: no
@@ -28,9 +28,7 @@
 // the root as requests in the parent's session (core/agents).
 import keyValue from "embedded:storage/key-value";
 import type { HeapFigures } from "host/platform";
-import type { Command } from "console/types";
 import { basicTools } from "core/basic_tools";
-import { coreConsole, type AgentConsole } from "core/console";
 import { AgentManager, spawnSubagentTool } from "core/agents";
 import type { Core } from "core/core";
 import { toolbox, type ToolPolicy, type Toolbox } from "core/tools";
@@ -80,10 +78,6 @@ export interface CoreSetupOptions {
 	gate?: RequestGate;
 	/** Outbound events of the root core (out_message, agent_stage). Must not throw. */
 	publish?: (event: OutEvent) => void;
-	/** The console's current session id; default: none (""). */
-	session?(): string;
-	/** The console's chat id in request sources (the session store's console chat). */
-	consoleChatId?: string;
 	/** Where the root's request ids are reserved (default: the key-value namespace "core"). */
 	idStore?: IdStore;
 }
@@ -105,26 +99,6 @@ export interface CoreSetup {
 	/** The root core: agents.root. */
 	core: Core;
 	toolbox: Toolbox;
-	/** `ask` and `cancel`, for the console's table. */
-	commands: Command[];
-	/** For console/system's `status`. */
-	statusLines: Array<() => string>;
-}
-
-/** The narrow view of the Core that the console uses (core/console). */
-export function consoleView(core: Core): AgentConsole {
-	return {
-		submit: (request, timeoutMs) => core.submit(request, timeoutMs),
-		receiveFor: (id, timeoutMs) => core.receiveFor(id, timeoutMs),
-		cancel: (id) => core.cancel(id),
-		phase: () => core.phase,
-		queueDepth: () => core.queueDepth,
-		inFlight: () => core.inFlightId,
-		watch(listener) {
-			core.addListener(listener);
-			return () => core.removeListener(listener);
-		},
-	};
 }
 
 /** Builds and starts the agent manager and its root core. Throws on a programming error (a clashing tool name, too many providers). */
@@ -173,11 +147,5 @@ export function openCore(options: CoreSetupOptions): CoreSetup {
 	});
 	manager = agents;
 	agents.start();
-	const core = agents.root;
-	const { commands, statusLines } = coreConsole({ core: consoleView(core), session: options.session ?? (() => ""), chatId: options.consoleChatId });
-	statusLines.push(() => {
-		const running = agents.subagents();
-		return `subagents: ${running.length ? running.map((s) => `${s.agent_id} ${s.phase}`).join(", ") : "none running"}`;
-	});
-	return { agents, core, toolbox: tools, commands, statusLines };
+	return { agents, core: agents.root, toolbox: tools };
 }

@@ -1,16 +1,15 @@
 // store/console: the console's `session` commands (SPEC §8) over a Sessions
-// manager. The console talks in channel "console", chat "local" (CONSOLE_CHAT);
-// the same commands are what /session in a chat would do for its own chat.
+// manager, in the agent machine (the port runs them for the chat that asks). The
+// console talks in channel "console", chat "local" (agent/protocol's
+// CONSOLE_CHAT); the same commands are what /session in a chat does for its chat.
 import type { Command, Output } from "console/types";
 import { UsageError, words } from "console/types";
 import { SESSION_SHOW_LINE_CHARS, SESSION_SHOW_MAX_RECORDS } from "budgets";
 import type { Sessions } from "store/sessions";
 import type { StoredRecord } from "store/session";
-import { Channel } from "core/types";
 import { clip, oneLine } from "util/text";
 import { maskedJson } from "util/secrets";
-
-export const CONSOLE_CHAT = Object.freeze({ channel: Channel.CONSOLE, chat_id: "local" });
+import { CONSOLE_CHAT, type ChatRef } from "agent/protocol";
 
 function kib(bytes: number): string {
 	return `${(bytes / 1024).toFixed(1)} KiB`;
@@ -49,7 +48,7 @@ function printRecords(out: Output, sessions: Sessions, id: string): void {
 }
 
 /** The `session` commands for the console's own chat. */
-export function sessionCommands(sessions: Sessions, chat = CONSOLE_CHAT): Command[] {
+export function sessionCommands(sessions: Sessions, chat: ChatRef = CONSOLE_CHAT): Command[] {
 	const current = () => sessions.currentSession(chat.channel, chat.chat_id);
 	const noArgs = (args: string) => {
 		if (words(args).length) throw new UsageError();

@@ -5,10 +5,11 @@
 import { assert, test } from "testing";
 import { heap, now } from "host/platform";
 import { MAX_SUBAGENTS } from "budgets";
-import type { Command } from "console/types";
+import { agentCommands, agentStatusLines, consoleMessages } from "agent/console";
+import { AgentSupervisor } from "agent/supervisor";
 import { AgentManager, spawnSubagentTool } from "core/agents";
-import { consoleMessages } from "core/console";
-import { SUBAGENT_PROMPT, openCore } from "core/setup";
+import { SUBAGENT_PROMPT, openCore, type CoreSetup } from "core/setup";
+import { FakeAgents, partsOf } from "./agent_fakes";
 import { toolbox } from "core/tools";
 import type { AgentEvent, CallCap, ChatModel, PersistBatch, ToolCallInfo, ToolContext } from "core/types";
 import type { Message } from "llm/types";
@@ -106,7 +107,7 @@ test("spawn_subagent refused (all slots busy) is an is_error result telling the 
 	assert.deepEqual(outcome, { content: `all ${MAX_SUBAGENTS} subagents are busy; wait for one to report back, then try again`, is_error: true });
 });
 
-test("through openCore, a subagent gets no restricted tools, and its report after the ask ended is answered in the parent's session and printed on the console", async () => {
+test("through openCore and the agent port, a subagent gets no restricted tools, and its report after the ask ended is answered in the parent's session and printed on the console", async () => {
 	const release = deferred();
 	const root = new FakeModel(
 		{ calls: [{ name: "spawn_subagent", id: "s1", arguments: '{"task":"count the pins"}' }] },
@@ -118,15 +119,22 @@ test("through openCore, a subagent gets no restricted tools, and its report afte
 	const model: ChatModel = { chat: (chat, options) => (textOf(chat.messages[0]).startsWith(SUBAGENT_PROMPT) ? sub : root).chat(chat, options) };
 	const printed: string[] = [];
 	const batches: PersistBatch[] = [];
-	const setup = openCore({
-		model, firmware: { name: "xsclaw", version: "test", platform: "lin" }, now, bootMs: now(), heap,
-		persist: (batch) => { batches.push(JSON.parse(JSON.stringify(batch))); },
-		publish: consoleMessages((line) => printed.push(line)),
-		session: () => "console-1", consoleChatId: "console",
-		log: () => {},
+	let setup: CoreSetup | undefined;
+	// The agent machine (in process here): openCore behind the port's service.
+	const agents = new FakeAgents((_settings, publish) => {
+		setup = openCore({
+			model, firmware: { name: "xsclaw", version: "test", platform: "lin" }, now, bootMs: now(), heap,
+			persist: (batch) => { batches.push(JSON.parse(JSON.stringify(batch))); },
+			publish,
+			log: () => {},
+		});
+		return partsOf(setup.core, { subagents: () => setup!.agents.subagents(), sessionFor: () => "console-1", stop: () => setup!.agents.stop() });
 	});
+	const supervisor = new AgentSupervisor({ spawn: agents.spawn, config: { entries: () => [], onChange: () => () => {} }, now, notice: () => {} });
+	supervisor.client.onOut(consoleMessages((line) => printed.push(line)));
+	await supervisor.start();
 	try {
-		const ask = setup.commands.find((c) => c.name === "ask") as Command;
+		const ask = agentCommands({ client: supervisor.client }).find((c) => c.name === "ask")!;
 		const out: string[] = [];
 		await ask.run("count the pins in the background", { line: (l) => out.push(l) });
 		assert.deepEqual(out, ["… spawn_subagent", "a helper is counting"]);
@@ -136,7 +144,7 @@ test("through openCore, a subagent gets no restricted tools, and its report afte
 		await waitFor(() => sub.requests.length === 1, "the subagent's call");
 		const subTools = (sub.requests[0].tools ?? []).map((t) => t.function.name);
 		assert.deepEqual(subTools, ["get_time", "system_info"], "the subagent's tools");
-		assert.ok(setup.statusLines.some((line) => /subagents: sub-1 IN_LLM_HTTP/.test(line())), "status names the running subagent");
+		assert.ok((await agentStatusLines(supervisor.client)).includes("subagents: sub-1 IN_LLM_HTTP"), "status names the running subagent");
 		release.resolve();
 		await waitFor(() => printed.length > 0, "the printed answer to the report");
 		assert.deepEqual(printed.slice(1), ["the helper says 40 pins"]);
@@ -146,6 +154,6 @@ test("through openCore, a subagent gets no restricted tools, and its report afte
 		assert.equal(report?.session_id, "console-1", "the report is saved in the parent's session");
 		assert.ok(batches.every((b) => b.session_id === "console-1"), "nothing of the subagent is saved");
 	} finally {
-		setup.agents.stop();
+		await supervisor.stop();
 	}
 });

@@ -1,0 +1,237 @@
+// agent/client: the one typed client of the agent port, in the main machine.
+// The console uses it (agent/console), and the chat channels will: ask and
+// submit requests, cancel them, read the agent's status, run the agent's
+// console commands for a chat, pass setting changes, and hear outbound events.
+//
+// It owns the calls in flight (at most AGENT_PORT_CALLS_MAX, each with a
+// deadline, so nothing waits forever on a machine that hangs). It does not own
+// the agent machine: agent/supervisor attaches the client to each new machine
+// and detaches it when that machine dies, which ends every call in flight at
+// once with the reason as a sentence. While detached, calls fail at once with
+// the sentence the supervisor gave.
+import Timer from "timer";
+import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_REPLY_TIMEOUT_MS } from "budgets";
+import type { AgentEvent, AgentResponse, OutEvent } from "core/types";
+import { messageOf } from "util/errors";
+import {
+	PortError, readFromAgent,
+	type AgentStatus, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent,
+} from "agent/protocol";
+
+export interface SubmitOptions {
+	/** How long to wait for room in the agent's request queue. */
+	waitMs: number;
+	/** Event types of this request to hear through onEvent. */
+	events?: WatchableEvent[];
+	onEvent?(event: AgentEvent): void;
+}
+
+export interface AskOptions extends SubmitOptions {
+	/** How long the agent waits for the answer before it cancels the request. */
+	responseMs: number;
+	/** Told the request's id once it is queued (for `cancel N`). */
+	onAccepted?(requestId: number): void;
+}
+
+export interface CommandResult {
+	lines: string[];
+	/** The command failed with this sentence (after printing lines). */
+	error?: string;
+	/** The arguments did not fit the command's usage. */
+	usage?: boolean;
+}
+
+export interface Ready {
+	commands: CommandInfo[];
+	warnings: string[];
+}
+
+export interface AgentClientOptions {
+	/** A line about the port itself (a refused or late message); default trace. */
+	log?(line: string): void;
+	/** Told when an attached machine says it is ready. */
+	onReady?(ready: Ready): void;
+}
+
+interface Pending {
+	/** The reply type that ends the call ("accepted" ends a submit without response). */
+	ends: FromAgent["type"];
+	resolve(message: FromAgent): void;
+	reject(error: Error): void;
+	timer: ReturnType<typeof Timer.set>;
+	onEvent?(event: AgentEvent): void;
+	onAccepted?(requestId: number): void;
+}
+
+export class AgentClient {
+	#post?: (message: ToAgent) => void;
+	#down = "the agent is starting; try again in a moment";
+	#calls = new Map<number, Pending>();
+	#nextCall = 1;
+	#outListeners = new Set<(event: OutEvent) => void>();
+	#log: (line: string) => void;
+	#onReady?: (ready: Ready) => void;
+
+	constructor(options: AgentClientOptions = {}) {
+		this.#log = options.log ?? ((line) => trace(line + "\n"));
+		this.#onReady = options.onReady;
+	}
+
+	/** True while a machine is attached. */
+	get attached(): boolean {
+		return this.#post !== undefined;
+	}
+
+	/** Calls waiting for a reply. */
+	get callsInFlight(): number {
+		return this.#calls.size;
+	}
+
+	/** Attaches a new agent machine and sends it the settings it starts with. */
+	attach(post: (message: ToAgent) => void, settings: Record<string, string>): void {
+		this.#post = post;
+		this.#send({ type: "start", settings });
+	}
+
+	/** The machine is gone: every call in flight fails now with reason, and so do new ones until the next attach. */
+	detach(reason: string): void {
+		this.#post = undefined;
+		this.#down = reason;
+		const calls = [...this.#calls.values()];
+		this.#calls.clear();
+		for (const call of calls) {
+			Timer.clear(call.timer);
+			call.reject(new Error(reason));
+		}
+	}
+
+	/** Takes one message from the agent machine (its onmessage). Never throws. */
+	receive(message: unknown): void {
+		let reply: FromAgent;
+		try {
+			reply = readFromAgent(message);
+		} catch (error) {
+			this.#log(`agent port: ${messageOf(error)}`);
+			if (error instanceof PortError && error.call) this.#end(error.call, undefined, error);
+			return;
+		}
+		switch (reply.type) {
+			case "ready":
+				this.#onReady?.({ commands: reply.commands, warnings: reply.warnings });
+				return;
+			case "out":
+				for (const listener of this.#outListeners) {
+					try {
+						listener(reply.event);
+					} catch (error) {
+						this.#log(`agent port: an outbound-event listener failed: ${messageOf(error)}`);
+					}
+				}
+				return;
+			case "refused":
+				this.#log(`agent port: the agent refused a message: ${reply.error}`);
+				return;
+			case "event":
+				this.#calls.get(reply.call)?.onEvent?.(reply.event);
+				return;
+			case "accepted": {
+				const call = this.#calls.get(reply.call);
+				call?.onAccepted?.(reply.request_id);
+				if (call?.ends !== "accepted") return;
+				break;
+			}
+		}
+		this.#end(reply.call, reply);
+	}
+
+	/** Hears outbound events (answers nobody waits for, stage messages); returns the removal. Listeners must not throw. */
+	onOut(listener: (event: OutEvent) => void): () => void {
+		this.#outListeners.add(listener);
+		return () => this.#outListeners.delete(listener);
+	}
+
+	/** Submits a request and waits for its answer. Rejects with a sentence (queue full, no answer in time, the agent stopped). */
+	async ask(request: PortRequest, options: AskOptions): Promise<AgentResponse> {
+		const reply = await this.#call("response", options.waitMs + options.responseMs + AGENT_REPLY_TIMEOUT_MS, (call) => ({
+			type: "submit", call, request, wait_ms: options.waitMs, response: true, response_ms: options.responseMs, events: options.events ?? [],
+		}), options);
+		return (reply as Extract<FromAgent, { type: "response" }>).response;
+	}
+
+	/** Submits a request nobody waits for here (its answer comes as an out event); resolves with its id. */
+	async submit(request: PortRequest, options: SubmitOptions): Promise<number> {
+		const reply = await this.#call("accepted", options.waitMs + AGENT_REPLY_TIMEOUT_MS, (call) => ({
+			type: "submit", call, request, wait_ms: options.waitMs, response: false, response_ms: 0, events: options.events ?? [],
+		}), options);
+		return (reply as Extract<FromAgent, { type: "accepted" }>).request_id;
+	}
+
+	/** Cancels a request (0: the one in flight); resolves with the id cancelled, 0 when nothing matched. */
+	async cancel(requestId: number): Promise<number> {
+		const reply = await this.#call("cancelled", AGENT_REPLY_TIMEOUT_MS, (call) => ({ type: "cancel", call, request_id: requestId }));
+		return (reply as Extract<FromAgent, { type: "cancelled" }>).request_id;
+	}
+
+	async status(): Promise<AgentStatus> {
+		const reply = await this.#call("status", AGENT_REPLY_TIMEOUT_MS, (call) => ({ type: "status", call }));
+		return (reply as Extract<FromAgent, { type: "status" }>).status;
+	}
+
+	/** Runs one of the agent's console commands for a chat. */
+	async command(name: string, args: string, chat: ChatRef): Promise<CommandResult> {
+		const reply = await this.#call("command_result", AGENT_COMMAND_TIMEOUT_MS, (call) => ({ type: "command", call, name, args, chat }));
+		const { lines, error, usage } = reply as Extract<FromAgent, { type: "command_result" }>;
+		return { lines, error, usage };
+	}
+
+	/** Tells the agent a setting changed (value undefined: unset). Dropped while no machine is attached: the next one starts with every setting. */
+	setting(name: string, value: string | undefined): void {
+		if (this.#post) this.#send({ type: "setting", name, value: value ?? null });
+	}
+
+	/** Asks the agent to stop its cores and close its files; resolves when it has. */
+	async stop(): Promise<void> {
+		await this.#call("stopped", AGENT_REPLY_TIMEOUT_MS, (call) => ({ type: "stop", call }));
+	}
+
+	#send(message: ToAgent): void {
+		if (!this.#post) throw new Error(this.#down);
+		this.#post(message);
+	}
+
+	#call(ends: FromAgent["type"], timeoutMs: number, make: (call: number) => ToAgent, hooks: Partial<Pick<Pending, "onEvent" | "onAccepted">> = {}): Promise<FromAgent> {
+		if (!this.#post) return Promise.reject(new Error(this.#down));
+		if (this.#calls.size >= AGENT_PORT_CALLS_MAX) {
+			return Promise.reject(new Error(`the agent already has ${AGENT_PORT_CALLS_MAX} requests to answer; wait for some to finish, then try again`));
+		}
+		const call = this.#nextCall;
+		this.#nextCall = this.#nextCall >= 0x7fffffff ? 1 : this.#nextCall + 1;
+		return new Promise<FromAgent>((resolve, reject) => {
+			const timer = Timer.set(() => {
+				this.#calls.delete(call);
+				reject(new Error(`the agent did not answer within ${Math.round(timeoutMs / 1000)} s; it may be stuck: check status, or reboot`));
+			}, timeoutMs);
+			this.#calls.set(call, { ends, resolve, reject, timer, onEvent: hooks.onEvent, onAccepted: hooks.onAccepted });
+			try {
+				this.#send(make(call));
+			} catch (error) {
+				this.#end(call, undefined, new Error(`the message could not reach the agent: ${messageOf(error)}`));
+			}
+		});
+	}
+
+	// Ends a call with a reply (a "failed" one rejects) or an error.
+	#end(callId: number, reply?: FromAgent, error?: Error): void {
+		const call = this.#calls.get(callId);
+		if (!call) {
+			if (reply) this.#log(`agent port: a "${reply.type}" reply came for call ${callId}, which nobody waits for any more`);
+			return;
+		}
+		this.#calls.delete(callId);
+		Timer.clear(call.timer);
+		if (error) call.reject(error);
+		else if (reply!.type === "failed") call.reject(new Error(reply!.error));
+		else if (reply!.type !== call.ends) call.reject(new Error(`the agent answered with "${reply!.type}" where "${call.ends}" was due; both machines must come from the same build`));
+		else call.resolve(reply!);
+	}
+}

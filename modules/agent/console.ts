@@ -1,0 +1,138 @@
+// agent/console: the agent on the serial console (SPEC §8), in the main machine,
+// through the agent port's client only: `ask`, `cancel`, the agent's lines of
+// `status`, the commands the agent machine owns (`session ...`, `memory ...`,
+// `profile ...`, `llm ...`) as proxies, and the printing of answers nobody
+// waits for (out_message events for the console channel).
+//
+// `ask TEXT` submits a request from channel "console" with no session id, so
+// the agent machine puts it in the console's current session, and waits for the
+// answer (at most CONSOLE_ASK_TIMEOUT_MS, then the agent cancels it). While it
+// waits it prints one line per tool the agent runs, then the answer, or
+// "error: <sentence>" (also when the agent machine stops meanwhile: the
+// supervisor ends the wait at once). `ask` is not concurrent: the console holds
+// a second `ask` until the first has its answer; `cancel` runs at once.
+//
+// A proxy command sends its name and arguments for the console's chat and
+// prints the lines that come back; a usage error prints the usage, a failure
+// its sentence, as for a local command. Known limit: text deltas are not
+// streamed (the answer is printed whole), because a retried attempt would have
+// to take back printed text.
+import { CONSOLE_ASK_TIMEOUT_MS, CONSOLE_SUBMIT_TIMEOUT_MS } from "budgets";
+import { UsageError, words, type Command, type Output } from "console/types";
+import { heapLine } from "console/system";
+import type { AgentEvent, OutEvent } from "core/types";
+import { messageOf } from "util/errors";
+import type { AgentClient } from "agent/client";
+import { CONSOLE_CHAT, type CommandInfo, type PortRequest } from "agent/protocol";
+
+export interface AgentConsoleOptions {
+	client: AgentClient;
+	/** Overrides for tests; the budgets otherwise. */
+	askTimeoutMs?: number;
+	submitTimeoutMs?: number;
+}
+
+function consoleRequest(text: string): PortRequest {
+	return {
+		flags: 0,
+		user_text: text,
+		source: { channel: CONSOLE_CHAT.channel, chat_id: CONSOLE_CHAT.chat_id, sender_id: "console", message_id: "", cap: "" },
+	};
+}
+
+// Prints text line by line: the console's Output takes one line per call.
+function printText(out: Output, text: string): void {
+	for (const line of text.split(/\r?\n/)) out.line(line);
+}
+
+function toolLine(event: AgentEvent): string | undefined {
+	if (event.type === "tool_execution_start") return `… ${event.call.name}`;
+	if (event.type === "tool_execution_end" && event.is_error) return `… ${event.name} failed`;
+	return undefined;
+}
+
+/** `ask` and `cancel`. */
+export function agentCommands(options: AgentConsoleOptions): Command[] {
+	const { client } = options;
+	const askTimeoutMs = options.askTimeoutMs ?? CONSOLE_ASK_TIMEOUT_MS;
+	const submitTimeoutMs = options.submitTimeoutMs ?? CONSOLE_SUBMIT_TIMEOUT_MS;
+	return [
+		{
+			name: "ask",
+			usage: "TEXT",
+			help: "ask the agent; waits for the answer (cancel stops it)",
+			async run(args, out) {
+				if (!args) throw new UsageError();
+				try {
+					const response = await client.ask(consoleRequest(args), {
+						waitMs: submitTimeoutMs,
+						responseMs: askTimeoutMs,
+						events: ["tool_execution_start", "tool_execution_end"],
+						onEvent(event) {
+							const line = toolLine(event);
+							if (line) out.line(line);
+						},
+					});
+					if (response.ok) printText(out, response.text);
+					else out.line(`error: ${response.error ?? "the request failed without saying why; see the log"}`);
+				} catch (error) {
+					out.line(`error: ${messageOf(error)}`);
+				}
+			},
+		},
+		{
+			name: "cancel",
+			usage: "[REQUEST]",
+			help: "stop the agent's request in flight (or the numbered one)",
+			concurrent: true,
+			async run(args, out) {
+				const given = words(args);
+				if (given.length > 1 || (given.length === 1 && !/^[1-9]\d{0,8}$/.test(given[0]))) throw new UsageError();
+				const asked = given.length ? Number(given[0]) : 0;
+				const cancelled = await client.cancel(asked);
+				if (cancelled) out.line(`request ${cancelled} cancelled`);
+				else if (asked) out.line(`request ${asked} is not running or waiting: nothing to cancel`);
+				else out.line("nothing is running");
+			},
+		},
+	];
+}
+
+/** A console command that runs in the agent machine, for the console's chat. */
+export function proxyCommand(client: AgentClient, info: CommandInfo): Command {
+	return {
+		name: info.name,
+		usage: info.usage,
+		help: info.help,
+		concurrent: info.concurrent,
+		async run(args, out) {
+			const result = await client.command(info.name, args, CONSOLE_CHAT);
+			for (const line of result.lines) out.line(line);
+			if (result.usage) throw new UsageError();
+			if (result.error !== undefined) throw new Error(result.error);
+		},
+	};
+}
+
+/** The agent's `status` lines: its phase and queue, its subagents, its machine's heap. */
+export async function agentStatusLines(client: AgentClient): Promise<string[]> {
+	const s = await client.status();
+	return [
+		`agent: ${s.phase}, ${s.in_flight ? `request ${s.in_flight} in flight` : "nothing in flight"}, ${s.queued} waiting`,
+		`subagents: ${s.subagents.length ? s.subagents.map((sub) => `${sub.agent_id} ${sub.phase}`).join(", ") : "none running"}`,
+		`agent heap: ${heapLine(s.heap)}`,
+	];
+}
+
+/**
+ * An outbound-event listener (AgentClient.onOut) that prints out_message events
+ * for the console channel: a line naming the request, then the text. Other
+ * channels' events and stage messages are left to the router. print must not throw.
+ */
+export function consoleMessages(print: (line: string) => void): (event: OutEvent) => void {
+	return (event) => {
+		if (event.type !== "out_message" || event.channel !== CONSOLE_CHAT.channel) return;
+		print(`agent (request ${event.request_id}):`);
+		for (const line of event.text.split(/\r?\n/)) print(line);
+	};
+}

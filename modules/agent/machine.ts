@@ -1,0 +1,83 @@
+// agent/machine: assembles the agent machine (the Worker that agent/worker
+// runs): the shared HTTP client, the LLM runtime with its limits, the session
+// store and chats.json, long-term memory and the profile, the agent core with
+// its tools. Everything here is owned by this machine alone; the main machine
+// reaches it only through the port (agent/service), and what the console
+// commands `session`, `memory`, `profile` and `llm` do runs here, for the chat
+// that asked (ARCHITECTURE.md).
+//
+// Nothing here throws for a part that works only partly: sessions that cannot
+// be opened leave the agent answering without saved conversations, a damaged
+// memory file is kept aside; each such case becomes a warning for the console.
+import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
+import type { Command } from "console/types";
+import type { ChatModel, OutEvent } from "core/types";
+import { openCore } from "core/setup";
+import { heap, name as platformName, now } from "host/platform";
+import { openLlm } from "llm/setup";
+import { openMemory } from "memory/setup";
+import { boardHttp } from "net/board";
+import { sessionCommands } from "store/console";
+import { openSessions, type Sessions } from "store/sessions";
+import { messageOf } from "util/errors";
+import type { ChatRef } from "agent/protocol";
+import type { AgentParts } from "agent/service";
+import type { SettingsMirror } from "agent/settings";
+
+export interface AgentMachineOptions {
+	/** A model instead of the LLM runtime's (the port bench's zero-cost fake). */
+	model?: ChatModel;
+}
+
+// Storage that fails at boot (a damaged partition, a file where the sessions
+// directory belongs) leaves the agent talking without saved conversations
+// rather than not starting at all; the files stay as they are for whoever repairs them.
+function openSessionStore(): { sessions?: Sessions; warning?: string } {
+	try {
+		return { sessions: openSessions() };
+	} catch (error) {
+		const message = messageOf(error);
+		return { warning: `sessions cannot be opened, so conversations are not saved this time (${message}); check the storage, then reboot` };
+	}
+}
+
+/** Opens every part of the agent machine (agent/service's OpenAgent). */
+export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) => void, options: AgentMachineOptions = {}): AgentParts {
+	const bootMs = now();
+	// One HTTP client for every outgoing request of this machine (keep-alive per
+	// origin); big buffers (HTTP bodies, images) come from PSRAM.
+	const { http, buffers } = boardHttp();
+	// The LLM runtime is built lazily from llm.* settings on the first request.
+	const llm = openLlm({ config: settings, transport: http, buffers });
+	const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };
+	const { sessions, warning: sessionsWarning } = openSessionStore();
+	const memory = openMemory({ config: settings });
+	// Provider order: profile (the persona) and long-term memory first, then the
+	// session history; the tools provider comes last (core/setup).
+	const agent = openCore({
+		model: options.model ?? llm.llm,
+		firmware,
+		now,
+		bootMs,
+		heap,
+		providers: sessions ? [...memory.providers, sessions.historyProvider] : memory.providers,
+		tools: memory.tools,
+		persist: sessions?.persist,
+		gate: sessions?.gate,
+		publish,
+	});
+	const warnings = [llm.warning, sessionsWarning, memory.warning].filter((w): w is string => w !== undefined);
+	return {
+		core: agent.core,
+		subagents: () => agent.agents.subagents(),
+		sessionFor: (chat: ChatRef) => sessions?.currentSession(chat.channel, chat.chat_id) ?? "",
+		commands: (chat: ChatRef): Command[] => [...llm.commands, ...(sessions ? sessionCommands(sessions, chat) : []), ...memory.commands],
+		heap,
+		warnings,
+		stop() {
+			// The requests in flight are cancelled, so no socket or timer outlives the machine.
+			agent.agents.stop();
+			sessions?.close();
+		},
+	};
+}

@@ -1,0 +1,210 @@
+// agent/service: the agent machine's end of the port. It reads every message
+// from the main machine (agent/protocol's readToAgent), answers each call
+// exactly once, and refuses what it cannot read with a sentence; a bad message
+// never ends the machine.
+//
+// The first message is "start" with the agent's settings: the service builds
+// its SettingsMirror and opens the agent (agent/machine's openAgent, or a test's
+// fake) through `open`, then posts "ready" with the console commands the agent
+// owns. Messages before "start" are answered with "failed".
+//
+// A submit without session_id talks in the current session of its chat (the
+// agent owns chats.json). A submit that wants its response waits for it here
+// (core.receiveFor) and cancels the request when response_ms pass without one,
+// so a forgotten request never holds the core. Watched events of a request are
+// forwarded until its agent_end.
+import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX } from "budgets";
+import { UsageError, type Command } from "console/types";
+import type { CoreStatus } from "core/core";
+import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent } from "core/types";
+import type { HeapFigures } from "host/platform";
+import { messageOf } from "util/errors";
+import { CONSOLE_CHAT, PortError, readToAgent, type ChatRef, type CommandInfo, type FromAgent, type ToAgent, type WatchableEvent } from "agent/protocol";
+import { SettingsMirror } from "agent/settings";
+
+/** The part of the root Core the port uses. */
+export interface PortCore {
+	submit(request: AgentRequest, timeoutMs: number): Promise<number>;
+	receiveFor(requestId: number, timeoutMs: number): Promise<AgentResponse>;
+	cancel(requestId: number): boolean;
+	readonly inFlightId: number;
+	status(): CoreStatus;
+	addListener(listener: (event: AgentEvent) => void): void;
+}
+
+/** What the agent machine is made of, as the port sees it (agent/machine builds it). */
+export interface AgentParts {
+	core: PortCore;
+	/** The running subagents. */
+	subagents(): CoreStatus[];
+	/** The current session of a chat ("" when sessions are not available). */
+	sessionFor(chat: ChatRef): string;
+	/** The console commands the agent owns, acting for chat. */
+	commands(chat: ChatRef): Command[];
+	heap(): HeapFigures;
+	/** Sentences for the person (a part that works only partly). */
+	warnings: string[];
+	/** Stops the cores (requests in flight end cancelled) and closes the files. */
+	stop(): void;
+}
+
+/** Opens the agent from its settings; publish carries outbound events to the main machine. */
+export type OpenAgent = (settings: SettingsMirror, publish: (event: OutEvent) => void) => AgentParts;
+
+export interface ServiceOptions {
+	post(message: FromAgent): void;
+	open: OpenAgent;
+	/** Lines about the port (refusals); default trace. */
+	log?(line: string): void;
+}
+
+/** Serves the port; returns the function that takes each message (self.onmessage). */
+export function serveAgent(options: ServiceOptions): (message: unknown) => void {
+	const log = options.log ?? ((line: string) => trace(line + "\n"));
+	let parts: AgentParts | undefined;
+	let settings: SettingsMirror | undefined;
+	let stopped = false;
+	const watched = new Map<number, { call: number; types: readonly WatchableEvent[] }>();
+
+	// A message that cannot be copied (a bug) is logged, never thrown into the core.
+	const post = (message: FromAgent) => {
+		try {
+			options.post(message);
+		} catch (error) {
+			log(`agent port: a "${message.type}" message could not be sent: ${messageOf(error)}`);
+		}
+	};
+	const fail = (call: number, error: string) => post({ type: "failed", call, error });
+
+	const onEvent = (event: AgentEvent) => {
+		const watch = watched.get(event.request_id);
+		if (!watch) return;
+		if (watch.types.includes(event.type)) post({ type: "event", call: watch.call, event });
+		if (event.type === "agent_end") watched.delete(event.request_id);
+	};
+
+	function start(message: Extract<ToAgent, { type: "start" }>): void {
+		if (settings) throw new PortError("the agent port refused a second \"start\": the agent machine is already open");
+		settings = new SettingsMirror(message.settings, log);
+		parts = options.open(settings, (event) => post({ type: "out", event }));
+		parts.core.addListener(onEvent);
+		const commands: CommandInfo[] = parts.commands(CONSOLE_CHAT).map((c) => ({
+			name: c.name, usage: c.usage, help: c.help, concurrent: c.concurrent === true,
+		}));
+		post({ type: "ready", commands, warnings: parts.warnings });
+	}
+
+	async function submit(agent: AgentParts, m: Extract<ToAgent, { type: "submit" }>): Promise<void> {
+		const { request: given, call } = m;
+		if (m.response && given.flags & RequestFlag.SKIP_RESPONSE_QUEUE) {
+			return fail(call, "a request with SKIP_RESPONSE_QUEUE has no response to wait for; submit it without response");
+		}
+		if (m.events.length && watched.size >= AGENT_PORT_CALLS_MAX) {
+			return fail(call, `${AGENT_PORT_CALLS_MAX} requests are watched already; wait for one to finish, then try again`);
+		}
+		const request: AgentRequest = {
+			request_id: 0,
+			flags: given.flags,
+			session_id: given.session_id ?? agent.sessionFor(given.source),
+			user_text: given.user_text,
+			source: given.source,
+		};
+		if (given.target) request.target = given.target;
+		let id: number;
+		try {
+			id = await agent.core.submit(request, m.wait_ms);
+		} catch (error) {
+			return fail(call, messageOf(error));
+		}
+		if (m.events.length) watched.set(id, { call, types: m.events });
+		post({ type: "accepted", call, request_id: id });
+		if (!m.response) return;
+		let response: AgentResponse;
+		try {
+			response = await agent.core.receiveFor(id, m.response_ms);
+		} catch (error) {
+			// Nobody would read the answer any more: stop the work instead of parking it.
+			agent.core.cancel(id);
+			watched.delete(id);
+			if (error instanceof Error && error.name === "ResponseTimeout") {
+				return fail(call, `no answer within ${Math.round(m.response_ms / 1000)} s, so the request was cancelled; try again, or check the LLM with llm test.`);
+			}
+			return fail(call, `${messageOf(error)}; request ${id} was cancelled, try again`);
+		}
+		post({ type: "response", call, response });
+	}
+
+	async function command(agent: AgentParts, m: Extract<ToAgent, { type: "command" }>): Promise<void> {
+		const found = agent.commands(m.chat).find((c) => c.name === m.name);
+		if (!found) return fail(m.call, `the agent has no command "${m.name}"; type help`);
+		const lines: string[] = [];
+		let cut = 0;
+		const out = { line: (text: string) => (lines.length < AGENT_COMMAND_LINES_MAX ? void lines.push(text) : void cut++) };
+		const finish = (extra: { error?: string; usage?: boolean } = {}) => {
+			if (cut) lines.push(`… ${cut} more line${cut === 1 ? "" : "s"} not shown`);
+			post({ type: "command_result", call: m.call, lines, ...extra });
+		};
+		try {
+			await found.run(m.args, out);
+		} catch (error) {
+			return finish(error instanceof UsageError ? { usage: true } : { error: messageOf(error) });
+		}
+		finish();
+	}
+
+	function handle(agent: AgentParts, m: Exclude<ToAgent, { type: "start" }>): void {
+		switch (m.type) {
+			case "setting":
+				settings!.apply(m.name, m.value ?? undefined);
+				return;
+			case "submit":
+				void submit(agent, m);
+				return;
+			case "cancel": {
+				const id = m.request_id || agent.core.inFlightId;
+				post({ type: "cancelled", call: m.call, request_id: id && agent.core.cancel(id) ? id : 0 });
+				return;
+			}
+			case "status": {
+				const root = agent.core.status();
+				post({
+					type: "status", call: m.call,
+					status: {
+						phase: root.phase, in_flight: root.in_flight, queued: root.queued,
+						subagents: agent.subagents().map((s) => ({ agent_id: s.agent_id, phase: s.phase })),
+						heap: agent.heap(),
+					},
+				});
+				return;
+			}
+			case "command":
+				void command(agent, m);
+				return;
+			case "stop":
+				if (!stopped) {
+					stopped = true;
+					agent.stop();
+				}
+				post({ type: "stopped", call: m.call });
+				return;
+		}
+	}
+
+	return (raw: unknown) => {
+		let message: ToAgent;
+		try {
+			message = readToAgent(raw);
+			if (message.type === "start") return start(message);
+			if (!parts) throw new PortError(`the agent machine is not open yet, so it cannot take a "${message.type}"; try again in a moment`, "call" in message ? message.call : 0);
+			if (stopped && message.type !== "stop" && message.type !== "setting") {
+				throw new PortError(`the agent has stopped for a reboot, so it cannot take a "${message.type}"`, "call" in message ? message.call : 0);
+			}
+			handle(parts, message);
+		} catch (error) {
+			if (!(error instanceof PortError)) throw error;
+			log(`agent port: ${error.message}`);
+			if (error.call) fail(error.call, error.message);
+			else post({ type: "refused", error: error.message });
+		}
+	};
+}

@@ -1,0 +1,12 @@
+// agent/worker: the agent machine's main module, run by `new Worker("agent/worker", ...)`
+// (agent/supervisor). It only installs the port: the machine opens its parts when
+// the main machine's "start" message brings the settings (agent/service), so the
+// Worker constructor, which blocks the main machine until this module has run,
+// returns at once.
+import { openAgent } from "agent/machine";
+import { serveAgent } from "agent/service";
+
+self.onmessage = serveAgent({
+	post: (message) => self.postMessage(message),
+	open: (settings, publish) => openAgent(settings, publish),
+});

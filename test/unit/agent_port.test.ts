@@ -1,0 +1,309 @@
+// The agent port (modules/agent): its messages round-trip through their
+// checks, malformed and unknown messages are refused with a sentence while both
+// ends keep working, and the client, the service and the supervisor work
+// together over an in-process link that copies every message.
+import { AGENT_PORT_CALLS_MAX, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
+import { PortError, readFromAgent, readToAgent, type FromAgent, type ToAgent } from "agent/protocol";
+import { AgentSupervisor } from "agent/supervisor";
+import type { AgentEvent } from "core/types";
+import { assert, test } from "testing";
+import { FakeAgents, HEAP, copy, echoCommands, partsOf } from "test/unit/agent_fakes";
+import { FakeModel, delay, deferred, harness, waitFor } from "test/unit/core_fakes";
+
+const SOURCE = { channel: "console", chat_id: "local", sender_id: "console", message_id: "", cap: "" };
+const RESPONSE = { request_id: 3, session_id: "console-local", ok: true, text: "hi" };
+
+const TO_AGENT: ToAgent[] = [
+	{ type: "start", settings: { "llm.model": "m", "memory.mode": "light" } },
+	{ type: "setting", name: "llm.model", value: "other" },
+	{ type: "setting", name: "llm.model", value: null },
+	{ type: "submit", call: 1, request: { flags: 0, user_text: "hello", source: SOURCE }, wait_ms: 5000, response: true, response_ms: 130000, events: ["tool_execution_start"] },
+	{ type: "submit", call: 2, request: { flags: 3, session_id: "", user_text: "x", source: SOURCE, target: { channel: "qq", chat_id: "9" } }, wait_ms: 0, response: false, response_ms: 0, events: [] },
+	{ type: "cancel", call: 3, request_id: 0 },
+	{ type: "status", call: 4 },
+	{ type: "command", call: 5, name: "session list", args: "", chat: { channel: "telegram", chat_id: "42" } },
+	{ type: "stop", call: 6 },
+];
+
+const FROM_AGENT: FromAgent[] = [
+	{ type: "ready", commands: [{ name: "session", usage: "", help: "the session", concurrent: false }], warnings: ["memory is light"] },
+	{ type: "accepted", call: 1, request_id: 3 },
+	{ type: "response", call: 1, response: RESPONSE },
+	{ type: "response", call: 1, response: { ...RESPONSE, ok: false, text: "", error: "request cancelled" } },
+	{ type: "event", call: 1, event: { type: "tool_execution_start", agent_id: "root", request_id: 3, session_id: "s", call: { id: "c", name: "get_time", arguments: "{}" } } },
+	{ type: "out", event: { type: "out_message", channel: "console", chat_id: "local", text: "later", request_id: 4, correlation_id: "" } },
+	{ type: "out", event: { type: "agent_stage", channel: "qq", chat_id: "9", text: "running get_time", request_id: 4 } },
+	{ type: "cancelled", call: 3, request_id: 0 },
+	{ type: "status", call: 4, status: { phase: "IN_LLM_HTTP", in_flight: 3, queued: 1, subagents: [{ agent_id: "sub-1", phase: "IDLE" }], heap: HEAP } },
+	{ type: "command_result", call: 5, lines: ["a", "b"] },
+	{ type: "command_result", call: 5, lines: [], error: "no such session" },
+	{ type: "command_result", call: 5, lines: [], usage: true },
+	{ type: "stopped", call: 6 },
+	{ type: "failed", call: 7, error: "the agent is busy" },
+	{ type: "refused", error: "that was not a message" },
+];
+
+test("every message to the agent round-trips through its check unchanged (after a copy)", () => {
+	for (const message of TO_AGENT) assert.deepEqual(readToAgent(copy(message)), message, `${message.type} round trip`);
+});
+
+test("every message from the agent round-trips through its check unchanged (after a copy)", () => {
+	for (const message of FROM_AGENT) assert.deepEqual(readFromAgent(copy(message)), message, `${message.type} round trip`);
+});
+
+function refusal(read: (m: unknown) => unknown, message: unknown): PortError {
+	try {
+		read(message);
+	} catch (error) {
+		if (error instanceof PortError) return error;
+		throw error;
+	}
+	return assert.fail(`${JSON.stringify(message)} was accepted`);
+}
+
+test("malformed and unknown messages are refused with a sentence naming what is wrong, keeping the call to answer", () => {
+	const cases: Array<[unknown, RegExp, number]> = [
+		[null, /not an object with a type/, 0],
+		["status", /not an object with a type/, 0],
+		[{ call: 4 }, /has no type/, 4],
+		[{ type: "reboot_everything", call: 9 }, /does not know the message type "reboot_everything"/, 9],
+		[{ type: "status" }, /call must be a whole number from 1/, 0],
+		[{ type: "cancel", call: 2, request_id: -1 }, /request_id must be a whole number/, 2],
+		[{ type: "submit", call: 3, request: { flags: 0, source: SOURCE }, wait_ms: 0, response: true, events: [] }, /request\.user_text must be a string/, 3],
+		[{ type: "submit", call: 3, request: { flags: 0, user_text: "x".repeat(AGENT_PORT_TEXT_MAX_CHARS + 1), source: SOURCE }, wait_ms: 0, response: true, events: [] }, /more than 32768/, 3],
+		[{ type: "submit", call: 3, request: { flags: 0, user_text: "x", source: SOURCE }, wait_ms: 0, response: true, events: ["secrets"] }, /"secrets", which is not an event a submitter can watch/, 3],
+		[{ type: "command", call: 5, name: "session", args: "", chat: "console" }, /chat must be an object/, 5],
+		[{ type: "setting", name: "llm.model", value: 3 }, /value must be a string/, 0],
+	];
+	for (const [message, pattern, call] of cases) {
+		const error = refusal(readToAgent, message);
+		assert.match(error.message, pattern);
+		assert.match(error.message, /^the agent port/);
+		assert.equal(error.call, call, `call kept for ${JSON.stringify(message).slice(0, 60)}`);
+	}
+	assert.match(refusal(readFromAgent, { type: "status", call: 1, status: { phase: "DANCING", in_flight: 0, queued: 0, subagents: [], heap: HEAP } }).message, /status\.phase is not a phase/);
+	assert.match(refusal(readFromAgent, { type: "out", event: { type: "secret_event" } }).message, /out_message or agent_stage/);
+	assert.match(refusal(readFromAgent, { type: "hello" }).message, /does not know the message type "hello" from the agent/);
+});
+
+/** A supervisor over in-process agents whose core answers with model. */
+function setup(model: FakeModel, options: { commands?: boolean; backoffMs?: number[]; windowMs?: number } = {}) {
+	const notices: string[] = [];
+	const logs: string[] = [];
+	const cores: ReturnType<typeof harness>[] = [];
+	const agents = new FakeAgents((settings, publish) => {
+		const h = harness(model, { publish });
+		cores.push(h);
+		return partsOf(h.core, { commands: () => (options.commands ? echoCommands() : []), warnings: settings.get("memory.mode") ? [`memory is ${settings.get("memory.mode")}`] : [] });
+	});
+	const values = new Map<string, string>([["llm.model", "m1"], ["telegram.bot_token", "123:secret"]]);
+	const listeners: Array<(name: string, value: string | undefined) => void> = [];
+	const config = {
+		entries: () => [...values],
+		onChange: (listener: (name: string, value: string | undefined) => void) => { listeners.push(listener); return () => {}; },
+		set(name: string, value: string | undefined) {
+			if (value === undefined) values.delete(name); else values.set(name, value);
+			for (const l of listeners) l(name, value);
+		},
+	};
+	const supervisor = new AgentSupervisor({
+		spawn: agents.spawn, config, now: () => Date.now(), notice: (line) => notices.push(line), log: (line) => logs.push(line),
+		backoffMs: options.backoffMs ?? [10, 20], windowMs: options.windowMs ?? 60_000, startTimeoutMs: 2000,
+	});
+	return { supervisor, client: supervisor.client, agents, notices, logs, cores, config };
+}
+
+const ask = (text: string, more: { session_id?: string; flags?: number } = {}) => ({ flags: more.flags ?? 0, user_text: text, source: SOURCE, ...(more.session_id === undefined ? {} : { session_id: more.session_id }) });
+
+test("ask over the port answers in the chat's current session, and only the watched events come back", async () => {
+	const s = setup(new FakeModel({ calls: [{ name: "get_time" }] }, { text: "it is noon" }));
+	const ready = await s.supervisor.start();
+	assert.ok(ready, "the agent said it was ready");
+	const seen: AgentEvent[] = [];
+	let accepted = 0;
+	const response = await s.client.ask(ask("what time is it?"), {
+		waitMs: 1000, responseMs: 5000, events: ["tool_execution_start", "agent_end"], onEvent: (e) => seen.push(e), onAccepted: (id) => (accepted = id),
+	});
+	assert.equal(response.ok, true);
+	assert.equal(response.text, "it is noon");
+	assert.equal(response.session_id, "console-local", "the agent machine chose the chat's session");
+	assert.ok(accepted > 0 && response.request_id === accepted, "the accepted id is the answered one");
+	assert.deepEqual(seen.map((e) => e.type), ["tool_execution_start", "agent_end"]);
+	await s.supervisor.stop();
+});
+
+test("settings reach the agent machine: only the agent's ones at start, then each change at once", async () => {
+	const s = setup(new FakeModel());
+	await s.supervisor.start();
+	const mirror = s.agents.last.settings!;
+	assert.equal(mirror.get("llm.model"), "m1");
+	assert.equal(mirror.get("telegram.bot_token"), undefined, "a channel's secret never enters the agent machine");
+	const heard: string[] = [];
+	mirror.onChange((name, value) => heard.push(`${name}=${value}`));
+	s.config.set("llm.model", "m2");
+	s.config.set("telegram.bot_token", "456:other");
+	s.config.set("llm.base_url", undefined);
+	s.config.set("llm.model", undefined);
+	await waitFor(() => heard.length === 2, "the changes in the agent machine");
+	await delay(5);
+	assert.deepEqual(heard, ["llm.model=m2", "llm.model=undefined"], "the agent's settings only, in order");
+	assert.equal(mirror.get("llm.model"), undefined);
+	await s.supervisor.stop();
+});
+
+test("a request nobody waits for is answered through an out event", async () => {
+	const s = setup(new FakeModel({ text: "to the chat" }));
+	await s.supervisor.start();
+	const out: string[] = [];
+	s.client.onOut((e) => out.push(`${e.type} ${e.channel}:${e.chat_id} ${e.text}`));
+	const id = await s.client.submit({ ...ask("hi", { flags: 3, session_id: "" }), source: { ...SOURCE, channel: "qq", chat_id: "9" } }, { waitMs: 1000 });
+	assert.ok(id > 0);
+	await waitFor(() => out.length === 1, "the out event");
+	assert.deepEqual(out, ["out_message qq:9 to the chat"]);
+	await assert.rejects(s.client.ask(ask("x", { flags: 2 }), { waitMs: 100, responseMs: 100 }), /SKIP_RESPONSE_QUEUE has no response/);
+	await s.supervisor.stop();
+});
+
+test("cancel through the port ends the waiting ask with request cancelled and names the request", async () => {
+	const s = setup(new FakeModel({ hang: true }));
+	await s.supervisor.start();
+	let id = 0;
+	const answer = s.client.ask(ask("wait"), { waitMs: 1000, responseMs: 5000, onAccepted: (n) => (id = n) });
+	await waitFor(() => s.cores[0].core.phase === "IN_LLM_HTTP", "the call in flight");
+	assert.equal(await s.client.cancel(0), id);
+	const response = await answer;
+	assert.equal(response.ok, false);
+	assert.equal(response.error, "request cancelled");
+	assert.equal(await s.client.cancel(0), 0, "nothing is running any more");
+	await s.supervisor.stop();
+});
+
+test("status carries the core's phase and the agent machine's heap", async () => {
+	const s = setup(new FakeModel());
+	await s.supervisor.start();
+	const status = await s.client.status();
+	assert.deepEqual(status, { phase: "IDLE", in_flight: 0, queued: 0, subagents: [], heap: HEAP });
+	await s.supervisor.stop();
+});
+
+test("agent commands print their lines; usage errors and failures come back as such; an unknown one is refused", async () => {
+	const s = setup(new FakeModel(), { commands: true });
+	const ready = await s.supervisor.start();
+	assert.deepEqual(ready!.commands.map((c) => `${c.name}${c.concurrent ? "*" : ""}`), ["echo", "slow echo*", "usage", "fails"]);
+	const chat = { channel: "console", chat_id: "local" };
+	assert.deepEqual(await s.client.command("echo", "hi there", chat), { lines: ["hi there", "hi there"], error: undefined, usage: undefined });
+	assert.deepEqual((await s.client.command("slow echo", "later", chat)).lines, ["later"]);
+	assert.equal((await s.client.command("usage", "", chat)).usage, true);
+	assert.deepEqual(await s.client.command("fails", "", chat), { lines: ["partly"], error: "it failed: try again later", usage: undefined });
+	await assert.rejects(s.client.command("format flash", "", chat), /the agent has no command "format flash"; type help/);
+	await s.supervisor.stop();
+});
+
+test("a malformed or unknown message to the agent is refused and the agent keeps answering", async () => {
+	const s = setup(new FakeModel());
+	await s.supervisor.start();
+	const machine = s.agents.last;
+	// Straight onto the link, past the client's typed methods.
+	machine.post({ type: "format_flash", call: 77 } as unknown as ToAgent);
+	machine.post({ nonsense: true } as unknown as ToAgent);
+	await waitFor(() => s.logs.length === 2, "both refusals");
+	assert.match(s.logs[0], /a "failed" reply came for call 77, which nobody waits for any more/);
+	assert.match(s.logs[1], /the agent refused a message: the agent port refused a message for the agent: it has no type/);
+	assert.match(s.agents.logs.join("\n"), /does not know the message type "format_flash"/);
+	assert.equal((await s.client.status()).phase, "IDLE", "the agent still answers");
+	assert.equal(machine.alive, true);
+	await s.supervisor.stop();
+});
+
+test("a malformed message from the agent fails only its own call and the client keeps working", async () => {
+	const s = setup(new FakeModel({ hang: true }));
+	await s.supervisor.start();
+	const machine = s.agents.last;
+	const pending = s.client.status();
+	const call = (machine.received.at(-1) as { call: number }).call;
+	machine.inject({ type: "status", call, status: { phase: "DANCING" } });
+	await assert.rejects(pending, /status\.phase is not a phase of the agent core/);
+	machine.inject({ type: "gossip" });
+	await waitFor(() => s.logs.some((l) => /does not know the message type "gossip"/.test(l)), "the refusal logged");
+	assert.equal((await s.client.status()).phase, "IDLE");
+	await s.supervisor.stop();
+});
+
+test("messages before start are refused with a sentence", async () => {
+	const agents = new FakeAgents((settings, publish) => partsOf(harness(new FakeModel(), { publish }).core));
+	const replies: unknown[] = [];
+	const machine = agents.spawn({ onmessage: (m) => replies.push(m), onerror: () => {} });
+	machine.post({ type: "status", call: 5 });
+	await waitFor(() => replies.length === 1, "the reply");
+	assert.equal((replies[0] as { type: string }).type, "failed");
+	assert.match((replies[0] as { error: string }).error, /is not open yet/);
+});
+
+test(`calls are bounded: beyond ${AGENT_PORT_CALLS_MAX} waiting, a call is refused at once`, async () => {
+	const s = setup(new FakeModel(...Array.from({ length: AGENT_PORT_CALLS_MAX }, () => ({ hang: true as const }))));
+	await s.supervisor.start();
+	const asks = Array.from({ length: AGENT_PORT_CALLS_MAX }, () => s.client.ask(ask("x"), { waitMs: 10, responseMs: 5000 }).catch((e: Error) => e.message));
+	await assert.rejects(s.client.status(), /already has 32 requests to answer/);
+	await s.supervisor.stop();
+	for (const result of await Promise.all(asks)) assert.match(String(result), /rebooting|busy|queue/);
+});
+
+test("the agent machine dying mid-ask ends the ask at once with why, and a new machine answers the next ask", async () => {
+	const release = deferred();
+	const s = setup(new FakeModel({ until: release.promise, then: { text: "never" } }, { text: "back again" }));
+	await s.supervisor.start();
+	const answer = s.client.ask(ask("slow"), { waitMs: 1000, responseMs: 5000 });
+	await waitFor(() => s.cores[0].core.phase === "IN_LLM_HTTP", "the call in flight");
+	const started = Date.now();
+	s.agents.last.kill("out of memory: the XS heap is exhausted");
+	await assert.rejects(answer, /the agent stopped \(out of memory: the XS heap is exhausted\) and is restarting; ask again in a moment/);
+	assert.ok(Date.now() - started < 500, "at once");
+	s.cores[0].core.stop();
+	assert.match(s.notices[0], /^agent: the agent machine stopped \(out of memory: the XS heap is exhausted\); restarting it in 10 ms$/);
+	await waitFor(() => s.supervisor.state === "running", "the restart");
+	assert.equal(s.notices[1], "agent: restarted (restart 1); ask again");
+	assert.equal(s.agents.machines.length, 2);
+	assert.ok(s.agents.machines[0].terminated || !s.agents.machines[0].alive);
+	const next = await s.client.ask(ask("again"), { waitMs: 1000, responseMs: 5000 });
+	assert.equal(next.text, "back again");
+	assert.match(s.supervisor.statusLine(), /running \(1 restart; last stop: out of memory/);
+	await s.supervisor.stop();
+});
+
+test("more deaths than back-off steps within the window leave the agent down, saying what to do; calls fail at once", async () => {
+	const s = setup(new FakeModel(), { backoffMs: [5] });
+	await s.supervisor.start();
+	s.agents.last.kill("an uncaught error: boom");
+	await waitFor(() => s.supervisor.state === "running" && s.agents.machines.length === 2, "the first restart");
+	s.agents.failNext.push("its main module threw");
+	s.agents.last.kill("an uncaught error: boom again");
+	await waitFor(() => s.supervisor.state === "down", "down");
+	assert.match(s.notices.at(-1)!, /stopped again \(an uncaught error: boom again\): 2 times within 1 min, so it stays down\. The console and config still work; .* then type reboot\.$/);
+	await assert.rejects(s.client.status(), /the agent is down: it stopped 2 times within 1 min .*; type reboot to start it again/);
+	assert.match(s.supervisor.statusLine(), /^agent machine: down .*type reboot/);
+	assert.equal(s.agents.machines.length, 2, "no third machine");
+});
+
+test("a machine that cannot be spawned, or never says ready, counts as a death and is retried", async () => {
+	const s = setup(new FakeModel(), { backoffMs: [5, 5] });
+	s.agents.failNext.push("not enough memory for the worker");
+	assert.equal(await s.supervisor.start(), undefined, "boot goes on without the agent");
+	assert.match(s.notices[0], /stopped \(it could not be started: not enough memory for the worker\); restarting it in 5 ms/);
+	await waitFor(() => s.supervisor.state === "running", "the retry");
+	await s.supervisor.stop();
+});
+
+test("stop (reboot) has the agent stop its cores and close its files, then ends its machine without a restart", async () => {
+	const s = setup(new FakeModel({ hang: true }));
+	await s.supervisor.start();
+	const answer = s.client.ask(ask("wait"), { waitMs: 1000, responseMs: 5000 });
+	await waitFor(() => s.cores[0].core.phase === "IN_LLM_HTTP", "the call in flight");
+	await s.supervisor.stop();
+	assert.ok(s.agents.last.received.some((m) => (m as { type: string }).type === "stop"), "the agent was asked to stop");
+	assert.equal(s.agents.last.terminated, true);
+	assert.equal(s.cores[0].core.phase, "IDLE", "the core stopped");
+	await assert.rejects(answer, /rebooting|cancelled/);
+	await delay(30);
+	assert.equal(s.agents.machines.length, 1, "no restart after a stop");
+	assert.equal(s.supervisor.state, "stopped");
+});
