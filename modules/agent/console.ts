@@ -14,7 +14,9 @@
 //
 // A proxy command sends its name and arguments for the console's chat and
 // prints the lines that come back; a usage error prints the usage, a failure
-// its sentence, as for a local command. Known limit: text deltas are not
+// its sentence, as for a local command. A proxy is never concurrent (even where
+// the agent's command was, like `llm status`): its answer comes a turn later,
+// and a concurrent one would overtake the lines typed before it. Known limit: text deltas are not
 // streamed (the answer is printed whole), because a retried attempt would have
 // to take back printed text.
 import { CONSOLE_ASK_TIMEOUT_MS, CONSOLE_SUBMIT_TIMEOUT_MS } from "budgets";
@@ -104,7 +106,6 @@ export function proxyCommand(client: AgentClient, info: CommandInfo): Command {
 		name: info.name,
 		usage: info.usage,
 		help: info.help,
-		concurrent: info.concurrent,
 		async run(args, out) {
 			const result = await client.command(info.name, args, CONSOLE_CHAT);
 			for (const line of result.lines) out.line(line);

@@ -54,7 +54,6 @@ export interface CommandInfo {
 	name: string;
 	usage: string;
 	help: string;
-	concurrent: boolean;
 }
 
 export interface AgentStatus {
@@ -282,7 +281,7 @@ export function readFromAgent(message: unknown): FromAgent {
 					const c = r.object(value, `commands[${i}]`);
 					return {
 						name: r.string(c.name, `commands[${i}].name`, AGENT_PORT_ID_MAX_CHARS), usage: r.string(c.usage, `commands[${i}].usage`, AGENT_PORT_ID_MAX_CHARS),
-						help: r.string(c.help, `commands[${i}].help`), concurrent: r.boolean(c.concurrent, `commands[${i}].concurrent`),
+						help: r.string(c.help, `commands[${i}].help`),
 					};
 				}),
 				warnings: r.list(m.warnings, "warnings", AGENT_PORT_LIST_MAX).map((w, i) => r.string(w, `warnings[${i}]`)),

@@ -89,7 +89,7 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 		parts = options.open(settings, (event) => post({ type: "out", event }));
 		parts.core.addListener(onEvent);
 		const commands: CommandInfo[] = parts.commands(CONSOLE_CHAT).map((c) => ({
-			name: c.name, usage: c.usage, help: c.help, concurrent: c.concurrent === true,
+			name: c.name, usage: c.usage, help: c.help,
 		}));
 		post({ type: "ready", commands, warnings: parts.warnings });
 	}

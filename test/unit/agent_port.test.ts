@@ -26,7 +26,7 @@ const TO_AGENT: ToAgent[] = [
 ];
 
 const FROM_AGENT: FromAgent[] = [
-	{ type: "ready", commands: [{ name: "session", usage: "", help: "the session", concurrent: false }], warnings: ["memory is light"] },
+	{ type: "ready", commands: [{ name: "session", usage: "", help: "the session" }], warnings: ["memory is light"] },
 	{ type: "accepted", call: 1, request_id: 3 },
 	{ type: "response", call: 1, response: RESPONSE },
 	{ type: "response", call: 1, response: { ...RESPONSE, ok: false, text: "", error: "request cancelled" } },
@@ -189,7 +189,7 @@ test("status carries the core's phase and the agent machine's heap", async () =>
 test("agent commands print their lines; usage errors and failures come back as such; an unknown one is refused", async () => {
 	const s = setup(new FakeModel(), { commands: true });
 	const ready = await s.supervisor.start();
-	assert.deepEqual(ready!.commands.map((c) => `${c.name}${c.concurrent ? "*" : ""}`), ["echo", "slow echo*", "usage", "fails"]);
+	assert.deepEqual(ready!.commands.map((c) => c.name), ["echo", "slow echo", "usage", "fails"]);
 	const chat = { channel: "console", chat_id: "local" };
 	assert.deepEqual(await s.client.command("echo", "hi there", chat), { lines: ["hi there", "hi there"], error: undefined, usage: undefined });
 	assert.deepEqual((await s.client.command("slow echo", "later", chat)).lines, ["later"]);
