@@ -41,12 +41,20 @@ export function agentCreation(): Creation {
 	return creation;
 }
 
-export const spawnAgentWorker: SpawnAgent = (handlers) => {
-	const worker = new Worker(AGENT_MODULE, agentCreation());
+/** Starts agent machines that run specifier as their main module (a bench's own agent, in tests). */
+export function workerSpawner(specifier: string): SpawnAgent {
+	return (handlers) => spawnWorker(specifier, handlers);
+}
+
+/** The firmware's agent machine. */
+export const spawnAgentWorker: SpawnAgent = workerSpawner(AGENT_MODULE);
+
+function spawnWorker(specifier: string, handlers: Parameters<SpawnAgent>[0]): ReturnType<SpawnAgent> {
+	const worker = new Worker(specifier, agentCreation());
 	worker.onmessage = (message: unknown) => handlers.onmessage(message);
 	(worker as unknown as { onerror(reason: unknown): void }).onerror = (reason) => handlers.onerror(String(reason));
 	return {
 		post: (message) => worker.postMessage(message),
 		terminate: () => worker.terminate(),
 	};
-};
+}
