@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Prints the compiled (XS bytecode) size of the app's modules and the host's
-// peak XS heap at the console prompt. Run after a build: `npm run size`.
+// Prints the compiled (XS bytecode) size of the app's modules and each
+// machine's peak XS heap at the console prompt (main and agent). Run after a
+// build: `npm run size`.
 //   node tools/size.mjs [--json]
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,15 +18,22 @@ export function bytecodeSizes() {
 	return { modules, total };
 }
 
-// Boots the firmware with no input: it prints its prompt, sees end of input and
-// exits; --heap-report makes the host print its peak heap for the run.
+// Boots the firmware and types `status` at the prompt: its "heap:" line is the
+// main machine's XS heap, its "agent heap:" line the agent machine's (asked over
+// the agent port), each with the peak since the machine started. Then input ends
+// and the firmware exits.
+const HEAP_LINE = /^(agent heap|heap): chunks [\d.]+ KiB of [\d.]+ KiB \(peak ([\d.]+) KiB\), slots [\d.]+ KiB of [\d.]+ KiB \(peak ([\d.]+) KiB\)$/gm;
+
 export function heapAtPrompt() {
 	const data = mkdtempSync(join(tmpdir(), "xsclaw-size-"));
 	try {
-		const r = spawnSync(hostBinary(), ["--modules", APP_MAP, "--data", data, "--heap-report", "1"], { input: "", encoding: "utf8", timeout: 30_000 });
-		const m = /heap peak chunk (\d+) slot (\d+)/.exec(r.stderr);
-		if (!m) throw new Error(`no heap report from the firmware (exit ${r.status}): ${r.stderr.slice(-400)}`);
-		return { chunkPeak: Number(m[1]), slotPeak: Number(m[2]) };
+		const r = spawnSync(hostBinary(), ["--modules", APP_MAP, "--data", data], { input: "status\n", encoding: "utf8", timeout: 30_000 });
+		const figures = {};
+		for (const m of r.stdout.replaceAll("xsclaw> ", "").matchAll(HEAP_LINE)) {
+			figures[m[1] === "heap" ? "main" : "agent"] = { chunkPeak: Math.round(Number(m[2]) * 1024), slotPeak: Math.round(Number(m[3]) * 1024) };
+		}
+		if (!figures.main || !figures.agent) throw new Error(`no heap lines for both machines in status (exit ${r.status}): ${r.stdout.slice(-600)}${r.stderr.slice(-400)}`);
+		return figures;
 	} finally {
 		rmSync(data, { recursive: true, force: true });
 	}
@@ -39,6 +47,8 @@ if (process.argv[1] && process.argv[1].endsWith("size.mjs")) {
 	} else {
 		for (const { name, bytes } of sizes.modules.sort((a, b) => b.bytes - a.bytes)) console.log(`${String(bytes).padStart(8)}  ${name}`);
 		console.log(`${String(sizes.total).padStart(8)}  total bytecode (${sizes.modules.length} modules)`);
-		console.log(`peak XS heap at the prompt: chunks ${heap.chunkPeak} bytes, slots ${heap.slotPeak} bytes (${heap.chunkPeak + heap.slotPeak} in all)`);
+		for (const [machine, h] of Object.entries(heap)) {
+			console.log(`peak XS heap at the prompt, ${machine} machine: chunks ${h.chunkPeak} bytes, slots ${h.slotPeak} bytes (${h.chunkPeak + h.slotPeak} in all)`);
+		}
 	}
 }

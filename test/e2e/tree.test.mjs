@@ -69,3 +69,21 @@ test("one masking function and one secret-field rule (util/secrets); settings ar
 	const masks = files.filter((f) => /"\*\*\*\*"\s*\+|\? "\*\*\*\*"/.test(f.text)).map((f) => f.path);
 	assert.deepEqual(masks, ["modules/util/secrets.ts"]);
 });
+
+test("the main machine reaches the agent only through the port: main.ts imports no store, memory, LLM runtime or core module", () => {
+	// The import closure of main in the build's module map (what the main machine loads).
+	const map = new Map(readFileSync(join(ROOT, "build", "lin", "app.map"), "utf8").split("\n").filter((l) => l.includes("\t")).map((l) => l.split("\t")));
+	const seen = new Set();
+	const walk = (specifier) => {
+		if (seen.has(specifier) || !map.has(specifier)) return;
+		seen.add(specifier);
+		for (const m of readFileSync(map.get(specifier), "utf8").matchAll(/(?:^|[;\s])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g)) walk(m[1] ?? m[2]);
+	};
+	walk("main");
+	assert.ok(seen.has("agent/client") && seen.has("config/store"), `main's closure: ${[...seen].join(", ")}`);
+	// config/commands reads the LLM presets (llm/profiles, llm/backends: code and
+	// tables, no runtime state); the runtime that owns calls and limits is llm/runtime.
+	const agentSide = [...seen].filter((s) => /^(store|memory)\//.test(s) || s === "net/board" || ["llm/runtime", "llm/setup", "llm/limits"].includes(s) ||
+		(/^core\//.test(s) && s !== "core/types") || ["agent/machine", "agent/service", "agent/worker"].includes(s));
+	assert.deepEqual(agentSide, [], "modules of the agent machine loaded by the main machine");
+});
