@@ -97,7 +97,8 @@ commands.add(
 const ready = await agent.start();
 
 // The console edits and echoes lines on a UART and on a terminal; piped input is read as is.
-repl = openConsole({ table: commands, consoleKind, onEnd: () => exit(0) });
+// At end of input the agent closes its files first, as for a reboot.
+repl = openConsole({ table: commands, consoleKind, onEnd: () => void agent.stop().then(() => exit(0)) });
 const output = repl.output;
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
 if (warning) output.line(`warning: ${warning}`);
