@@ -136,7 +136,10 @@ export class AgentSupervisor {
 					if (generation === this.#generation) this.client.receive(message);
 				},
 				onerror: (reason) => {
-					if (generation === this.#generation) this.#died(reason || "no reason given");
+					if (generation !== this.#generation) return;
+					// That machine has ended already: nothing to terminate.
+					this.#machine = undefined;
+					this.#died(reason || "no reason given");
 				},
 			});
 		} catch (error) {
