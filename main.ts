@@ -1,13 +1,15 @@
 // main: assembles the main machine of the firmware: the config store, the
-// serial console and the agent machine's supervisor with the agent port's
-// client; channels and the router join here (SPEC §1). The agent machine (a
-// Worker: core, LLM runtime, sessions, memory, tools) is reached only through
-// that client (ARCHITECTURE.md).
+// agent machine's supervisor with the agent port's client, the event router,
+// the chat channels (Telegram) and the serial console (SPEC §1). The agent
+// machine (a Worker: core, LLM runtime, sessions, memory, tools) is reached only
+// through that client (ARCHITECTURE.md); the channels have their own HTTP client.
 //
 // Boot: the agent machine is started and opened first (its own files: sessions,
 // memory, LLM usage), so the console's table has the agent's commands before the
 // first line is read; if it cannot start, the console still comes up and says so.
+import filesRoot from "embedded:storage/files";
 import keyValue from "embedded:storage/key-value";
+import Timer from "timer";
 import { consoleKind, exit, heap, name as platformName, now, reboot } from "host/platform";
 import { configCommands } from "config/commands";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
@@ -20,6 +22,9 @@ import type { Command } from "console/types";
 import { agentCommands, agentStatusLines, consoleMessages, proxyCommand } from "agent/console";
 import { spawnAgentWorker } from "agent/spawn";
 import { AgentSupervisor } from "agent/supervisor";
+import { openTelegram } from "channels/telegram/setup";
+import { boardHttp } from "net/board";
+import { openRouter } from "router/setup";
 import { messageOf } from "util/errors";
 
 const bootMs = now();
@@ -73,6 +78,25 @@ const agent: AgentSupervisor = new AgentSupervisor({
 	},
 });
 agent.client.onOut(consoleMessages((line) => print(line)));
+const log = (line: string) => trace(line + "\n");
+
+// The event router: channels publish in_message; rules (router/rules.json) or the
+// fallback decide; call_cap rules run a tool in the agent machine, without the LLM.
+const routing = openRouter({
+	port: agent.client,
+	files: filesRoot,
+	log,
+	callCap: (name, args, message) => agent.client.callCap(name, args, {
+		flags: 0, session_id: "", user_text: message.text, role: message.role,
+		source: { channel: message.channel, chat_id: message.chat_id, sender_id: message.sender_id, message_id: message.message_id, cap: "router" },
+	}),
+});
+// The channels' own HTTP client (the agent machine has its own for the LLM).
+const { http } = boardHttp();
+const telegram = openTelegram({
+	config, http, files: filesRoot, router: routing.router, port: agent.client, timers: Timer, now, log,
+	notify: (line) => print(line),
+});
 
 let repl: Repl | undefined;
 commands.add(
@@ -87,23 +111,28 @@ commands.add(
 			repl?.stop();
 			// The agent cancels its request in flight and closes its files, so no
 			// socket, timer or open file outlives either machine.
-			await agent.stop();
+			await Promise.all([telegram.stop(), agent.stop()]);
 			reboot();
 		},
 	}),
 	...configCommands(config),
 	...agentCommands({ client: agent.client }),
+	...routing.commands,
+	...telegram.commands,
 );
 const ready = await agent.start();
 
 // The console edits and echoes lines on a UART and on a terminal; piped input is read as is.
 // At end of input the agent closes its files first, as for a reboot.
-repl = openConsole({ table: commands, consoleKind, onEnd: () => void agent.stop().then(() => exit(0)) });
+repl = openConsole({ table: commands, consoleKind, onEnd: () => void Promise.all([telegram.stop(), agent.stop()]).then(() => exit(0)) });
 const output = repl.output;
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
 if (warning) output.line(`warning: ${warning}`);
 if (!ready) output.line(`warning: the agent could not start, so ask and the session, memory and llm commands are not available yet (${agent.statusLine()})`);
 for (const line of early) output.line(line);
+if (routing.warning) output.line(`warning: ${routing.warning}`);
+if (telegram.warning) output.line(`warning: ${telegram.warning}`);
 for (const problem of config.problems()) output.line(`warning: ${problem}`);
 print = (line) => output.line(line);
 repl.start();
+telegram.start();

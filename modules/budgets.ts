@@ -152,7 +152,6 @@ export const TELEGRAM_PAIR_CODE_CHARS = 8;        // pairing code length (31 sym
 export const TELEGRAM_PAIR_ATTEMPTS_MAX = 5;      // wrong /pair codes (all chats together) before the code is void
 export const TELEGRAM_PAIRED_CHATS_MAX = 16;      // paired chats: the owner and a few users
 export const TELEGRAM_PAIRING_FILE_MAX_BYTES = 8 * 1024; // the paired-chats file; larger on open is damaged
-export const LOCAL_PORT_WATCHES_MAX = 16;        // requests whose events a submitter hears through the local agent port at once
 export const ROUTER_SUBMIT_WAIT_MS = 5_000;       // a routed message waits this long for room in the agent's queue
 export const ROUTER_RULES_MAX = 32;               // rules in router/rules.json
 export const ROUTER_RULES_FILE_MAX_BYTES = 16 * 1024; // the rules file; larger is refused with a sentence

@@ -12,6 +12,7 @@
 import Timer from "timer";
 import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_REPLY_TIMEOUT_MS } from "budgets";
 import type { AgentEvent, AgentResponse, OutEvent } from "core/types";
+import type { AgentPort } from "router/types";
 import { messageOf } from "util/errors";
 import {
 	PortError, readFromAgent,
@@ -63,7 +64,8 @@ interface Pending {
 	onAccepted?(requestId: number): void;
 }
 
-export class AgentClient {
+/** The one client of the agent port: the console uses it, and the router and channels through router/types' AgentPort. */
+export class AgentClient implements AgentPort {
 	#post?: (message: ToAgent) => void;
 	#down = "the agent is starting; try again in a moment";
 	#calls = new Map<number, Pending>();
@@ -175,6 +177,12 @@ export class AgentClient {
 	async status(): Promise<AgentStatus> {
 		const reply = await this.#call("status", AGENT_REPLY_TIMEOUT_MS, (call) => ({ type: "status", call }));
 		return (reply as Extract<FromAgent, { type: "status" }>).status;
+	}
+
+	/** Runs a tool without the LLM for request (a router call_cap rule); resolves with its result, rejects with a sentence. */
+	async callCap(name: string, args: Record<string, unknown>, request: PortRequest): Promise<string> {
+		const reply = await this.#call("cap_result", AGENT_COMMAND_TIMEOUT_MS, (call) => ({ type: "call_cap", call, name, args, request }));
+		return (reply as Extract<FromAgent, { type: "cap_result" }>).content;
 	}
 
 	/** Runs one of the agent's console commands for a chat. */

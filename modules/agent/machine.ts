@@ -16,6 +16,7 @@ import { openCore } from "core/setup";
 import { heap, name as platformName, now } from "host/platform";
 import { openLlm } from "llm/setup";
 import { openMemory } from "memory/setup";
+import { Aborter } from "net/abort";
 import { boardHttp } from "net/board";
 import { sessionCommands } from "store/console";
 import { openSessions, type Sessions } from "store/sessions";
@@ -71,6 +72,7 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 		core: agent.core,
 		subagents: () => agent.agents.subagents(),
 		sessionFor: (chat: ChatRef) => sessions?.currentSession(chat.channel, chat.chat_id) ?? "",
+		callCap: async (name, argumentsJson, request) => agent.toolbox.callCap({ id: "router", name, arguments: argumentsJson }, { request, signal: new Aborter().signal, progress() {} }),
 		commands: (chat: ChatRef): Command[] => [...llm.commands, ...(sessions ? sessionCommands(sessions, chat) : []), ...memory.commands],
 		heap,
 		warnings,

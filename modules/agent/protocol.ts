@@ -40,6 +40,8 @@ export interface PortRequest {
 	user_text: string;
 	source: { channel: string; chat_id: string; sender_id: string; message_id: string; cap: string };
 	target?: ChatRef;
+	/** Who asks, from a channel's pairing (router/types Role); carried for the capability layer. */
+	role?: "owner" | "user";
 }
 
 /** The AgentEvent types a submitter may watch (the rest stay in the agent machine). */
@@ -77,6 +79,8 @@ export type ToAgent =
 	/** Cancel a request (0: the one in flight); replies "cancelled". */
 	| { type: "cancel"; call: number; request_id: number }
 	| { type: "status"; call: number }
+	/** Run a tool without the LLM (a router call_cap rule) for request; replies "cap_result". */
+	| { type: "call_cap"; call: number; name: string; args: Record<string, unknown>; request: PortRequest }
 	/** Run one of the agent's console commands for a chat; replies "command_result". */
 	| { type: "command"; call: number; name: string; args: string; chat: ChatRef }
 	/** Stop the cores and close the files (before a reboot); replies "stopped". */
@@ -99,6 +103,8 @@ export type FromAgent =
 	/** error: the command failed with this sentence; usage: its arguments did not fit its usage (main prints the usage). */
 	| { type: "command_result"; call: number; lines: string[]; error?: string; usage?: boolean }
 	| { type: "stopped"; call: number }
+	/** The tool's result text. */
+	| { type: "cap_result"; call: number; content: string }
 	/** A call that could not be done, with a sentence for a person. */
 	| { type: "failed"; call: number; error: string }
 	/** A message that could not even be read (no usable call number). */
@@ -194,6 +200,10 @@ function readRequest(r: Reader, value: unknown): PortRequest {
 	};
 	if (request.session_id !== undefined) result.session_id = r.string(request.session_id, "request.session_id", AGENT_PORT_ID_MAX_CHARS);
 	if (request.target !== undefined) result.target = r.chat(request.target, "request.target");
+	if (request.role !== undefined) {
+		if (request.role !== "owner" && request.role !== "user") r.fail("request.role must be owner or user");
+		result.role = request.role;
+	}
 	return result;
 }
 
@@ -235,6 +245,12 @@ export function readToAgent(message: unknown): ToAgent {
 			};
 		case "stop":
 			return { type: "stop", call: r.callNumber() };
+		case "call_cap": {
+			const call = r.callNumber();
+			const args = r.object(m.args, "args");
+			r.string(JSON.stringify(args), "args as JSON");
+			return { type: "call_cap", call, name: r.string(m.name, "name", AGENT_PORT_ID_MAX_CHARS), args, request: readRequest(r, m.request) };
+		}
 		default:
 			return unknownType(r);
 	}
@@ -336,6 +352,8 @@ export function readFromAgent(message: unknown): FromAgent {
 		}
 		case "stopped":
 			return { type: "stopped", call: r.callNumber() };
+		case "cap_result":
+			return { type: "cap_result", call: r.callNumber(), content: r.string(m.content, "content") };
 		case "failed":
 			return { type: "failed", call: r.callNumber(), error: r.string(m.error, "error") };
 		case "refused":

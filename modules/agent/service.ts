@@ -16,10 +16,10 @@
 import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX } from "budgets";
 import { UsageError, type Command } from "console/types";
 import type { CoreStatus } from "core/core";
-import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent } from "core/types";
+import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent, type ToolOutcome } from "core/types";
 import type { HeapFigures } from "host/platform";
 import { messageOf } from "util/errors";
-import { CONSOLE_CHAT, PortError, readToAgent, type ChatRef, type CommandInfo, type FromAgent, type ToAgent, type WatchableEvent } from "agent/protocol";
+import { CONSOLE_CHAT, PortError, readToAgent, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent } from "agent/protocol";
 import { SettingsMirror } from "agent/settings";
 
 /** The part of the root Core the port uses. */
@@ -41,6 +41,8 @@ export interface AgentParts {
 	sessionFor(chat: ChatRef): string;
 	/** The console commands the agent owns, acting for chat. */
 	commands(chat: ChatRef): Command[];
+	/** Runs a tool for request without the LLM (the toolbox's checks apply). */
+	callCap(name: string, argumentsJson: string, request: AgentRequest): Promise<ToolOutcome>;
 	heap(): HeapFigures;
 	/** Sentences for the person (a part that works only partly). */
 	warnings: string[];
@@ -58,13 +60,39 @@ export interface ServiceOptions {
 	log?(line: string): void;
 }
 
+/** The core's request for a port request: no session_id means the chat's current session. */
+function agentRequest(agent: AgentParts, given: PortRequest): AgentRequest {
+	const request: AgentRequest = {
+		request_id: 0,
+		flags: given.flags,
+		session_id: given.session_id ?? agent.sessionFor(given.source),
+		user_text: given.user_text,
+		source: given.source,
+	};
+	if (given.target) request.target = given.target;
+	return request;
+}
+
+function sourceKey(request: AgentRequest): string {
+	return `${request.source.channel}\n${request.source.chat_id}\n${request.source.message_id}`;
+}
+
 /** Serves the port; returns the function that takes each message (self.onmessage). */
 export function serveAgent(options: ServiceOptions): (message: unknown) => void {
 	const log = options.log ?? ((line: string) => trace(line + "\n"));
 	let parts: AgentParts | undefined;
 	let settings: SettingsMirror | undefined;
 	let stopped = false;
-	const watched = new Map<number, { call: number; types: readonly WatchableEvent[] }>();
+	type Watch = { call: number; types: readonly WatchableEvent[] };
+	const watched = new Map<number, Watch>();
+	// Watches of submits not yet given an id, by source: the core may start a
+	// request (agent_start) before its submit settles.
+	const pending: Array<{ key: string; watch: Watch }> = [];
+	const watch = (id: number, w: Watch) => {
+		watched.set(id, w);
+		// Bounded: a request that ended before its submit settled leaves an entry behind.
+		if (watched.size > AGENT_PORT_CALLS_MAX) watched.delete(watched.keys().next().value as number);
+	};
 
 	// A message that cannot be copied (a bug) is logged, never thrown into the core.
 	const post = (message: FromAgent) => {
@@ -77,9 +105,13 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 	const fail = (call: number, error: string) => post({ type: "failed", call, error });
 
 	const onEvent = (event: AgentEvent) => {
-		const watch = watched.get(event.request_id);
-		if (!watch) return;
-		if (watch.types.includes(event.type)) post({ type: "event", call: watch.call, event });
+		let w = watched.get(event.request_id);
+		if (!w && event.type === "agent_start") {
+			const at = pending.findIndex((p) => p.key === sourceKey(event.request));
+			if (at >= 0) watch(event.request_id, (w = pending.splice(at, 1)[0].watch));
+		}
+		if (!w) return;
+		if (w.types.includes(event.type)) post({ type: "event", call: w.call, event });
 		if (event.type === "agent_end") watched.delete(event.request_id);
 	};
 
@@ -99,24 +131,22 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 		if (m.response && given.flags & RequestFlag.SKIP_RESPONSE_QUEUE) {
 			return fail(call, "a request with SKIP_RESPONSE_QUEUE has no response to wait for; submit it without response");
 		}
-		if (m.events.length && watched.size >= AGENT_PORT_CALLS_MAX) {
-			return fail(call, `${AGENT_PORT_CALLS_MAX} requests are watched already; wait for one to finish, then try again`);
+		const request = agentRequest(agent, given);
+		const entry = m.events.length ? { key: sourceKey(request), watch: { call, types: m.events } } : undefined;
+		if (entry) {
+			pending.push(entry);
+			if (pending.length > AGENT_PORT_CALLS_MAX) pending.shift();
 		}
-		const request: AgentRequest = {
-			request_id: 0,
-			flags: given.flags,
-			session_id: given.session_id ?? agent.sessionFor(given.source),
-			user_text: given.user_text,
-			source: given.source,
-		};
-		if (given.target) request.target = given.target;
 		let id: number;
 		try {
 			id = await agent.core.submit(request, m.wait_ms);
 		} catch (error) {
 			return fail(call, messageOf(error));
+		} finally {
+			const at = entry ? pending.indexOf(entry) : -1;
+			if (at >= 0) pending.splice(at, 1);
 		}
-		if (m.events.length) watched.set(id, { call, types: m.events });
+		if (entry && !watched.has(id)) watch(id, entry.watch);
 		post({ type: "accepted", call, request_id: id });
 		if (!m.response) return;
 		let response: AgentResponse;
@@ -132,6 +162,17 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 			return fail(call, `${messageOf(error)}; request ${id} was cancelled, try again`);
 		}
 		post({ type: "response", call, response });
+	}
+
+	async function callCap(agent: AgentParts, m: Extract<ToAgent, { type: "call_cap" }>): Promise<void> {
+		let outcome: ToolOutcome;
+		try {
+			outcome = await agent.callCap(m.name, JSON.stringify(m.args), agentRequest(agent, m.request));
+		} catch (error) {
+			return fail(m.call, messageOf(error));
+		}
+		if (outcome.is_error) fail(m.call, outcome.content);
+		else post({ type: "cap_result", call: m.call, content: outcome.content });
 	}
 
 	async function command(agent: AgentParts, m: Extract<ToAgent, { type: "command" }>): Promise<void> {
@@ -179,6 +220,9 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 			}
 			case "command":
 				void command(agent, m);
+				return;
+			case "call_cap":
+				void callCap(agent, m);
 				return;
 			case "stop":
 				if (!stopped) {

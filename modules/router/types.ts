@@ -23,38 +23,11 @@ export interface InMessage {
 	role: Role;
 }
 
-export interface ChatRef {
-	channel: string;
-	chat_id: string;
-}
-
-/** A request as it goes to the agent (agent/protocol's PortRequest, plus the role caps reads). */
-export interface PortRequest {
-	flags: number;
-	/** Left out: the current session of the source's chat (the agent side resolves it). */
-	session_id?: string;
-	user_text: string;
-	source: { channel: string; chat_id: string; sender_id: string; message_id: string; cap: string };
-	target?: ChatRef;
-	role?: Role;
-}
-
-export interface SubmitOptions {
-	/** How long to wait for room in the agent's request queue. */
-	waitMs: number;
-	/** Event types of this request to hear through onEvent. */
-	events?: Array<AgentEvent["type"]>;
-	/** Must not throw. */
-	onEvent?(event: AgentEvent): void;
-}
-
-export interface CommandResult {
-	lines: string[];
-	/** The command failed with this sentence. */
-	error?: string;
-	/** The arguments did not fit the command's usage. */
-	usage?: boolean;
-}
+// The request, chat, submit options and command result are the agent port's own.
+export type { ChatRef, PortRequest } from "agent/protocol";
+export type { CommandResult, SubmitOptions } from "agent/client";
+import type { ChatRef, PortRequest } from "agent/protocol";
+import type { CommandResult, SubmitOptions } from "agent/client";
 
 /** What channels and the router need of the agent. Every method rejects with a sentence for a person. */
 export interface AgentPort {

@@ -83,7 +83,7 @@ test("the main machine reaches the agent only through the port: main.ts imports 
 	assert.ok(seen.has("agent/client") && seen.has("config/store"), `main's closure: ${[...seen].join(", ")}`);
 	// config/commands reads the LLM presets (llm/profiles, llm/backends: code and
 	// tables, no runtime state); the runtime that owns calls and limits is llm/runtime.
-	const agentSide = [...seen].filter((s) => /^(store|memory)\//.test(s) || s === "net/board" || ["llm/runtime", "llm/setup", "llm/limits"].includes(s) ||
+	const agentSide = [...seen].filter((s) => /^(store|memory)\//.test(s) || ["llm/runtime", "llm/setup", "llm/limits"].includes(s) ||
 		(/^core\//.test(s) && s !== "core/types") || ["agent/machine", "agent/service", "agent/worker"].includes(s));
 	assert.deepEqual(agentSide, [], "modules of the agent machine loaded by the main machine");
 });

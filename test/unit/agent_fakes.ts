@@ -31,6 +31,7 @@ export function partsOf(core: Core, more: Partial<AgentParts> = {}): AgentParts 
 		subagents: () => [],
 		sessionFor: (chat: ChatRef) => `${chat.channel}-${chat.chat_id}`,
 		commands: () => [],
+		callCap: async (name, args) => (name === "fails" ? { content: "the tool failed: check its pin", is_error: true } : { content: `${name} ran with ${args}` }),
 		heap: () => HEAP,
 		warnings: [],
 		stop: () => core.stop(),

@@ -18,7 +18,8 @@ const TO_AGENT: ToAgent[] = [
 	{ type: "setting", name: "llm.model", value: "other" },
 	{ type: "setting", name: "llm.model", value: null },
 	{ type: "submit", call: 1, request: { flags: 0, user_text: "hello", source: SOURCE }, wait_ms: 5000, response: true, response_ms: 130000, events: ["tool_execution_start"] },
-	{ type: "submit", call: 2, request: { flags: 3, session_id: "", user_text: "x", source: SOURCE, target: { channel: "qq", chat_id: "9" } }, wait_ms: 0, response: false, response_ms: 0, events: [] },
+	{ type: "submit", call: 2, request: { flags: 3, session_id: "", user_text: "x", source: SOURCE, target: { channel: "qq", chat_id: "9" }, role: "user" }, wait_ms: 0, response: false, response_ms: 0, events: [] },
+	{ type: "call_cap", call: 8, name: "gpio_write", args: { pin: 2, value: 1 }, request: { flags: 0, session_id: "", user_text: "lights on", source: SOURCE, role: "owner" } },
 	{ type: "cancel", call: 3, request_id: 0 },
 	{ type: "status", call: 4 },
 	{ type: "command", call: 5, name: "session list", args: "", chat: { channel: "telegram", chat_id: "42" } },
@@ -39,6 +40,7 @@ const FROM_AGENT: FromAgent[] = [
 	{ type: "command_result", call: 5, lines: [], error: "no such session" },
 	{ type: "command_result", call: 5, lines: [], usage: true },
 	{ type: "stopped", call: 6 },
+	{ type: "cap_result", call: 8, content: "pin 2 is high" },
 	{ type: "failed", call: 7, error: "the agent is busy" },
 	{ type: "refused", error: "that was not a message" },
 ];
@@ -74,6 +76,8 @@ test("malformed and unknown messages are refused with a sentence naming what is 
 		[{ type: "submit", call: 3, request: { flags: 0, user_text: "x", source: SOURCE }, wait_ms: 0, response: true, events: ["secrets"] }, /"secrets", which is not an event a submitter can watch/, 3],
 		[{ type: "command", call: 5, name: "session", args: "", chat: "console" }, /chat must be an object/, 5],
 		[{ type: "setting", name: "llm.model", value: 3 }, /value must be a string/, 0],
+		[{ type: "submit", call: 6, request: { flags: 0, user_text: "x", source: SOURCE, role: "root" }, wait_ms: 0, response: false, events: [] }, /request\.role must be owner or user/, 6],
+		[{ type: "call_cap", call: 7, name: "gpio_write", args: [1, 2], request: { flags: 0, user_text: "x", source: SOURCE } }, /args must be an object/, 7],
 	];
 	for (const [message, pattern, call] of cases) {
 		const error = refusal(readToAgent, message);
@@ -122,13 +126,13 @@ test("ask over the port answers in the chat's current session, and only the watc
 	const seen: AgentEvent[] = [];
 	let accepted = 0;
 	const response = await s.client.ask(ask("what time is it?"), {
-		waitMs: 1000, responseMs: 5000, events: ["tool_execution_start", "agent_end"], onEvent: (e) => seen.push(e), onAccepted: (id) => (accepted = id),
+		waitMs: 1000, responseMs: 5000, events: ["agent_start", "tool_execution_start", "agent_end"], onEvent: (e) => seen.push(e), onAccepted: (id) => (accepted = id),
 	});
 	assert.equal(response.ok, true);
 	assert.equal(response.text, "it is noon");
 	assert.equal(response.session_id, "console-local", "the agent machine chose the chat's session");
 	assert.ok(accepted > 0 && response.request_id === accepted, "the accepted id is the answered one");
-	assert.deepEqual(seen.map((e) => e.type), ["tool_execution_start", "agent_end"]);
+	assert.deepEqual(seen.map((e) => e.type), ["agent_start", "tool_execution_start", "agent_end"], "from agent_start on, though the core may start it before submit settles");
 	await s.supervisor.stop();
 });
 
@@ -161,6 +165,14 @@ test("a request nobody waits for is answered through an out event", async () => 
 	await waitFor(() => out.length === 1, "the out event");
 	assert.deepEqual(out, ["out_message qq:9 to the chat"]);
 	await assert.rejects(s.client.ask(ask("x", { flags: 2 }), { waitMs: 100, responseMs: 100 }), /SKIP_RESPONSE_QUEUE has no response/);
+	await s.supervisor.stop();
+});
+
+test("a router's call_cap runs a tool in the agent machine: its result, or its failure as a sentence", async () => {
+	const s = setup(new FakeModel());
+	await s.supervisor.start();
+	assert.equal(await s.client.callCap("get_time", { zone: "UTC" }, ask("time", { session_id: "" })), 'get_time ran with {"zone":"UTC"}');
+	await assert.rejects(s.client.callCap("fails", {}, ask("x", { session_id: "" })), "the tool failed: check its pin");
 	await s.supervisor.stop();
 });
 

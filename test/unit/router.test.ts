@@ -7,7 +7,6 @@ import { test, assert } from "testing";
 import { RequestFlag, type AgentEvent, type AgentRequest, type EventListener, type OutEvent } from "core/types";
 import { CHAT_FLAGS, RulesError, fill, parseRules } from "router/rules";
 import { Router } from "router/router";
-import { LocalPort } from "router/local_port";
 import type { AgentPort, InMessage, PortRequest, SubmitOptions } from "router/types";
 
 function fakePort() {
@@ -157,33 +156,3 @@ test("fill replaces the known placeholders only", () => {
 	assert.equal(fill("{text}|{chat}|{sender}|{channel}|{other}", message("hi")), "hi|42|7|telegram|{other}");
 });
 
-test("the local port resolves the chat's session, hands a watcher its events from agent_start on, and runs a chat's commands", async () => {
-	let listener: EventListener = () => {};
-	const requests: AgentRequest[] = [];
-	const port = new LocalPort({
-		submit: async (request) => {
-			requests.push(request);
-			const id = requests.length;
-			// The core may start a request before submit's promise settles.
-			listener({ type: "agent_start", agent_id: "root", request_id: id, session_id: request.session_id, request: { ...request, request_id: id } });
-			return id;
-		},
-		cancel: (id) => id === 1,
-		addListener: (l) => { listener = l; },
-		sessionOf: (chat) => `s-${chat.chat_id}`,
-		commandsOf: (chat) => [{ name: "session", usage: "", help: "", run: (_args, out) => out.line(`session of ${chat.chat_id}`) }],
-	}, () => {});
-	const seen: AgentEvent["type"][] = [];
-	const id = await port.submit({ flags: 0, user_text: "hi", source: { channel: "telegram", chat_id: "9", sender_id: "9", message_id: "5", cap: "" } },
-		{ waitMs: 0, events: ["agent_start", "agent_end"], onEvent: (e) => seen.push(e.type) });
-	assert.equal(id, 1);
-	assert.equal(requests[0].session_id, "s-9");
-	listener({ type: "turn_start", agent_id: "root", request_id: 1, session_id: "s-9", iteration: 1 });
-	listener({ type: "agent_end", agent_id: "root", request_id: 1, session_id: "s-9", response: { request_id: 1, session_id: "s-9", ok: true, text: "" } });
-	listener({ type: "agent_end", agent_id: "root", request_id: 1, session_id: "s-9", response: { request_id: 1, session_id: "s-9", ok: true, text: "" } });
-	assert.deepEqual(seen, ["agent_start", "agent_end"], "only the watched types, and nothing after agent_end");
-	assert.equal(await port.cancel(1), 1);
-	assert.equal(await port.cancel(2), 0);
-	assert.deepEqual(await port.command("session", "", { channel: "telegram", chat_id: "9" }), { lines: ["session of 9"] });
-	assert.match((await port.command("nope", "", { channel: "telegram", chat_id: "9" })).error ?? "", /no command "nope"/);
-});
