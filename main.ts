@@ -25,7 +25,9 @@ import { AgentSupervisor } from "agent/supervisor";
 import { openTelegram } from "channels/telegram/setup";
 import { boardHttp } from "net/board";
 import { openRouter } from "router/setup";
+import { openLogSettings } from "console/log";
 import { messageOf } from "util/errors";
+import { log } from "util/log";
 
 const bootMs = now();
 const CONFIG_NAMESPACE = "config";
@@ -52,6 +54,8 @@ function memoryStore(): KeyValueStore {
 }
 
 const { config, warning } = openConfig();
+// This machine's logger: the level from log.level, every secret setting's value masked in every line.
+const logCommands = openLogSettings(config);
 const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };
 // Lines for the console before it exists (while the agent starts) wait here.
 const early: string[] = [];
@@ -78,7 +82,6 @@ const agent: AgentSupervisor = new AgentSupervisor({
 	},
 });
 agent.client.onOut(consoleMessages((line) => print(line)));
-const log = (line: string) => trace(line + "\n");
 
 // The event router: channels publish in_message; rules (router/rules.json) or the
 // fallback decide; call_cap rules run a tool in the agent machine, without the LLM.
@@ -117,6 +120,7 @@ commands.add(
 	}),
 	...configCommands(config),
 	...agentCommands({ client: agent.client }),
+	...logCommands,
 	...routing.commands,
 	...telegram.commands,
 );

@@ -14,6 +14,7 @@ import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_REPLY_TIMEOUT_MS 
 import type { AgentEvent, AgentResponse, OutEvent } from "core/types";
 import type { AgentPort } from "router/types";
 import { messageOf } from "util/errors";
+import { log } from "util/log";
 import {
 	PortError, readFromAgent,
 	type AgentStatus, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent,
@@ -75,7 +76,7 @@ export class AgentClient implements AgentPort {
 	#onReady?: (ready: Ready) => void;
 
 	constructor(options: AgentClientOptions = {}) {
-		this.#log = options.log ?? ((line) => trace(line + "\n"));
+		this.#log = options.log ?? log;
 		this.#onReady = options.onReady;
 	}
 

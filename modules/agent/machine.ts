@@ -10,6 +10,7 @@
 // be opened leave the agent answering without saved conversations, a damaged
 // memory file is kept aside; each such case becomes a warning for the console.
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
+import { applyLogSettings } from "console/log";
 import type { Command } from "console/types";
 import type { ChatModel, OutEvent } from "core/types";
 import { openCore } from "core/setup";
@@ -45,6 +46,8 @@ function openSessionStore(): { sessions?: Sessions; warning?: string } {
 /** Opens every part of the agent machine (agent/service's OpenAgent). */
 export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) => void, options: AgentMachineOptions = {}): AgentParts {
 	const bootMs = now();
+	// This machine's own logger: the level and the secrets to mask, from its settings.
+	applyLogSettings(settings);
 	// One HTTP client for every outgoing request of this machine (keep-alive per
 	// origin); big buffers (HTTP bodies, images) come from PSRAM.
 	const { http, buffers } = boardHttp();

@@ -19,6 +19,7 @@ import type { CoreStatus } from "core/core";
 import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent, type ToolOutcome } from "core/types";
 import type { HeapFigures } from "host/platform";
 import { messageOf } from "util/errors";
+import { log as logLine } from "util/log";
 import { CONSOLE_CHAT, PortError, readToAgent, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent } from "agent/protocol";
 import { SettingsMirror } from "agent/settings";
 
@@ -79,7 +80,7 @@ function sourceKey(request: AgentRequest): string {
 
 /** Serves the port; returns the function that takes each message (self.onmessage). */
 export function serveAgent(options: ServiceOptions): (message: unknown) => void {
-	const log = options.log ?? ((line: string) => trace(line + "\n"));
+	const log = options.log ?? logLine;
 	let parts: AgentParts | undefined;
 	let settings: SettingsMirror | undefined;
 	let stopped = false;

@@ -6,9 +6,10 @@
 // Other settings (channel tokens, Wi-Fi) never enter the agent machine.
 import type { ConfigSource } from "llm/runtime";
 import { messageOf } from "util/errors";
+import { log as logLine } from "util/log";
 
-/** Settings the agent machine reads: the LLM runtime's and memory's. */
-export const AGENT_SETTING_PREFIXES = Object.freeze(["llm.", "memory."]);
+/** Settings the agent machine reads: the LLM runtime's, memory's and its logger's. */
+export const AGENT_SETTING_PREFIXES = Object.freeze(["llm.", "memory.", "log."]);
 
 export function isAgentSetting(name: string): boolean {
 	return AGENT_SETTING_PREFIXES.some((prefix) => name.startsWith(prefix));
@@ -27,7 +28,7 @@ export class SettingsMirror implements ConfigSource {
 	#listeners = new Set<(name: string, value: string | undefined) => void>();
 	#log: (line: string) => void;
 
-	constructor(settings: Record<string, string>, log: (line: string) => void = (line) => trace(line + "\n")) {
+	constructor(settings: Record<string, string>, log: (line: string) => void = logLine) {
 		for (const name of Object.keys(settings)) this.#values.set(name, settings[name]);
 		this.#log = log;
 	}

@@ -13,6 +13,7 @@
 import Timer from "timer";
 import { AGENT_RESTART_BACKOFF_MS, AGENT_RESTART_WINDOW_MS, AGENT_START_TIMEOUT_MS, AGENT_STOP_TIMEOUT_MS } from "budgets";
 import { messageOf } from "util/errors";
+import { log as logLine } from "util/log";
 import { AgentClient, type Ready } from "agent/client";
 import type { ToAgent } from "agent/protocol";
 import { agentSettings, isAgentSetting } from "agent/settings";
@@ -217,7 +218,7 @@ export class AgentSupervisor {
 		try {
 			machine?.terminate();
 		} catch (error) {
-			(this.#options.log ?? ((line: string) => trace(line + "\n")))(`agent: ending the agent machine failed: ${messageOf(error)}`);
+			(this.#options.log ?? logLine)(`agent: ending the agent machine failed: ${messageOf(error)}`);
 		}
 	}
 

@@ -1,15 +1,23 @@
 // console/log: the logger (util/log) configured from settings, and the console's
 // `log level [LEVEL]`. The level is the setting log.level (kept across restarts);
 // the secrets masked in every log line are the values of the settings declared
-// secret (config/settings), refreshed whenever a setting changes.
+// secret (config/settings), refreshed whenever a setting changes. Each machine
+// has its own logger: the agent machine applies the same settings from its copy
+// of them (agent/settings forwards log.* and the LLM's secret).
 import { SETTINGS, settingValue } from "config/settings";
 import type { Config } from "config/store";
 import { UsageError, words, type Command } from "console/types";
 import { LOG_LEVELS, logLevel, setLogLevel, setLogSecrets } from "util/log";
 import { messageOf } from "util/errors";
 
-/** Applies log.level and the secret values now and on every change; returns the `log` commands. */
-export function openLogSettings(config: Config): Command[] {
+/** The settings the logger reads: a Config, or the agent machine's copy of its settings. */
+export interface LogSettingsSource {
+	get(name: string): string | undefined;
+	onChange(listener: (name: string, value: string | undefined) => void): () => void;
+}
+
+/** Applies log.level and the secret values to this machine's logger now and on every change. */
+export function applyLogSettings(config: LogSettingsSource): void {
 	const apply = () => {
 		setLogSecrets(SETTINGS.filter((spec) => spec.secret).map((spec) => config.get(spec.name) ?? ""));
 		try {
@@ -21,6 +29,11 @@ export function openLogSettings(config: Config): Command[] {
 	};
 	apply();
 	config.onChange(() => apply());
+}
+
+/** Applies the log settings (applyLogSettings); returns the `log` commands. */
+export function openLogSettings(config: Config): Command[] {
+	applyLogSettings(config);
 	return [{
 		name: "log level", usage: "[LEVEL]", help: `show or set which log lines are shown: ${LOG_LEVELS.join(", ")} (kept across restarts)`,
 		run(args, out) {
