@@ -15,6 +15,7 @@ import { configCommands } from "config/commands";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
 import { Config, type KeyValueStore } from "config/store";
 import { openConsole } from "console/port";
+import { factoryResetCommand } from "console/reset";
 import type { Repl } from "console/repl";
 import { systemCommands } from "console/system";
 import { CommandTable } from "console/table";
@@ -102,6 +103,14 @@ const telegram = openTelegram({
 });
 
 let repl: Repl | undefined;
+// reboot and factory-reset: the agent cancels its request in flight and closes its
+// files, Telegram stops, so no socket, timer or open file outlives either machine;
+// then the firmware starts again.
+const restart = async () => {
+	repl?.stop();
+	await Promise.all([telegram.stop(), agent.stop()]);
+	reboot();
+};
 commands.add(
 	...systemCommands({
 		table: commands,
@@ -110,14 +119,9 @@ commands.add(
 		bootMs,
 		heap,
 		statusLines: [() => agent.statusLine(), () => agentStatusLines(agent.client)],
-		async reboot() {
-			repl?.stop();
-			// The agent cancels its request in flight and closes its files, so no
-			// socket, timer or open file outlives either machine.
-			await Promise.all([telegram.stop(), agent.stop()]);
-			reboot();
-		},
+		reboot: restart,
 	}),
+	factoryResetCommand({ config, files: filesRoot, restart: () => void restart() }),
 	...configCommands(config),
 	...agentCommands({ client: agent.client }),
 	...logCommands,
