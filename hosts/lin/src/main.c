@@ -61,11 +61,13 @@ static void usage(const char *message)
 	exit(64);
 }
 
-/* The options the host itself reads. The firmware (no --main) reads none of
- * its own, so any other option is a typo; a program given with --main (tests,
- * tools) may read any (host/platform's option()). */
+/* The options the host itself reads, and the two the firmware reads (agent/spawn:
+ * the agent machine's heap made small for a test). Any other option of the
+ * firmware (no --main) is a typo; a program given with --main (tests, tools)
+ * may read any (host/platform's option()). */
 static const char *const kHostOptions[] = {
-	"modules", "main", "data", "ca", "heap-report", "chunk-bytes", "crash-after", "crash-seed", "count-writes", "psram-bytes", "internal-bytes", NULL,
+	"modules", "main", "data", "ca", "heap-report", "chunk-bytes", "crash-after", "crash-seed", "count-writes", "psram-bytes", "internal-bytes",
+	"agent-chunk", "agent-slots", NULL,
 };
 
 static void checkOptions(void)
