@@ -79,6 +79,17 @@ export const HTTP_INTERIM_RESPONSES_MAX = 4;        // 1xx responses skipped bef
 export const HTTP_POOL_IDLE_PER_ORIGIN = 2;         // idle keep-alive connections kept per origin (a TLS session costs ~40 KB on the device)
 export const HTTP_POOL_IDLE_MS = 30_000;            // an idle pooled connection is closed after this
 export const HTTP_STALE_RETRIES = 1;                // a reused connection that dies before any response byte is replaced this many times
+
+// ---- WebSocket client (modules/net/websocket) ----
+export const WS_HANDSHAKE_TIMEOUT_MS = 15_000;      // DNS + TCP + TLS + the 101 answer: as HTTP_CONNECT_TIMEOUT_MS, a dead route past this
+export const WS_HANDSHAKE_HEAD_MAX_BYTES = 8 * 1024; // the server's 101 head; as HTTP_HEADER_MAX_BYTES
+export const WS_MESSAGE_START_BYTES = 4 * 1024;     // a message's PSRAM buffer starts here, doubling; kept between messages up to this
+export const WS_MESSAGE_MAX_BYTES = 1024 * 1024;    // one received message (all fragments): a gateway event is KBs, so more is a runaway (close 1009)
+export const WS_MESSAGE_FRAGMENTS_MAX = 1024;       // frames of one received message; more is refused (close 1009), so empty fragments cannot spin us
+export const WS_SEND_FRAME_MAX_BYTES = 16 * 1024;   // a sent message is split into frames of at most this payload (one TLS record each)
+export const WS_SEND_QUEUE_MAX_BYTES = 256 * 1024;  // bytes waiting for the socket; a send past this throws instead of piling up
+export const WS_CLOSE_WAIT_MS = 3_000;              // after our close frame, this long for the server's; then the socket is closed anyway
+export const WS_CLOSE_REASON_MAX_BYTES = 123;       // RFC 6455 §5.5: a control payload is at most 125 bytes, 2 of them the code
 export const SSE_EVENT_MAX_BYTES = 64 * 1024;       // one server-sent event (all its lines); bigger is an error, not unbounded growth
 export const SSE_LINE_START_BYTES = 256;            // SSE line and data buffers at first; most events fit, bigger ones double
 
