@@ -1,13 +1,17 @@
 // main: assembles the firmware. Today: the config store, the serial console, the
 // shared HTTP client, the LLM service, the session store, long-term memory and the
-// profile, and the agent core with its tools and the console's ask/cancel;
-// capabilities, channels and the router join here
+// profile, the capabilities (tools, scheduler, skills, macros, scripts), and the
+// agent core with the console's ask/cancel; channels and the router join here
 // (SPEC §1: config -> core -> providers -> caps -> channels -> router).
+// The machine is locked down first (XS lockdown(): frozen built-ins), so that a
+// script the agent runs in a Compartment (caps/script) cannot change them or
+// reach this machine's globals.
 // Nothing slow runs before the prompt: config and the LLM usage record are a few
 // small key-value reads; the LLM backend is built on the first request.
 import filesRoot from "embedded:storage/files";
 import keyValue from "embedded:storage/key-value";
 import Timer from "timer";
+import * as psram from "psram";
 import { consoleKind, exit, heap, name as platformName, now, reboot } from "host/platform";
 import { configCommands } from "config/commands";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
@@ -19,7 +23,9 @@ import { factoryResetCommand } from "console/reset";
 import { boardHttp } from "net/board";
 import { openLlm } from "llm/setup";
 import { consoleMessages } from "core/console";
+import type { OutEvent } from "core/types";
 import { openCore } from "core/setup";
+import { openCaps } from "caps/setup";
 import { openMemory } from "memory/setup";
 import { CONSOLE_CHAT, sessionCommands } from "store/console";
 import { openSessions, type Sessions } from "store/sessions";
@@ -31,6 +37,8 @@ import { LocalPort } from "router/local_port";
 import { openRouter } from "router/setup";
 import { openTelegram } from "channels/telegram/setup";
 
+// The lin host defines lockdown(); a device build without it runs unlocked (and without scripts).
+if (typeof lockdown === "function") lockdown();
 const bootMs = now();
 const CONFIG_NAMESPACE = "config";
 
@@ -79,31 +87,59 @@ const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: pla
 // Sessions on flash (append-only files) and long-term memory with the profile.
 const { sessions, warning: sessionsWarning } = openSessionStore();
 const memory = openMemory({ config });
+const sessionFor = (chat: { channel: string; chat_id: string }) => sessions?.currentSession(chat.channel, chat.chat_id) ?? "";
+// Answers nobody waits for (a schedule's, the reply to a subagent's report that
+// came after its ask ended, send_message) are printed as they come when they are
+// the console's (repl exists by the time one does); the others go through the
+// port to the router and its channels.
+const printOut = consoleMessages((line) => repl.output.line(line));
+const publish = (event: OutEvent) => {
+	printOut(event);
+	port.publish(event);
+};
+// The capabilities: the board's tools, the scheduler, skills, macros and scripts
+// (memory's tools join the same table).
+const caps = openCaps({
+	config,
+	firmware,
+	now,
+	bootMs,
+	heap,
+	pools: () => psram.stats(),
+	network: () => (platformName === "lin" ? "the Linux host's network" : "Wi-Fi"),
+	inferMedia: (request, options) => llm.llm.inferMedia(request, options),
+	publish,
+	consoleChat: CONSOLE_CHAT,
+	sessionFor,
+	// send_message's channels: the console, and Telegram through the router.
+	messageChannels: () => [CONSOLE_CHAT.channel, "telegram"],
+	otherTools: memory.tools,
+	log,
+});
 // The agent core. Other areas plug in here: their context providers in prompt
-// order (memory's profile (the persona) and long-term memory sections first, then
-// the session history; the tools provider comes last), their tools, the session
-// store's persist and gate, and the console's current session.
+// order (memory's profile (the persona) and long-term memory sections and the
+// skills catalogue first, then the session history; the tools provider comes
+// last), the capabilities, the session store's persist and gate, and the
+// console's current session.
 const agent = openCore({
 	model: llm.llm,
 	firmware,
 	now,
 	bootMs,
 	heap,
-	providers: sessions ? [...memory.providers, sessions.historyProvider] : memory.providers,
-	tools: memory.tools,
+	providers: [...memory.providers, ...caps.providers, ...(sessions ? [sessions.historyProvider] : [])],
+	tools: caps.tools,
+	sources: caps.sources,
+	visibleGroups: caps.visibleGroups,
+	toolLog: log,
 	persist: sessions?.persist,
 	gate: sessions?.gate,
-	// Answers nobody waits for (the reply to a subagent's report that came after
-	// its ask ended) are printed as they come. repl exists by the time one does.
-	// Other outbound events go through the port to the router and its channels.
-	publish: (event) => {
-		printOut(event);
-		port.publish(event);
-	},
-	session: () => sessions?.currentSession(CONSOLE_CHAT.channel, CONSOLE_CHAT.chat_id) ?? "",
+	publish,
+	session: () => sessionFor(CONSOLE_CHAT),
 	consoleChatId: CONSOLE_CHAT.chat_id,
 });
-const printOut = consoleMessages((line) => repl.output.line(line));
+// Schedules fire into the root core's queue from here on.
+caps.start((request, timeoutMs) => agent.core.submit(request, timeoutMs));
 // The channels reach the agent through the agent port's interface; until the core
 // moves into its own Worker, LocalPort adapts the core in this machine.
 const port = new LocalPort({
@@ -121,10 +157,10 @@ const routing = openRouter({
 	log,
 	async callCap(name, args, message) {
 		const request = {
-			request_id: 0, flags: 0, session_id: "", user_text: message.text,
+			request_id: 0, flags: 0, session_id: "", user_text: message.text, role: message.role,
 			source: { channel: message.channel, chat_id: message.chat_id, sender_id: message.sender_id, message_id: message.message_id, cap: "router" },
 		};
-		const outcome = await agent.toolbox.callCap({ id: "router", name, arguments: JSON.stringify(args) }, { request, signal: new Aborter().signal, progress() {} });
+		const outcome = await agent.registry.callCap({ id: "router", name, arguments: JSON.stringify(args) }, { request, signal: new Aborter().signal, progress() {} });
 		if (outcome.is_error) throw new Error(outcome.content);
 		return outcome.content;
 	},
@@ -138,6 +174,8 @@ const commands = new CommandTable();
 // timer outlives the VM; then the JS machine starts again.
 const restart = () => {
 	repl.stop();
+	// The request in flight is cancelled and the scheduler stopped, so no socket or timer outlives the VM.
+	caps.stop();
 	agent.agents.stop();
 	void telegram.stop();
 	sessions?.close();
@@ -164,6 +202,7 @@ commands.add(
 	...logCommands,
 	...routing.commands,
 	...telegram.commands,
+	...caps.commands(() => agent.registry),
 );
 
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);

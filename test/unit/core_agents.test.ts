@@ -6,10 +6,13 @@ import { assert, test } from "testing";
 import { heap, now } from "host/platform";
 import { MAX_SUBAGENTS } from "budgets";
 import type { Command } from "console/types";
-import { AgentManager, spawnSubagentTool } from "core/agents";
+import { AgentManager } from "core/agents";
+import { spawnSubagentTool } from "caps/agents";
+import { boardTools } from "caps/board";
+import { parseTimeZone } from "sched/tz";
 import { consoleMessages } from "core/console";
 import { SUBAGENT_PROMPT, openCore } from "core/setup";
-import { toolbox } from "core/tools";
+import { Registry } from "caps/registry";
 import type { AgentEvent, CallCap, ChatModel, PersistBatch, ToolCallInfo, ToolContext } from "core/types";
 import type { Message } from "llm/types";
 import { Aborter } from "net/abort";
@@ -89,7 +92,7 @@ test("spawn_subagent is restricted and answers at once with the agent id, saying
 	const tool = spawnSubagentTool(async (task, parent) => { asked.push(`${task} for ${parent.session_id}`); return "sub-7"; });
 	assert.equal(tool.restricted, true);
 	assert.equal(tool.definition.function.name, "spawn_subagent");
-	const box = toolbox([tool]);
+	const box = new Registry([tool]);
 	const context = { request: request("p", { session_id: "chat-1" }), signal: new Aborter().signal, progress() {} };
 	const outcome = await box.callCap({ id: "c1", name: "spawn_subagent", arguments: '{"task":"count the pins"}' }, context);
 	assert.equal(outcome.is_error, undefined);
@@ -101,7 +104,7 @@ test("spawn_subagent is restricted and answers at once with the agent id, saying
 });
 
 test("spawn_subagent refused (all slots busy) is an is_error result telling the model to do it itself", async () => {
-	const box = toolbox([spawnSubagentTool(() => Promise.reject(new Error(`all ${MAX_SUBAGENTS} subagents are busy; wait for one to report back, then try again`)))]);
+	const box = new Registry([spawnSubagentTool(() => Promise.reject(new Error(`all ${MAX_SUBAGENTS} subagents are busy; wait for one to report back, then try again`)))]);
 	const outcome = await box.callCap({ id: "c1", name: "spawn_subagent", arguments: '{"task":"more"}' }, { request: request("p"), signal: new Aborter().signal, progress() {} });
 	assert.deepEqual(outcome, { content: `all ${MAX_SUBAGENTS} subagents are busy; wait for one to report back, then try again`, is_error: true });
 });
@@ -120,6 +123,7 @@ test("through openCore, a subagent gets no restricted tools, and its report afte
 	const batches: PersistBatch[] = [];
 	const setup = openCore({
 		model, firmware: { name: "xsclaw", version: "test", platform: "lin" }, now, bootMs: now(), heap,
+		tools: boardTools({ wallClockMs: () => Date.now(), now, bootMs: now(), heap, zone: () => parseTimeZone("UTC"), firmware: { name: "xsclaw", version: "test", platform: "lin" } }),
 		persist: (batch) => { batches.push(JSON.parse(JSON.stringify(batch))); },
 		publish: consoleMessages((line) => printed.push(line)),
 		session: () => "console-1", consoleChatId: "console",
