@@ -18,6 +18,25 @@ export function preview(text: string): string {
 	return text.length > TOOL_ARGUMENT_PREVIEW_CHARS ? `${text.slice(0, TOOL_ARGUMENT_PREVIEW_CHARS)}…` : text;
 }
 
+/**
+ * The code points in text, counted without building an array of them (a 64 KiB
+ * argument spread into one-character strings would take 64 Ki slots).
+ */
+export function codePoints(text: string): number {
+	let pairs = 0;
+	for (let i = 0; i < text.length - 1; i++) {
+		const unit = text.charCodeAt(i);
+		if (unit >= 0xD800 && unit <= 0xDBFF) {
+			const next = text.charCodeAt(i + 1);
+			if (next >= 0xDC00 && next <= 0xDFFF) {
+				pairs++;
+				i++;
+			}
+		}
+	}
+	return text.length - pairs;
+}
+
 /** "a string", "an integer", ... for error phrases. */
 export function kindOf(value: JsonValue | undefined): string {
 	if (value === null) return "null";
@@ -96,7 +115,7 @@ export function checkValue(value: JsonValue, schema: JsonObject, path: string, d
 	}
 	if (typeof value === "string") {
 		// Lengths in code points, as JSON Schema counts them.
-		const length = [...value].length;
+		const length = codePoints(value);
 		if (typeof schema.minLength === "number" && length < schema.minLength) return `${path} must have at least ${schema.minLength} characters, not ${length}`;
 		if (typeof schema.maxLength === "number" && length > schema.maxLength) return `${path} must have at most ${schema.maxLength} characters, not ${length}`;
 	}
