@@ -101,6 +101,8 @@ export function scriptTools(deps: ScriptDeps): Capability[] {
 	return [
 		{
 			group: "script",
+			// Offered once a skill that needs it (blink) is activated: most requests never run a script.
+			hidden: true,
 			restricted: true,
 			runsAlone: true,
 			definition: {
