@@ -7,8 +7,9 @@
  *   chunks  bytes of XS chunk heap the call may add (after a collection);
  *   slots   XS slots the call may add (after a collection).
  * Past a bound, or when the JS stack or the whole heap runs out inside the call,
- * the call is unwound straight to run()'s own frame, past any try/catch of the
- * script (a script cannot catch its way out of its bound), and run() throws a
+ * the call is unwound to run()'s own frame, past any try/catch of the script (a
+ * script cannot catch its way out of its bound; the engine's own clean-up
+ * handlers still run, see hostSandboxAbort), and run() throws a
  * RangeError "sandbox: step limit" / "memory limit" / "stack limit". A normal
  * exception of the function is rethrown as it is.
  *
@@ -52,6 +53,8 @@ static txBoolean sandboxMeter(txMachine *the, txU4 index)
 	Sandbox *s = gSandbox;
 	if (!s || s->the != the)
 		return 1;
+	if (s->reason != kReasonNone)
+		return 0; /* already past a bound: keep unwinding */
 	if (index > s->maxSteps) {
 		s->reason = kReasonSteps;
 		return 0;
@@ -82,8 +85,24 @@ int hostSandboxAbort(txMachine *the, int status)
 		s->reason = kReasonStack;
 	else
 		return 0;
-	the->firstJump = s->jump;
-	c_longjmp(s->jump->buffer, 1);
+	/* The script's own catch blocks (heap records, flag 1) are skipped and freed,
+	 * as XS frees them when it leaves them; the first C-level handler (an mxTry
+	 * in the engine, flag 0: fxRunScript deleting its script, ...) runs its
+	 * clean-up and rethrows; run()'s own jump ends it. Should a C handler hand
+	 * control back to script code instead, the meter is armed to check at the
+	 * next step, and sandboxMeter aborts again at once. */
+	txJump *jump = the->firstJump;
+	while (jump && jump != s->jump && jump->flag) {
+		txJump *next = jump->nextJump;
+		c_free(jump);
+		jump = next;
+	}
+	if (!jump)
+		jump = s->jump;
+	the->meterCount = the->meterIndex;
+	the->meterInterval = 1;
+	the->firstJump = jump;
+	c_longjmp(jump->buffer, 1);
 	return 1;
 }
 
@@ -138,6 +157,9 @@ static void xs_sandbox_run(xsMachine *the)
 		failed = 1;
 	fxEndMetering(the);
 	gSandbox = NULL;
+	/* A bound hit inside a C handler that then returned normally still counts. */
+	if (!failed && s.reason != kReasonNone)
+		failed = 1;
 	the->stack = jump.stack;
 	the->scope = jump.scope;
 	the->frame = jump.frame;
