@@ -62,8 +62,9 @@ const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: pla
 const early: string[] = [];
 let print: (line: string) => void = (line) => void early.push(line);
 
-// The agent's own commands (session, memory, profile, llm) come with its first
-// ready message; a later machine's are the same, so each name is added once.
+// The agent's own commands (session, memory, profile, llm, tools, skills, cron,
+// gpio) come with its first ready message; a later machine's are the same, so
+// each name is added once.
 const commands = new CommandTable();
 const proxied = new Set<string>();
 const agent: AgentSupervisor = new AgentSupervisor({
@@ -136,7 +137,7 @@ repl = openConsole({ table: commands, consoleKind, onEnd: () => void Promise.all
 const output = repl.output;
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
 if (warning) output.line(`warning: ${warning}`);
-if (!ready) output.line(`warning: the agent could not start, so ask and the session, memory and llm commands are not available yet (${agent.statusLine()})`);
+if (!ready) output.line(`warning: the agent could not start, so ask and the session, memory, llm, tools, skills, cron and gpio commands are not available yet (${agent.statusLine()})`);
 for (const line of early) output.line(line);
 if (routing.warning) output.line(`warning: ${routing.warning}`);
 if (telegram.warning) output.line(`warning: ${telegram.warning}`);

@@ -34,3 +34,29 @@ declare module "host/platform" {
 	export type ConsoleKind = "uart" | "tty" | "pipe";
 	export const consoleKind: ConsoleKind;
 }
+
+// host/sandbox: a function call bounded in steps and memory, for the script tool.
+// lin: hosts/lin/src/sandbox.c (XS with mxMetering). Device: metered is false and
+// run() throws (the SDK's XS is built without metering).
+declare module "host/sandbox" {
+	/** True when run() really bounds the call. */
+	export const metered: boolean;
+	/**
+	 * Calls fn; past `steps` meter units, `chunkBytes` more chunk heap or `slots`
+	 * more slots (after a collection), or on a stack overflow inside it, throws
+	 * RangeError "sandbox: step limit" | "sandbox: memory limit" | "sandbox: stack
+	 * limit", past any try/catch in fn. fn's own exceptions are rethrown.
+	 */
+	export function run<T>(fn: () => T, steps: number, chunkBytes: number, slots: number): T;
+}
+
+// XS globals @moddable/typings lacks (XS Compartment.md; xsLockdown.c).
+declare class Compartment {
+	constructor(options?: { globals?: Record<string, unknown>; globalLexicals?: Record<string, unknown> });
+	readonly globalThis: Record<string, unknown>;
+	/** Evaluates a script in the compartment; returns its completion value. */
+	evaluate(source: string): unknown;
+}
+/** Freezes the built-ins, removes the Function constructors' reach and tames Date and Math.random in compartments. Once per machine. */
+declare function lockdown(): void;
+declare function harden<T>(value: T): T;

@@ -1,14 +1,17 @@
 // agent/machine: assembles the agent machine (the Worker that agent/worker
 // runs): the shared HTTP client, the LLM runtime with its limits, the session
-// store and chats.json, long-term memory and the profile, the agent core with
-// its tools. Everything here is owned by this machine alone; the main machine
-// reaches it only through the port (agent/service), and what the console
-// commands `session`, `memory`, `profile` and `llm` do runs here, for the chat
-// that asked (ARCHITECTURE.md).
+// store and chats.json, long-term memory and the profile, the capabilities
+// (caps/setup: the board's tools and pins, the scheduler, skills, macros and
+// scripts) and the agent core. Everything here is owned by this machine alone;
+// the main machine reaches it only through the port (agent/service), and what
+// the console commands `session`, `memory`, `profile`, `llm`, `tools`, `skills`,
+// `cron` and `gpio` do runs here, for the chat that asked (ARCHITECTURE.md).
 //
 // Nothing here throws for a part that works only partly: sessions that cannot
 // be opened leave the agent answering without saved conversations, a damaged
 // memory file is kept aside; each such case becomes a warning for the console.
+import * as psram from "psram";
+import { openCaps } from "caps/setup";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
 import { applyLogSettings } from "console/log";
 import type { Command } from "console/types";
@@ -22,7 +25,8 @@ import { boardHttp } from "net/board";
 import { sessionCommands } from "store/console";
 import { openSessions, type Sessions } from "store/sessions";
 import { messageOf } from "util/errors";
-import type { ChatRef } from "agent/protocol";
+import { log } from "util/log";
+import { CONSOLE_CHAT, type ChatRef } from "agent/protocol";
 import type { AgentParts } from "agent/service";
 import type { SettingsMirror } from "agent/settings";
 
@@ -56,31 +60,62 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 	const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };
 	const { sessions, warning: sessionsWarning } = openSessionStore();
 	const memory = openMemory({ config: settings });
-	// Provider order: profile (the persona) and long-term memory first, then the
-	// session history; the tools provider comes last (core/setup).
+	const sessionFor = (chat: ChatRef) => sessions?.currentSession(chat.channel, chat.chat_id) ?? "";
+	// The capabilities: the board's tools, the scheduler, skills, macros and
+	// scripts (memory's tools join the same table). send_message's and the
+	// schedules' answers are out_messages: the port carries them to the main
+	// machine, which prints the console's and routes the others to their channel.
+	const caps = openCaps({
+		config: settings,
+		firmware,
+		now,
+		bootMs,
+		heap,
+		pools: () => psram.stats(),
+		network: () => (platformName === "lin" ? "the Linux host's network" : "Wi-Fi"),
+		inferMedia: (request, chatOptions) => llm.llm.inferMedia(request, chatOptions),
+		publish,
+		consoleChat: CONSOLE_CHAT,
+		sessionFor,
+		// send_message's channels: the console, and Telegram through the router.
+		messageChannels: () => [CONSOLE_CHAT.channel, "telegram"],
+		otherTools: memory.tools,
+		log,
+	});
+	// Provider order: profile (the persona), long-term memory and the skills
+	// catalogue first, then the session history; the tools provider comes last
+	// (core/setup).
 	const agent = openCore({
 		model: options.model ?? llm.llm,
 		firmware,
 		now,
 		bootMs,
 		heap,
-		providers: sessions ? [...memory.providers, sessions.historyProvider] : memory.providers,
-		tools: memory.tools,
+		providers: [...memory.providers, ...caps.providers, ...(sessions ? [sessions.historyProvider] : [])],
+		tools: caps.tools,
+		sources: caps.sources,
+		visibleGroups: caps.visibleGroups,
+		toolLog: log,
 		persist: sessions?.persist,
 		gate: sessions?.gate,
 		publish,
 	});
+	// Schedules fire into the root core's queue from here on.
+	caps.start((request, timeoutMs) => agent.core.submit(request, timeoutMs));
+	const capsCommands = caps.commands(() => agent.registry);
 	const warnings = [llm.warning, sessionsWarning, memory.warning].filter((w): w is string => w !== undefined);
 	return {
 		core: agent.core,
 		subagents: () => agent.agents.subagents(),
-		sessionFor: (chat: ChatRef) => sessions?.currentSession(chat.channel, chat.chat_id) ?? "",
-		callCap: async (name, argumentsJson, request) => agent.toolbox.callCap({ id: "router", name, arguments: argumentsJson }, { request, signal: new Aborter().signal, progress() {} }),
-		commands: (chat: ChatRef): Command[] => [...llm.commands, ...(sessions ? sessionCommands(sessions, chat) : []), ...memory.commands],
+		sessionFor,
+		callCap: async (name, argumentsJson, request) => agent.registry.callCap({ id: "router", name, arguments: argumentsJson }, { request, signal: new Aborter().signal, progress() {} }),
+		commands: (chat: ChatRef): Command[] => [...llm.commands, ...(sessions ? sessionCommands(sessions, chat) : []), ...memory.commands, ...capsCommands],
 		heap,
 		warnings,
 		stop() {
-			// The requests in flight are cancelled, so no socket or timer outlives the machine.
+			// The scheduler stops and the requests in flight are cancelled, so no
+			// socket or timer outlives the machine.
+			caps.stop();
 			agent.agents.stop();
 			sessions?.close();
 		},

@@ -6,6 +6,12 @@
 import { openAgent } from "agent/machine";
 import { serveAgent } from "agent/service";
 
+// The machine is locked down first (XS lockdown(): frozen built-ins), so that a
+// script the agent runs in a Compartment (caps/script) cannot change them or
+// reach this machine's globals. The lin host defines lockdown(); a device build
+// without it runs unlocked (and without scripts).
+if (typeof lockdown === "function") lockdown();
+
 self.onmessage = serveAgent({
 	post: (message) => self.postMessage(message),
 	open: (settings, publish) => openAgent(settings, publish),

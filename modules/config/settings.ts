@@ -68,6 +68,9 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
 	{ name: "log.level", type: "choice", choices: ["error", "warn", "info", "debug"], default: "info", description: "the log lines shown (on lin: stderr): error, warn, info (METRIC lines, retries) or debug" },
 	{ name: "wifi.ssid", type: "text", description: "the Wi-Fi network to join (device)" },
 	{ name: "wifi.password", type: "text", secret: true, description: "the Wi-Fi password (device)" },
+	{ name: "time.timezone", type: "text", default: "UTC", description: "the board's time zone for get_time and schedules: UTC, an offset like +08:00, a POSIX rule like CET-1CEST,M3.5.0,M10.5.0/3, or a common name like Europe/Berlin" },
+	{ name: "gpio.allow", type: "text", description: "the GPIO pins the agent and the gpio command may read and drive, e.g. 2,4,5 (none when unset)" },
+	{ name: "script.grants", type: "text", default: "time,math", description: "what run_script's snippets may use besides the language: time, gpio, math (comma-separated)" },
 ] satisfies SettingSpec[]);
 
 const BY_NAME = new Map(SETTINGS.map((spec) => [spec.name, spec]));

@@ -19,6 +19,9 @@ export const WIPED_DIRECTORIES: ReadonlyArray<{ path: string; what: string }> = 
 	{ path: "sessions", what: "sessions" },
 	{ path: "memory", what: "memory and profile" },
 	{ path: "telegram", what: "Telegram pairing" },
+	{ path: "sched", what: "schedules" },
+	{ path: "workspace", what: "the agent's files" },
+	{ path: "caps", what: "macro tools" },
 ]);
 
 export interface ResetDeps {

@@ -4,20 +4,20 @@
 // in the parent's session wrapping `<subagent_completed agent_id="...">`, so the
 // root core needs no special case for it (seed 000 §9.2).
 //
-// Policy: a subagent's requests have source channel "subagent", which core/tools'
-// restrictedPolicy already answers by hiding and refusing restricted tools; the
+// Policy: a subagent's requests have source channel "subagent", which caps/policy
+// answers with role subagent (no restricted tools, no spawn_subagent); the
 // manager also wraps the subagent's callCap with isRestricted (when given), so a
-// toolbox built without that policy still cannot run them. A request from a
-// subagent cannot spawn another one.
+// registry built without that policy still cannot run them. A request from a
+// subagent cannot spawn another one. The spawn_subagent tool is caps/agents.
 //
 // Known limits: subagents run session-less (session_id ""): nothing of theirs is
 // persisted, and a reboot forgets a task in progress (its parent gets no report).
 // Cancelling the parent request does not cancel its subagents (cancel(agentId)
 // does); their reports still arrive. A parent without a session gets the report
 // as a session-less request, without the conversation it came from.
-import { MAX_SUBAGENTS, SUBAGENT_REPORT_MAX_CHARS, SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS, SUBAGENT_TASK_MAX_CHARS } from "budgets";
+import { MAX_SUBAGENTS, SUBAGENT_REPORT_MAX_CHARS, SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS } from "budgets";
 import { Core, targetOf, type CoreOptions, type CoreStatus } from "core/core";
-import { Channel, RequestFlag, type AgentRequest, type CallCap, type CompletionSummary, type ToolSpec } from "core/types";
+import { Channel, RequestFlag, type AgentRequest, type CallCap, type CompletionSummary } from "core/types";
 import { messageOf } from "util/errors";
 import { clip } from "util/text";
 import { log } from "util/log";
@@ -31,7 +31,7 @@ export interface AgentManagerOptions {
 	 * isRestricted. Without this option spawn() refuses.
 	 */
 	subagent?: Omit<CoreOptions, "agentId">;
-	/** Names of tools a subagent may never run (ToolSpec.restricted). */
+	/** Names of tools a subagent may never run (Capability.restricted). */
 	isRestricted?: (toolName: string) => boolean;
 	/** Warnings (default: the root's log, else trace). */
 	log?: (line: string) => void;
@@ -143,39 +143,4 @@ export class AgentManager {
 			this.#log(`agents: the report of ${agentId} could not reach the root agent: ${messageOf(error)}`);
 		});
 	}
-}
-
-/** The name of the tool that starts a subagent. */
-export const SPAWN_SUBAGENT = "spawn_subagent";
-
-/**
- * The spawn_subagent tool: starts a subagent on a task through spawn (normally
- * AgentManager.spawn) and answers at once with its agent id; the result comes
- * back later into the same conversation. Restricted: subagents and cron requests
- * neither see nor run it. A refusal (all slots busy, no subagent profile) is an
- * is_error result whose sentence tells the model to do the task itself.
- */
-export function spawnSubagentTool(spawn: (task: string, parent: AgentRequest) => Promise<string>): ToolSpec {
-	return {
-		definition: {
-			type: "function",
-			function: {
-				name: SPAWN_SUBAGENT,
-				description: `Start a helper agent on a self-contained task that needs several tool calls, so you can answer now. It has your tools except this one, no conversation history and no memory of this chat: put everything it needs in the task. Returns its agent id at once; its result arrives later in this conversation as a <subagent_completed agent_id="..."> message. At most ${MAX_SUBAGENTS} run at a time.`,
-				parameters: {
-					type: "object",
-					properties: {
-						task: { type: "string", minLength: 1, maxLength: SUBAGENT_TASK_MAX_CHARS, description: "What the helper should do and report back, in full sentences." },
-					},
-					required: ["task"],
-					additionalProperties: false,
-				},
-			},
-		},
-		restricted: true,
-		async run(args, context) {
-			const agentId = await spawn(String(args.task), context.request);
-			return `started subagent ${agentId}; its result will arrive in this conversation as a <subagent_completed agent_id="${agentId}"> message. Tell the person it is being worked on; do not wait for it.`;
-		},
-	};
 }

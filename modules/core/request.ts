@@ -7,7 +7,7 @@ import { Aborter } from "net/abort";
 import { emptyUsage } from "llm/json";
 import type { AbortSignalLike } from "net/types";
 import type { Message, Usage } from "llm/types";
-import type { AgentRequest, ContextContent, RequestTarget } from "core/types";
+import { ROLES, type AgentRequest, type ContextContent, type RequestTarget } from "core/types";
 import { messageOf } from "util/errors";
 import { clip } from "util/text";
 import { isObject } from "util/values";
@@ -103,6 +103,7 @@ export function copyRequest(request: AgentRequest): AgentRequest {
 		if (source[key] === undefined) source[key] = "";
 		if (typeof source[key] !== "string") throw new Error(`the request's source.${key} must be a string`);
 	}
+	if (copy.role !== undefined && !(ROLES as readonly unknown[]).includes(copy.role)) throw new Error(`the request's role must be one of ${ROLES.join(", ")} (or be left out)`);
 	if (copy.target !== undefined) {
 		const target = copy.target;
 		if (!isObject(target) || typeof target.channel !== "string" || typeof target.chat_id !== "string") {

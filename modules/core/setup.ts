@@ -1,7 +1,8 @@
 // core/setup: assembles the agent cores for main.ts (SPEC §1: config -> llm ->
-// core -> providers -> tools -> console). It builds the tools table from the
-// built-in tools (get_time, system_info, spawn_subagent) plus those other areas
-// bring, puts the tools provider after the other areas' providers, wires the
+// core -> providers -> tools -> console). It builds the tool registry
+// (caps/registry) from the capabilities other areas bring (caps/setup: the
+// board's tools, memory, files, scheduler, skills, macros, scripts) plus
+// spawn_subagent, puts the tools provider after the other areas' providers, wires the
 // optional persistence, gate and outbound hooks, gives the AgentManager a
 // subagent profile, and starts the root core. The console reaches the core only
 // through the agent port (modules/agent), never through this.
@@ -17,25 +18,27 @@
 //   first (profile/persona, long-term memory, skills catalogue), then the session
 //   history (ProviderFlag.REQUEST_START_ONLY); volatile ones carry ProviderFlag.VOLATILE.
 //   The core places each kind where the prompt cache wants it (core/NOTES.md).
-// - tools: ToolSpecs of other areas (memory, profile, files, ...) join the table.
+// - tools, sources, hooks, visibleGroups: the capability layer (caps/setup).
 // - persist, gate: from the session store (modules/store).
 // - publish: out_message / agent_stage events (the agent port carries them to
 //   the main machine, which prints the console's).
 //
 // Subagents (AgentManager, up to MAX_SUBAGENTS) share the model, get CORE's
-// SUBAGENT_PROMPT and the toolbox without restricted tools, and nothing else: no
+// SUBAGENT_PROMPT and the same registry (their role, subagent, leaves out the
+// restricted tools and spawn_subagent: caps/policy), and nothing else: no
 // profile, memory or history, no persistence, no gate. Their reports come back to
 // the root as requests in the parent's session (core/agents).
 import keyValue from "embedded:storage/key-value";
 import type { HeapFigures } from "host/platform";
-import { basicTools } from "core/basic_tools";
-import { AgentManager, spawnSubagentTool } from "core/agents";
+import { AgentManager } from "core/agents";
+import { spawnSubagentTool } from "caps/agents";
+import { Registry } from "caps/registry";
+import type { CapHooks, CapSource, Capability, VisibleGroups } from "caps/types";
 import type { Core } from "core/core";
-import { toolbox, type ToolPolicy, type Toolbox } from "core/tools";
 import { heapUsedBytes } from "util/heap";
 import { requestIds, type IdStore } from "core/ids";
 import { messageOf } from "util/errors";
-import type { ChatModel, ContextProvider, OutEvent, Persist, RequestGate, ToolSpec } from "core/types";
+import type { ChatModel, ContextProvider, OutEvent, Persist, RequestGate } from "core/types";
 
 /**
  * The root agent's framework prompt: the stable start of every prompt (it must
@@ -70,10 +73,15 @@ export interface CoreSetupOptions {
 	log?(line: string): void;
 	/** Other areas' context providers, in prompt order (see the note at the top). */
 	providers?: ContextProvider[];
-	/** Other areas' tools; names must not clash with get_time and system_info. */
-	tools?: ToolSpec[];
-	/** Default: restricted tools are refused for subagent and cron requests. */
-	policy?: ToolPolicy;
+	/** The capabilities (caps/setup); names must not clash with spawn_subagent. */
+	tools?: Capability[];
+	/** Tools that come and go (macros). */
+	sources?: CapSource[];
+	hooks?: CapHooks[];
+	/** Hidden tool groups a session made visible (skills). */
+	visibleGroups?: VisibleGroups;
+	/** One line per tool call, arguments masked (default: none). */
+	toolLog?(line: string): void;
 	persist?: Persist;
 	gate?: RequestGate;
 	/** Outbound events of the root core (out_message, agent_stage). Must not throw. */
@@ -98,7 +106,7 @@ export interface CoreSetup {
 	agents: AgentManager;
 	/** The root core: agents.root. */
 	core: Core;
-	toolbox: Toolbox;
+	registry: Registry;
 }
 
 /** Builds and starts the agent manager and its root core. Throws on a programming error (a clashing tool name, too many providers). */
@@ -106,18 +114,15 @@ export function openCore(options: CoreSetupOptions): CoreSetup {
 	const wallClockMs = options.wallClockMs ?? (() => Date.now());
 	// The spawn tool needs the manager, which needs the toolbox: bound once both exist.
 	let manager: AgentManager | undefined;
-	const specs: ToolSpec[] = [
-		...basicTools({ wallClockMs, now: options.now, bootMs: options.bootMs, heap: options.heap, firmware: options.firmware }),
+	const caps: Capability[] = [
+		...(options.tools ?? []),
 		spawnSubagentTool((task, parent) => {
 			if (!manager) throw new Error("the agent is still starting; try again in a moment");
 			return manager.spawn(task, parent);
 		}),
-		...(options.tools ?? []),
 	];
-	const tools = toolbox(specs, options.policy);
-	// Subagents never see restricted tools at all (not even as refusals).
-	const subagentTools = toolbox(specs.filter((spec) => !spec.restricted), options.policy);
-	const restricted = new Set(specs.filter((spec) => spec.restricted).map((spec) => spec.definition.function.name));
+	const tools = new Registry(caps, { sources: options.sources, hooks: options.hooks, visibleGroups: options.visibleGroups, log: options.toolLog, now: options.now });
+	const restricted = new Set(caps.filter((cap) => cap.restricted).map((cap) => cap.definition.function.name));
 	const heapBytes = () => heapUsedBytes(options.heap());
 	const log = options.log ?? ((line: string) => trace(line + "\n"));
 	const shared = { model: options.model, now: options.now, wallNow: wallClockMs, heap: heapBytes, log: options.log };
@@ -138,14 +143,14 @@ export function openCore(options: CoreSetupOptions): CoreSetup {
 		subagent: {
 			...shared,
 			systemPrompt: SUBAGENT_PROMPT,
-			providers: [subagentTools.provider],
-			callCap: subagentTools.callCap,
-			runsAlone: subagentTools.runsAlone,
+			providers: [tools.provider],
+			callCap: tools.callCap,
+			runsAlone: tools.runsAlone,
 		},
 		isRestricted: (name) => restricted.has(name),
 		log: options.log,
 	});
 	manager = agents;
 	agents.start();
-	return { agents, core: agents.root, toolbox: tools };
+	return { agents, core: agents.root, registry: tools };
 }

@@ -30,6 +30,14 @@ export const Channel = Object.freeze({
 	CRON: "cron",
 });
 
+/**
+ * Who asks. owner: the console, or a chat paired as the owner; user: another
+ * paired chat; cron: a request fired by a schedule; subagent: a helper agent's own
+ * request. caps/policy decides what each may run.
+ */
+export type Role = "owner" | "user" | "cron" | "subagent";
+export const ROLES: readonly Role[] = Object.freeze(["owner", "user", "cron", "subagent"]);
+
 export interface RequestSource {
 	/** "console", "telegram", "qq", "cron", "subagent", "router", ... */
 	channel: string;
@@ -56,6 +64,8 @@ export interface AgentRequest {
 	source: RequestSource;
 	/** Where the answer goes; defaults to the source's channel and chat. */
 	target?: RequestTarget;
+	/** Who asks (caps/policy's roleOf fills a missing one from the source channel). */
+	role?: Role;
 }
 
 export interface AgentResponse {
@@ -146,20 +156,6 @@ export interface ToolOutcome {
  * turned into an is_error result carrying the error's message (the request goes on).
  */
 export type CallCap = (call: ToolCallInfo, context: ToolContext) => Promise<ToolOutcome> | ToolOutcome;
-
-/**
- * One tool as a declarative table entry (the capability layer of SPEC §7 grows
- * this; core/tools turns a list of them into a TOOLS provider and a CallCap).
- */
-export interface ToolSpec {
-	definition: ToolDefinition;
-	/** Must not run in parallel with other calls of the same round. */
-	runsAlone?: boolean;
-	/** Not offered to subagents or cron-originated requests. */
-	restricted?: boolean;
-	/** Receives parsed, schema-checked arguments. A throw becomes an is_error result. */
-	run(args: import("llm/types").JsonObject, context: ToolContext): Promise<ToolOutcome | string> | ToolOutcome | string;
-}
 
 // ---- persistence (implemented by modules/store) ----
 

@@ -4,14 +4,15 @@
 //   providers: [profile, memory, relevant_memory]  (SYSTEM_PROMPT, REQUEST_START_ONLY;
 //              register them before the history provider: the first two are stable
 //              text; relevant_memory is VOLATILE, so the core puts it after the history)
-//   tools:     memory_write/read/search/forget, profile_read/update (ToolSpec[])
+//   tools:     memory_write/read/search/forget, profile_read/update (Capability[])
 //   commands:  memory list|show|add|search|forget|mode, profile show|set|clear
 // Never throws: a damaged file is kept aside and logged, an unknown mode falls back
 // to full with a log line, and memory starts usable.
 import filesRoot from "embedded:storage/files";
 import type { Directory } from "embedded:storage/files";
 import type { Command } from "console/types";
-import type { ContextProvider, ToolSpec } from "core/types";
+import type { Capability } from "caps/types";
+import type { ContextProvider } from "core/types";
 import { memoryCommands } from "memory/console";
 import { LightMemory } from "memory/light";
 import { Profile } from "memory/profile";
@@ -29,7 +30,7 @@ export interface MemorySetup {
 	memory: LongTermMemory;
 	profile: Profile;
 	providers: ContextProvider[];
-	tools: ToolSpec[];
+	tools: Capability[];
 	commands: Command[];
 	/** A sentence for the console when something works only partly (unknown mode, no directory). */
 	warning?: string;

@@ -1,11 +1,12 @@
-// memory/tools: the memory and profile tools as declarative ToolSpec entries
-// (core/types). Each result is a short text for the model; a problem it can fix
+// memory/tools: the memory and profile tools as declarative Capability entries
+// (caps/types; group "memory"; memory_forget and profile_update are restricted:
+// owner only). Each result is a short text for the model; a problem it can fix
 // (unknown id, too long, full, bad argument) throws an Error with a sentence,
 // which the tool caller turns into an is_error result. The arguments are checked
 // here too, not only by the schema, so a caller that skips the schema cannot
 // store something the limits forbid.
 import { MEMORY_RECORD_MAX_BYTES, MEMORY_SEARCH_MAX_RESULTS, MEMORY_TAGS_MAX, MEMORY_TAG_MAX_CHARS, PROFILE_NOTES_MAX_BYTES } from "budgets";
-import type { ToolSpec } from "core/types";
+import type { Capability } from "caps/types";
 import type { JsonObject } from "llm/types";
 import type { Profile, ProfileField } from "memory/profile";
 import type { LongTermMemory, MemoryEntry } from "memory/types";
@@ -43,10 +44,11 @@ export function describe(entry: MemoryEntry): string {
 	return `${entry.id}: ${entry.text}${tags}${when}`;
 }
 
-export function memoryTools(memory: LongTermMemory): ToolSpec[] {
+export function memoryTools(memory: LongTermMemory): Capability[] {
 	const idWord = memory.mode === "full" ? "the memory's id (e.g. \"m12\")" : "the line number in MEMORY.md";
 	return [
 		{
+			group: "memory",
 			definition: {
 				type: "function",
 				function: {
@@ -70,6 +72,7 @@ export function memoryTools(memory: LongTermMemory): ToolSpec[] {
 			},
 		},
 		{
+			group: "memory",
 			definition: {
 				type: "function",
 				function: {
@@ -83,6 +86,7 @@ export function memoryTools(memory: LongTermMemory): ToolSpec[] {
 			},
 		},
 		{
+			group: "memory",
 			definition: {
 				type: "function",
 				function: {
@@ -111,6 +115,8 @@ export function memoryTools(memory: LongTermMemory): ToolSpec[] {
 			},
 		},
 		{
+			group: "memory",
+			restricted: true,
 			definition: {
 				type: "function",
 				function: {
@@ -129,9 +135,10 @@ export function memoryTools(memory: LongTermMemory): ToolSpec[] {
 	];
 }
 
-export function profileTools(profile: Profile): ToolSpec[] {
+export function profileTools(profile: Profile): Capability[] {
 	return [
 		{
+			group: "memory",
 			definition: {
 				type: "function",
 				function: {
@@ -145,6 +152,8 @@ export function profileTools(profile: Profile): ToolSpec[] {
 			},
 		},
 		{
+			group: "memory",
+			restricted: true,
 			definition: {
 				type: "function",
 				function: {

@@ -17,11 +17,12 @@
 import Timer from "timer";
 import { collectGarbage, exit, heap, now, option, resetPeak } from "host/platform";
 import { SESSION_FILE_MAX_BYTES } from "budgets";
-import { basicTools } from "core/basic_tools";
+import { boardTools } from "caps/board";
+import { parseTimeZone } from "sched/tz";
 import { Core } from "core/core";
 import { CORE_PROMPT } from "core/setup";
 import { DEFAULT_PERSONA } from "memory/profile";
-import { toolbox } from "core/tools";
+import { Registry } from "caps/registry";
 import { ProviderFlag, RequestFlag, type AgentRequest, type ChatModel } from "core/types";
 import { Llm } from "llm/runtime";
 import { openSessions } from "store/sessions";
@@ -74,8 +75,8 @@ function fillSession(targetBytes: number): void {
 }
 
 const bootMs = now();
-const tools = toolbox(basicTools({
-	wallClockMs: () => Date.now(), now, bootMs, heap,
+const tools = new Registry(boardTools({
+	wallClockMs: () => Date.now(), now, bootMs, heap, zone: () => parseTimeZone("UTC"),
 	firmware: { name: "xsclaw", version: "bench", platform: "lin" },
 }));
 const core = new Core({

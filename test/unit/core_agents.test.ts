@@ -7,10 +7,13 @@ import { heap, now } from "host/platform";
 import { MAX_SUBAGENTS } from "budgets";
 import { agentCommands, agentStatusLines, consoleMessages } from "agent/console";
 import { AgentSupervisor } from "agent/supervisor";
-import { AgentManager, spawnSubagentTool } from "core/agents";
+import { AgentManager } from "core/agents";
+import { spawnSubagentTool } from "caps/agents";
+import { boardTools } from "caps/board";
+import { Registry } from "caps/registry";
+import { parseTimeZone } from "sched/tz";
 import { SUBAGENT_PROMPT, openCore, type CoreSetup } from "core/setup";
 import { FakeAgents, partsOf } from "./agent_fakes";
-import { toolbox } from "core/tools";
 import type { AgentEvent, CallCap, ChatModel, PersistBatch, ToolCallInfo, ToolContext } from "core/types";
 import type { Message } from "llm/types";
 import { Aborter } from "net/abort";
@@ -90,7 +93,7 @@ test("spawn_subagent is restricted and answers at once with the agent id, saying
 	const tool = spawnSubagentTool(async (task, parent) => { asked.push(`${task} for ${parent.session_id}`); return "sub-7"; });
 	assert.equal(tool.restricted, true);
 	assert.equal(tool.definition.function.name, "spawn_subagent");
-	const box = toolbox([tool]);
+	const box = new Registry([tool]);
 	const context = { request: request("p", { session_id: "chat-1" }), signal: new Aborter().signal, progress() {} };
 	const outcome = await box.callCap({ id: "c1", name: "spawn_subagent", arguments: '{"task":"count the pins"}' }, context);
 	assert.equal(outcome.is_error, undefined);
@@ -102,7 +105,7 @@ test("spawn_subagent is restricted and answers at once with the agent id, saying
 });
 
 test("spawn_subagent refused (all slots busy) is an is_error result telling the model to do it itself", async () => {
-	const box = toolbox([spawnSubagentTool(() => Promise.reject(new Error(`all ${MAX_SUBAGENTS} subagents are busy; wait for one to report back, then try again`)))]);
+	const box = new Registry([spawnSubagentTool(() => Promise.reject(new Error(`all ${MAX_SUBAGENTS} subagents are busy; wait for one to report back, then try again`)))]);
 	const outcome = await box.callCap({ id: "c1", name: "spawn_subagent", arguments: '{"task":"more"}' }, { request: request("p"), signal: new Aborter().signal, progress() {} });
 	assert.deepEqual(outcome, { content: `all ${MAX_SUBAGENTS} subagents are busy; wait for one to report back, then try again`, is_error: true });
 });
@@ -124,6 +127,7 @@ test("through openCore and the agent port, a subagent gets no restricted tools, 
 	const agents = new FakeAgents((_settings, publish) => {
 		setup = openCore({
 			model, firmware: { name: "xsclaw", version: "test", platform: "lin" }, now, bootMs: now(), heap,
+			tools: boardTools({ wallClockMs: () => Date.now(), now, bootMs: now(), heap, zone: () => parseTimeZone("UTC"), firmware: { name: "xsclaw", version: "test", platform: "lin" } }),
 			persist: (batch) => { batches.push(JSON.parse(JSON.stringify(batch))); },
 			publish,
 			log: () => {},

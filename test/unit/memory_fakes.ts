@@ -4,7 +4,8 @@
 import files from "embedded:storage/files";
 import type { Directory } from "embedded:storage/files";
 import type { Output } from "console/types";
-import type { AgentRequest, ToolContext, ToolOutcome, ToolSpec } from "core/types";
+import type { AgentRequest, ToolOutcome } from "core/types";
+import type { CapContext, Capability } from "caps/types";
 import type { JsonObject } from "llm/types";
 import { Aborter } from "net/abort";
 
@@ -54,10 +55,10 @@ export function request(userText: string): AgentRequest {
 }
 
 /** Runs the named tool as the core would (minus the schema check); returns its text, throws its error. */
-export async function callTool(tools: ToolSpec[], name: string, args: JsonObject): Promise<string> {
+export async function callTool(tools: Capability[], name: string, args: JsonObject): Promise<string> {
 	const spec = tools.find((t) => t.definition.function.name === name);
 	if (!spec) throw new Error(`no tool ${name}`);
-	const context: ToolContext = { request: request(""), signal: new Aborter().signal, progress() {} };
+	const context: CapContext = { request: request(""), signal: new Aborter().signal, progress() {}, role: "owner" };
 	const result: ToolOutcome | string = await spec.run(args, context);
 	return typeof result === "string" ? result : result.content;
 }

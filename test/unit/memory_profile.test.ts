@@ -3,7 +3,7 @@
 import { PROFILE_NOTES_MAX_BYTES, PROFILE_PERSONA_MAX_BYTES } from "budgets";
 import { UsageError } from "console/types";
 import { ProviderFlag } from "core/types";
-import { toolbox } from "core/tools";
+import { Registry } from "caps/registry";
 import { Aborter } from "net/abort";
 import { DEFAULT_PERSONA, Profile } from "memory/profile";
 import { profileProvider } from "memory/providers";
@@ -75,7 +75,7 @@ test("profile provider: a REQUEST_START_ONLY section with the persona, and the u
 
 test("the memory and profile tools pass the core's toolbox checks and run through its tool caller", async () => {
 	const setup = openMemory({ config: settings({}), files: freshDirectory("ptoolbox"), log: () => {} });
-	const box = toolbox(setup.tools);
+	const box = new Registry(setup.tools);
 	const context = { request: request(""), signal: new Aborter().signal, progress() {} };
 	const saved = await box.callCap({ id: "c1", name: "memory_write", arguments: JSON.stringify({ text: "likes jazz", tags: ["music"] }) }, context);
 	assert.deepEqual(saved, { content: "saved as m1" });

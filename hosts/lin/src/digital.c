@@ -139,9 +139,9 @@ static void xs_digital_constructor(xsMachine *the)
 {
 	xsVars(2);
 	hostConstructThis(the, &gDigitalHooks, "Digital");
-	xsSlot *options = &xsArg(0);
-	if (hostArgc < 1 || !xsIsInstanceOf(*options, xsObjectPrototype))
+	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
 		xsTypeError("Digital: options object required");
+	xsSlot *options = &xsArg(0);
 	if (!hostHasOption(the, options, "pin"))
 		xsTypeError("Digital: pin required");
 	int pin = hostIntegerOption(the, options, "pin", 0, DIGITAL_PIN_COUNT - 1, 0, "Digital");

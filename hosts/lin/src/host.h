@@ -192,6 +192,11 @@ void hostInstallSerial(xsMachine *the, xsSlot *native);
 void hostInstallDigital(xsMachine *the, xsSlot *native);
 void hostInstallBuffers(xsMachine *the, xsSlot *native);
 void hostInstallWorker(xsMachine *the, xsSlot *native);
+void hostInstallSandbox(xsMachine *the, xsSlot *native);
+
+/* sandbox.c: unwinds a sandboxed call on an abort status it bounds (never
+ * returns then); 0 when no sandboxed call runs in this machine. */
+int hostSandboxAbort(xsMachine *the, int status);
 
 /* Fault injection for storage (files.c): counts writes/flushes and "loses
  * power" (exit 86 after tearing the pending write) past XSCLAW_CRASH_AFTER. */

@@ -322,6 +322,8 @@ static void abortReason(txMachine *the, int status, const xsCreation *creation, 
  * returns). The main machine ends the process, as on the device. */
 void fxAbort(txMachine *the, int status)
 {
+	/* A script over its bounds is unwound to its caller, not the machine ended. */
+	hostSandboxAbort(the, status);
 	HostLoop *loop = tLoop;
 	if (loop && loop->worker) {
 		if (loop->aborted)
@@ -1137,6 +1139,7 @@ static const HostInstaller gInstallers[] = {
 	hostInstallSystem, hostInstallTimer, hostInstallTCP, hostInstallTLS, hostInstallDNS,
 	hostInstallFiles, hostInstallKeyValue, hostInstallSerial, hostInstallDigital, hostInstallBuffers,
 	hostInstallWorker,
+	hostInstallSandbox,
 };
 
 /* Each installer runs in a host function of its own, so it may use xsVars. */

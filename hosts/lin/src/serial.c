@@ -366,9 +366,9 @@ static void xs_serial_constructor(xsMachine *the)
 {
 	xsVars(4);
 	hostConstructThis(the, &gSerialHooks, "Serial");
-	xsSlot *options = &xsArg(0);
-	if (hostArgc < 1 || !xsIsInstanceOf(*options, xsObjectPrototype))
+	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
 		xsTypeError("Serial: options object required");
+	xsSlot *options = &xsArg(0);
 	hostIntegerOption(the, options, "port", 0, 0, 0, "Serial");
 	hostIntegerOption(the, options, "baud", 1, SERIAL_MAX_BAUD, 115200, "Serial");
 	hostIntegerOption(the, options, "receive", 0, SERIAL_MAX_PIN, 0, "Serial");
