@@ -8,8 +8,8 @@ import type { ConfigSource } from "llm/runtime";
 import { messageOf } from "util/errors";
 import { log as logLine } from "util/log";
 
-/** Settings the agent machine reads: the LLM runtime's, memory's and its logger's. */
-export const AGENT_SETTING_PREFIXES = Object.freeze(["llm.", "memory.", "log."]);
+/** Settings the agent machine reads: the LLM runtime's, memory's, its logger's and the capabilities' (time zone, pins, script grants). */
+export const AGENT_SETTING_PREFIXES = Object.freeze(["llm.", "memory.", "log.", "time.", "gpio.", "script."]);
 
 export function isAgentSetting(name: string): boolean {
 	return AGENT_SETTING_PREFIXES.some((prefix) => name.startsWith(prefix));

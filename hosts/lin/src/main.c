@@ -241,14 +241,18 @@ xsMachine *hostCreateMachine(const xsCreation *creation, const char *name)
 	return machine;
 }
 
-static void freeKeptCode(txMachine *the);
+static void freeKeptCode(txMachine *the, int retire);
 
 void hostDeleteMachine(xsMachine *machine)
 {
 	pthread_mutex_lock(&gMachineLock);
 	xsDeleteMachine(machine);
 	pthread_mutex_unlock(&gMachineLock);
-	freeKeptCode(machine);
+	/* A worker's code stays until the main machine is deleted: XS marshals a
+	 * string that points into code (XS_STRING_X_KIND) by reference, so strings
+	 * the creator received from the worker (the agent's command names) would
+	 * dangle. The thread-local list moves to gRetiredCode. */
+	freeKeptCode(machine, tLoop && tLoop->worker);
 	if (tLoop && tLoop->machine == machine)
 		tLoop->machine = NULL;
 }
@@ -482,18 +486,38 @@ static void keepCode(txMachine *the, txScript *script)
 }
 
 /* Frees the code kept for a machine, after it was deleted (on the thread that ran it). */
-static void freeKeptCode(txMachine *the)
+static KeptCode *gRetiredCode = NULL;   /* dead workers' code, under gMachineLock */
+
+static void freeKeptCode(txMachine *the, int retire)
 {
 	KeptCode **link = &gKeptCode;
 	while (*link) {
 		KeptCode *kept = *link;
 		if (kept->the == the) {
 			*link = kept->next;
-			free(kept->code);
-			free(kept);
+			if (retire) {
+				pthread_mutex_lock(&gMachineLock);
+				kept->next = gRetiredCode;
+				gRetiredCode = kept;
+				pthread_mutex_unlock(&gMachineLock);
+			}
+			else {
+				free(kept->code);
+				free(kept);
+			}
 		}
 		else
 			link = &kept->next;
+	}
+	if (!retire && !(tLoop && tLoop->worker)) {
+		pthread_mutex_lock(&gMachineLock);
+		while (gRetiredCode) {
+			KeptCode *kept = gRetiredCode;
+			gRetiredCode = kept->next;
+			free(kept->code);
+			free(kept);
+		}
+		pthread_mutex_unlock(&gMachineLock);
 	}
 }
 
