@@ -241,18 +241,14 @@ xsMachine *hostCreateMachine(const xsCreation *creation, const char *name)
 	return machine;
 }
 
-static void freeKeptCode(txMachine *the, int retire);
+static void freeKeptCode(txMachine *the);
 
 void hostDeleteMachine(xsMachine *machine)
 {
 	pthread_mutex_lock(&gMachineLock);
 	xsDeleteMachine(machine);
 	pthread_mutex_unlock(&gMachineLock);
-	/* A worker's code stays until the main machine is deleted: XS marshals a
-	 * string that points into code (XS_STRING_X_KIND) by reference, so strings
-	 * the creator received from the worker (the agent's command names) would
-	 * dangle. The thread-local list moves to gRetiredCode. */
-	freeKeptCode(machine, tLoop && tLoop->worker);
+	freeKeptCode(machine);
 	if (tLoop && tLoop->machine == machine)
 		tLoop->machine = NULL;
 }
@@ -421,8 +417,12 @@ static txScript *parseFile(txMachine *the, const char *path)
  * Parsed at run time, XS would copy every function's code into the chunk heap
  * when the function is created and every string literal each time it is
  * evaluated, so the lin heap figures would count work the device never does.
- * keepCode() turns those opcodes into their archive forms and keeps the code
- * buffer, which never moves, until the machine is deleted (freeKeptCode). The
+ * keepCode() turns the function opcodes into their archive forms and keeps the
+ * code buffer, which never moves, until the machine is deleted (freeKeptCode).
+ * String literals are NOT archived: XS marshals an archived string
+ * (XS_STRING_X_KIND) by pointer, which is right for flash but not here, where
+ * a worker's kept code is freed with its machine while the creator may still
+ * hold strings the worker posted (an ASan use-after-free once did). The
  * symbols are remapped here, as fxRunScript would, so it does not free it. */
 extern void fxRemapIDs(txMachine *the, txByte *codeBuffer, txSize codeSize, txID *theIDs);   /* xsRun.c */
 
@@ -438,8 +438,6 @@ static void keepCode(txMachine *the, txScript *script)
 		txS1 size = gxCodeSizes[code];
 		if (code >= XS_CODE_CODE_1 && code <= XS_CODE_CODE_4)
 			*(txU1 *)p = (txU1)(code + (XS_CODE_CODE_ARCHIVE_1 - XS_CODE_CODE_1));
-		else if (code >= XS_CODE_STRING_1 && code <= XS_CODE_STRING_4)
-			*(txU1 *)p = (txU1)(code + (XS_CODE_STRING_ARCHIVE_1 - XS_CODE_STRING_1));
 		if (size > 0)
 			p += size;
 		else if (size == 0)
@@ -486,38 +484,18 @@ static void keepCode(txMachine *the, txScript *script)
 }
 
 /* Frees the code kept for a machine, after it was deleted (on the thread that ran it). */
-static KeptCode *gRetiredCode = NULL;   /* dead workers' code, under gMachineLock */
-
-static void freeKeptCode(txMachine *the, int retire)
+static void freeKeptCode(txMachine *the)
 {
 	KeptCode **link = &gKeptCode;
 	while (*link) {
 		KeptCode *kept = *link;
 		if (kept->the == the) {
 			*link = kept->next;
-			if (retire) {
-				pthread_mutex_lock(&gMachineLock);
-				kept->next = gRetiredCode;
-				gRetiredCode = kept;
-				pthread_mutex_unlock(&gMachineLock);
-			}
-			else {
-				free(kept->code);
-				free(kept);
-			}
-		}
-		else
-			link = &kept->next;
-	}
-	if (!retire && !(tLoop && tLoop->worker)) {
-		pthread_mutex_lock(&gMachineLock);
-		while (gRetiredCode) {
-			KeptCode *kept = gRetiredCode;
-			gRetiredCode = kept->next;
 			free(kept->code);
 			free(kept);
 		}
-		pthread_mutex_unlock(&gMachineLock);
+		else
+			link = &kept->next;
 	}
 }
 
