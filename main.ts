@@ -5,8 +5,7 @@
 // (SPEC §1: config -> core -> providers -> caps -> channels -> router).
 // Nothing slow runs before the prompt: config and the LLM usage record are a few
 // small key-value reads; the LLM backend is built on the first request.
-import filesRoot from "embedded:storage/files";
-import keyValue from "embedded:storage/key-value";
+import * as network from "host/network";
 import Timer from "timer";
 import { consoleKind, exit, heap, name as platformName, now, reboot } from "host/platform";
 import { configCommands } from "config/commands";
@@ -24,6 +23,9 @@ import { openMemory } from "memory/setup";
 import { CONSOLE_CHAT, sessionCommands } from "store/console";
 import { openSessions, type Sessions } from "store/sessions";
 import { messageOf } from "util/errors";
+import { files as filesRoot, openKeyValue } from "util/io";
+import { wifiCommands } from "wifi/console";
+import { WifiStation } from "wifi/station";
 import { log } from "util/log";
 import { openLogSettings } from "console/log";
 import { Aborter } from "net/abort";
@@ -38,7 +40,7 @@ const CONFIG_NAMESPACE = "config";
 // memory only, so the damaged data stays on flash for whoever repairs it.
 function openConfig(): { config: Config; warning?: string } {
 	try {
-		return { config: new Config(keyValue.open({ path: CONFIG_NAMESPACE, mode: "r+" })) };
+		return { config: new Config(openKeyValue(CONFIG_NAMESPACE)) };
 	} catch (error) {
 		const message = messageOf(error);
 		return { config: new Config(memoryStore()), warning: `settings cannot be read, so changes are not saved this time: ${message}` };
@@ -70,9 +72,13 @@ function openSessionStore(): { sessions?: Sessions; warning?: string } {
 const { config, warning } = openConfig();
 // One logger: the level from log.level, every secret setting's value masked in every line.
 const logCommands = openLogSettings(config);
-// One HTTP client for every outgoing request (keep-alive per origin); big buffers
-// (HTTP bodies, images, request bodies with images) come from PSRAM.
-const { http, buffers } = boardHttp();
+// The way onto the network: Wi-Fi from wifi.ssid/wifi.password, then the clock
+// by SNTP (on lin: the host's, at once). Its lines reach the console once repl exists.
+const station = new WifiStation({ network, settings: config, timer: Timer, log: (line) => repl.output.line(line) });
+// One HTTP client for every outgoing request (keep-alive per origin); its name
+// lookups wait for the station; big buffers (HTTP bodies, images, request bodies
+// with images) come from PSRAM.
+const { http, buffers } = boardHttp(station.gate);
 // The LLM runtime is built lazily from llm.* settings on the first request.
 const llm = openLlm({ config, transport: http, buffers });
 const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };
@@ -140,6 +146,7 @@ const restart = () => {
 	repl.stop();
 	agent.agents.stop();
 	void telegram.stop();
+	network.disconnect();
 	sessions?.close();
 	reboot();
 };
@@ -152,11 +159,12 @@ commands.add(
 		now,
 		bootMs,
 		heap,
-		statusLines: [...agent.statusLines],
+		statusLines: [...agent.statusLines, () => station.statusLine()],
 		reboot: restart,
 	}),
 	factoryResetCommand({ config, files: filesRoot, restart }),
 	...configCommands(config),
+	...wifiCommands({ station, network, settings: config }),
 	...llm.commands,
 	...agent.commands,
 	...(sessions ? sessionCommands(sessions) : []),
@@ -176,3 +184,4 @@ if (telegram.warning) repl.output.line(`warning: ${telegram.warning}`);
 for (const problem of config.problems()) repl.output.line(`warning: ${problem}`);
 repl.start();
 telegram.start();
+station.start();
