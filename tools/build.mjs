@@ -31,6 +31,9 @@ export function hostBinary(variant = "release") {
 export const APP_MAP = join(BUILD, "lin", "app.map");
 export const BUDGETS_HEADER = join(BUILD, "lin", "budgets.h");
 export const TEST_MAP = join(BUILD, "lin", "test.map");
+/** test.map with the device's creation sizes (manifest.json's esp32/* section): the unit tests run once with them. */
+export const TEST_DEVICE_MAP = join(BUILD, "lin", "test-device.map");
+export const DEVICE_PLATFORM_KEY = "esp32/*";
 
 // Moddable's platform matching: exact, "prefix/*", "*/suffix", then "...".
 function platformSections(platforms = {}) {
@@ -137,8 +140,15 @@ export function checkImports(map, specifier, text) {
 	return problems;
 }
 
-function writeMap(mapPath, manifestPath) {
-	const { modules, creation } = readManifest(manifestPath);
+/** The device's creation: the manifest's top-level creation with its esp32/* section's over it. */
+export function deviceCreation(manifestPath = join(ROOT, "manifest.json")) {
+	const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
+	return { ...manifest.creation, ...manifest.platforms?.[DEVICE_PLATFORM_KEY]?.creation };
+}
+
+function writeMap(mapPath, manifestPath, creationOverride) {
+	const { modules, creation: linCreation } = readManifest(manifestPath);
+	const creation = creationOverride ?? linCreation;
 	const map = new Map(modules);
 	const lines = [creationLine(creation)];
 	const problems = [];
@@ -212,6 +222,7 @@ export async function build({ asan = false, tsan = false, mbedtls4 = false, make
 	}
 	const appCount = writeMap(APP_MAP, join(ROOT, "manifest.json"));
 	const testCount = writeMap(TEST_MAP, join(ROOT, "test", "manifest.json"));
+	writeMap(TEST_DEVICE_MAP, join(ROOT, "test", "manifest.json"), deviceCreation());
 	log(`build: module maps (${appCount} app modules, ${testCount} with tests)`);
 	await writeBudgetsHeader();
 	if (make) {
