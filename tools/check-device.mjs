@@ -12,7 +12,11 @@
 //     and the project's partitions.csv is the one the build uses.
 // It prints one summary line per platform, or fails with the first error.
 //
-//   node tools/check-device.mjs [--platform esp32/esp32s3|esp32 ...] [--root DIR]
+//   node tools/check-device.mjs [--platform esp32/esp32s3|esp32 ...] [--root DIR] [--broken-copies]
+//
+// --broken-copies (CI) then checks the check: on copies of the tree with a
+// module missing from the manifest, and with a type error in a device-only
+// file, it must fail, naming the cause.
 //
 // The SDK comes from $MODDABLE when set, else from the tarball in
 // ../shared/moddable-sdk/ (or $XSCLAW_SDK_TARBALL), extracted into a cache
@@ -218,6 +222,18 @@ export const DEVICE_SLOT_BYTES = 16;
 
 // ---- the check ----
 
+/** Where the build of the tree at root goes (in the cache, one per tree). */
+function outputFolder(root) {
+	return join(CACHE, "device-build", `${basename(root)}-${createHash("sha256").update(root).digest("hex").slice(0, 12)}`);
+}
+
+/** The image (mc.xs.c) the last check of root built for platform, or undefined. */
+export function deviceImage(root = DEFAULT_ROOT, platform = "esp32/esp32s3") {
+	const [main, sub] = platform.split("/");
+	const path = join(outputFolder(resolve(root)), "tmp", main, ...(sub ? [sub] : []), "debug", basename(resolve(root)), "mc.xs.c");
+	return existsSync(path) ? path : undefined;
+}
+
 export function checkDevice({ root = DEFAULT_ROOT, platform = "esp32/esp32s3" } = {}) {
 	root = resolve(root);
 	const started = Date.now();
@@ -228,8 +244,7 @@ export function checkDevice({ root = DEFAULT_ROOT, platform = "esp32/esp32s3" } 
 		IDF_PATH: idfStandIn(),
 		PATH: [tscFolder(root), bin, process.env.PATH].join(":"),
 	};
-	const treeKey = createHash("sha256").update(root).digest("hex").slice(0, 12);
-	const out = join(CACHE, "device-build", `${basename(root)}-${treeKey}`);
+	const out = outputFolder(root);
 	mkdirSync(out, { recursive: true });
 
 	log(`mcconfig -d -p ${platform}`);
@@ -263,14 +278,14 @@ export function checkDevice({ root = DEFAULT_ROOT, platform = "esp32/esp32s3" } 
 	const check = run("tsc", ["-p", whole], { cwd: tmp, env });
 	if (check.status !== 0) {
 		const first = /^(.*error TS\d+:.*)$/m.exec(check.stdout + check.stderr)?.[1] ?? tail(check.stdout + check.stderr, 5);
-		fail(`tsc: ${first.replace(/^(\.\.\/)+/, "/")}`);
+		fail(`tsc: ${first.replace(/^((?:\.\.\/)+)/, (up) => resolve(tmp, up) + "/")}`);
 	}
 
 	log(`tsc per module, xsc, xsl`);
 	const make = run("make", [`-j${JOBS}`, "-f", makefilePath, join(tmp, "mc.xs.c")], { cwd: tmp, env });
 	const makeText = make.stdout + make.stderr;
 	const tsError = /^(.*error TS\d+:.*)$/m.exec(makeText);
-	if (tsError) fail(`tsc: ${tsError[1].replace(/^(\.\.\/)+/, "/")}\n${tail(makeText, 12)}`);
+	if (tsError) fail(`tsc: ${tsError[1].replace(/^((?:\.\.\/)+)/, (up) => resolve(tmp, up) + "/")}\n${tail(makeText, 12)}`);
 	if (make.status !== 0) fail(`building mc.xs.c failed:\n${tail(makeText, 25)}`);
 
 	const rules = moduleRules(makefile);
@@ -307,12 +322,60 @@ export function summary(result) {
 	return `check:device ${result.platform}: ok: ${result.modules} modules compiled, ${result.preloads} preloaded; image: ${f.slots} instances (slots, ${f.slots * DEVICE_SLOT_BYTES} bytes), ${f.keys} keys, ${f.bytecode} bytes of bytecode; ${result.seconds} s`;
 }
 
+// ---- the check checked: purpose-broken copies must fail ----
+
+const BROKEN = [
+	{
+		name: "a module missing from the manifest",
+		change(root) {
+			const manifest = JSON.parse(readFileSync(join(root, "manifest.json"), "utf8"));
+			delete manifest.modules["wifi/*"];
+			writeFileSync(join(root, "manifest.json"), JSON.stringify(manifest, null, 2));
+		},
+		expect: /tsc: .*main\.ts.*Cannot find module 'wifi\/(station|console)'/,
+	},
+	{
+		name: "a type error in a device-only file",
+		change(root) {
+			const file = join(root, "hosts", "esp32", "network.ts");
+			writeFileSync(file, readFileSync(file, "utf8") + "\nexport const broken: number = \"not a number\";\n");
+		},
+		expect: /tsc: .*hosts\/esp32\/network\.ts.*error TS2322/,
+	},
+];
+
+/** Runs the check on copies of root broken on purpose; throws when one passes or fails for another reason. */
+export function checkBrokenCopies(root = DEFAULT_ROOT, platform = "esp32/esp32s3") {
+	const lines = [];
+	for (const [index, broken] of BROKEN.entries()) {
+		const copy = join(CACHE, "broken", String(index), "xsclaw");
+		rmSync(dirname(copy), { recursive: true, force: true });
+		mkdirSync(copy, { recursive: true });
+		for (const entry of ["manifest.json", "main.ts", "partitions.csv", "modules", "hosts", "typings"])
+			execFileSync("cp", ["-r", join(root, entry), join(copy, entry)]);
+		symlinkSync(join(root, "node_modules"), join(copy, "node_modules"));
+		broken.change(copy);
+		let message;
+		try {
+			checkDevice({ root: copy, platform });
+		} catch (error) {
+			if (!error.checkDevice) throw error;
+			message = error.message;
+		}
+		if (message === undefined) fail(`the check passed on a copy with ${broken.name}`);
+		if (!broken.expect.test(message)) fail(`the check failed on a copy with ${broken.name}, but not as expected:\n${message}`);
+		lines.push(`check:device: fails as it should on a copy with ${broken.name}: ${message.split("\n")[0].slice(0, 160)}`);
+	}
+	return lines;
+}
+
 function parseArgs(argv) {
-	const options = { platforms: [], root: DEFAULT_ROOT };
+	const options = { platforms: [], root: DEFAULT_ROOT, brokenCopies: false };
 	for (let i = 0; i < argv.length; i++) {
 		if (argv[i] === "--platform") options.platforms.push(argv[++i]);
+		else if (argv[i] === "--broken-copies") options.brokenCopies = true;
 		else if (argv[i] === "--root") options.root = argv[++i];
-		else fail(`unknown argument ${argv[i]} (use --platform P, --root DIR)`);
+		else fail(`unknown argument ${argv[i]} (use --platform P, --root DIR, --broken-copies)`);
 	}
 	if (!options.platforms.length) options.platforms = ["esp32/esp32s3", "esp32"];
 	return options;
@@ -322,6 +385,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
 	try {
 		const options = parseArgs(process.argv.slice(2));
 		for (const platform of options.platforms) console.log(summary(checkDevice({ root: options.root, platform })));
+		if (options.brokenCopies) for (const line of checkBrokenCopies(options.root)) console.log(line);
 	} catch (error) {
 		process.stderr.write(`check:device: FAILED: ${error.checkDevice ? error.message : error.stack}\n`);
 		process.exit(1);

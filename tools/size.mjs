@@ -3,10 +3,11 @@
 // peak XS heap at the console prompt. Run after a build: `npm run size`.
 //   node tools/size.mjs [--json]
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { APP_MAP, hostBinary } from "./build.mjs";
+import { DEVICE_SLOT_BYTES, deviceImage, imageFigures } from "./check-device.mjs";
 
 // Bytecode per module, as the host's parser compiles it (code + symbols + hosts).
 export function bytecodeSizes() {
@@ -31,14 +32,27 @@ export function heapAtPrompt() {
 	}
 }
 
+// The device's image as npm run check:device last linked it: the bytecode of
+// every module and the instances xsl preloaded (they live in flash on the board).
+export function deviceSize() {
+	const image = deviceImage();
+	if (!image) return undefined;
+	const figures = imageFigures(readFileSync(image, "utf8"));
+	return { ...figures, preloadedBytes: figures.slots * DEVICE_SLOT_BYTES };
+}
+
 if (process.argv[1] && process.argv[1].endsWith("size.mjs")) {
 	const sizes = bytecodeSizes();
 	const heap = heapAtPrompt();
 	if (process.argv.includes("--json")) {
-		console.log(JSON.stringify({ bytecode: sizes, heap }));
+		console.log(JSON.stringify({ bytecode: sizes, heap, device: deviceSize() ?? null }));
 	} else {
 		for (const { name, bytes } of sizes.modules.sort((a, b) => b.bytes - a.bytes)) console.log(`${String(bytes).padStart(8)}  ${name}`);
 		console.log(`${String(sizes.total).padStart(8)}  total bytecode (${sizes.modules.length} modules)`);
 		console.log(`peak XS heap at the prompt: chunks ${heap.chunkPeak} bytes, slots ${heap.slotPeak} bytes (${heap.chunkPeak + heap.slotPeak} in all)`);
+		const device = deviceSize();
+		console.log(device
+			? `device (esp32/esp32s3, from the npm run check:device image): ${device.bytecode} bytes of bytecode (every module of the image, the SDK's included) and ${device.slots} preloaded instances (${device.preloadedBytes} bytes of slots) in flash, ${device.keys} keys`
+			: "device: no image yet: run npm run check:device, then npm run size again");
 	}
 }
