@@ -117,9 +117,11 @@ function creationLine(c) {
 	return "@creation " + v.join(" ");
 }
 
-const IMPORT_RE = /(?:^|[;\s])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|(?:^|[;\s])import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
+/** Static and dynamic imports in module text (shared by the build and the device checks). */
+export const IMPORT_RE = /(?:^|[;\s])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|(?:^|[;\s])import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
 
-function resolveSpecifier(from, specifier) {
+/** A relative specifier resolved against the importing module's specifier. */
+export function resolveSpecifier(from, specifier) {
 	if (!specifier.startsWith("./") && !specifier.startsWith("../")) return specifier.replace(/\.js$/, "");
 	const parts = from.split("/").slice(0, -1);
 	for (const part of specifier.split("/")) {

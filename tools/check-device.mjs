@@ -35,6 +35,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, 
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { IMPORT_RE, resolveSpecifier } from "./build.mjs";
 
 const TOOLS = dirname(fileURLToPath(import.meta.url));
 const DEFAULT_ROOT = resolve(TOOLS, "..");
@@ -165,21 +166,23 @@ function makeVariable(makefile, name) {
 	return match ? match[1].trim() : "";
 }
 
-const IMPORT_RE = /(?:^|[;\s}])(?:import|export)\s[^'"`;]*?from\s*["']([^"']+)["']|(?:^|[;\s}])import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
-
-function stripComments(text) {
-	return text.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/(^|[^:"'\\])\/\/.*$/gm, "$1");
-}
-
-function resolveSpecifier(from, specifier) {
-	if (!specifier.startsWith("./") && !specifier.startsWith("../")) return specifier.replace(/\.js$/, "");
-	const parts = from.split("/").slice(0, -1);
-	for (const part of specifier.split("/")) {
-		if (part === ".") continue;
-		if (part === "..") parts.pop();
-		else parts.push(part);
+/** text without its comments (strings and template text kept as they are). */
+export function stripComments(text) {
+	let out = "", i = 0;
+	while (i < text.length) {
+		const c = text[i], next = text[i + 1];
+		if (c === "/" && next === "/") { while (i < text.length && text[i] !== "\n") i++; continue; }
+		if (c === "/" && next === "*") { const end = text.indexOf("*/", i + 2); i = end < 0 ? text.length : end + 2; out += " "; continue; }
+		if (c === "\"" || c === "'" || c === "`") {
+			const start = i++;
+			while (i < text.length && text[i] !== c) i += text[i] === "\\" ? 2 : 1;
+			out += text.slice(start, ++i);
+			continue;
+		}
+		out += c;
+		i++;
 	}
-	return parts.join("/").replace(/\.js$/, "");
+	return out;
 }
 
 /** Imports of compiled modules that no module of the image provides. */
@@ -208,13 +211,16 @@ export function sdkconfigProblems(text) {
 	return problems;
 }
 
-/** Figures of the linked image, from xsl's mc.xs.c: preloaded slots (instances),
- * keys, and the bytecode bytes of the modules it holds. */
+/** Figures of the linked image, from xsl's mc.xs.c: the preloaded instances
+ * (slots) and the code of preloaded functions, both in flash; the bytecode of
+ * the modules not preloaded (loaded from flash when imported); the keys. */
 export function imageFigures(text) {
 	const define = (name) => Number(new RegExp(`#define ${name} (\\d+)`).exec(text)?.[1] ?? NaN);
-	let bytecode = 0;
-	for (const match of text.matchAll(/^static const txU1 gxCode\d+\[(\d+)\];$/gm)) bytecode += Number(match[1]);
-	return { slots: define("mxHeapCount"), keys: define("mxKeysCount"), bytecode };
+	let moduleCode = 0, preloadedCode = 0;
+	for (const match of text.matchAll(/^static const txU1 gxCode\d+\[(\d+)\];$/gm)) moduleCode += Number(match[1]);
+	for (const match of text.matchAll(/XS_CODE_X_KIND\}, \.value = \{ \.code = \{ \(txByte\*\)"((?:[^"\\]|\\.)*)"/g))
+		preloadedCode += (match[1].match(/\\x[0-9a-f]{2}|\\.|[^\\]/gi) ?? []).length;
+	return { slots: define("mxHeapCount"), keys: define("mxKeysCount"), moduleCode, preloadedCode };
 }
 
 /** Bytes of a slot on the ESP32 (32-bit pointers). */
@@ -319,7 +325,7 @@ export function checkDevice({ root = DEFAULT_ROOT, platform = "esp32/esp32s3" } 
 export function summary(result) {
 	if (result.refused) return `check:device ${result.platform}: not built: manifest.json refuses it ("${result.refused}")`;
 	const f = result.figures;
-	return `check:device ${result.platform}: ok: ${result.modules} modules compiled, ${result.preloads} preloaded; image: ${f.slots} instances (slots, ${f.slots * DEVICE_SLOT_BYTES} bytes), ${f.keys} keys, ${f.bytecode} bytes of bytecode; ${result.seconds} s`;
+	return `check:device ${result.platform}: ok: ${result.modules} modules compiled, ${result.preloads} preloaded; image: ${f.slots} instances (${f.slots * DEVICE_SLOT_BYTES} bytes) and ${f.preloadedCode} bytes of code preloaded, ${f.moduleCode} bytes of bytecode of the other modules, ${f.keys} keys; ${result.seconds} s`;
 }
 
 // ---- the check checked: purpose-broken copies must fail ----

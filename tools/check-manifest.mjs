@@ -16,8 +16,8 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readManifest } from "./build.mjs";
-import { sdkSources } from "./check-device.mjs";
+import { IMPORT_RE, readManifest } from "./build.mjs";
+import { sdkSources, stripComments } from "./check-device.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const FLASH_BYTES = 16 * 1024 * 1024;
@@ -28,7 +28,6 @@ export const DEVICE_PLATFORMS = ["esp32/esp32s3"];
 
 // ---- imports of the firmware's sources ----
 
-const IMPORT_RE = /(?:^|[;\s}])(?:import|export)\s[^'"`;]*?from\s*["']([^"']+)["']|(?:^|[;\s}])import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
 
 function tsFiles(dir) {
 	const found = [];
@@ -44,7 +43,7 @@ function tsFiles(dir) {
 export function importedSpecifiers(root = ROOT) {
 	const specifiers = new Map();  // specifier -> first file importing it
 	for (const file of [join(root, "main.ts"), ...tsFiles(join(root, "modules"))]) {
-		const text = readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, " ").replace(/(^|[^:"'\\])\/\/.*$/gm, "$1");
+		const text = stripComments(readFileSync(file, "utf8"));
 		for (const match of text.matchAll(IMPORT_RE)) {
 			const specifier = match[1] ?? match[2] ?? match[3];
 			if (specifier.startsWith(".")) continue;

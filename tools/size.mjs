@@ -38,7 +38,7 @@ export function deviceSize() {
 	const image = deviceImage();
 	if (!image) return undefined;
 	const figures = imageFigures(readFileSync(image, "utf8"));
-	return { ...figures, preloadedBytes: figures.slots * DEVICE_SLOT_BYTES };
+	return { ...figures, preloadedBytes: figures.slots * DEVICE_SLOT_BYTES + figures.preloadedCode };
 }
 
 if (process.argv[1] && process.argv[1].endsWith("size.mjs")) {
@@ -52,7 +52,7 @@ if (process.argv[1] && process.argv[1].endsWith("size.mjs")) {
 		console.log(`peak XS heap at the prompt: chunks ${heap.chunkPeak} bytes, slots ${heap.slotPeak} bytes (${heap.chunkPeak + heap.slotPeak} in all)`);
 		const device = deviceSize();
 		console.log(device
-			? `device (esp32/esp32s3, from the npm run check:device image): ${device.bytecode} bytes of bytecode (every module of the image, the SDK's included) and ${device.slots} preloaded instances (${device.preloadedBytes} bytes of slots) in flash, ${device.keys} keys`
+			? `device (esp32/esp32s3, the npm run check:device image): preloaded ${device.preloadedBytes} bytes (${device.slots} instances, ${device.slots * DEVICE_SLOT_BYTES} bytes, and ${device.preloadedCode} bytes of code), plus ${device.moduleCode} bytes of bytecode of the modules not preloaded, in flash; ${device.keys} keys`
 			: "device: no image yet: run npm run check:device, then npm run size again");
 	}
 }
