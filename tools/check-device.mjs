@@ -136,6 +136,11 @@ function tscFolder(root) {
 	return dir;
 }
 
+/** A tsc message with its file path (relative to dir) made absolute. */
+function absolute(dir, message) {
+	return message.replace(/^([^(]+)\(/, (all, path) => resolve(dir, path) + "(");
+}
+
 function findFiles(dir, wanted) {
 	const found = [];
 	for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -284,14 +289,14 @@ export function checkDevice({ root = DEFAULT_ROOT, platform = "esp32/esp32s3" } 
 	const check = run("tsc", ["-p", whole], { cwd: tmp, env });
 	if (check.status !== 0) {
 		const first = /^(.*error TS\d+:.*)$/m.exec(check.stdout + check.stderr)?.[1] ?? tail(check.stdout + check.stderr, 5);
-		fail(`tsc: ${first.replace(/^((?:\.\.\/)+)/, (up) => resolve(tmp, up) + "/")}`);
+		fail(`tsc: ${absolute(tmp, first)}`);
 	}
 
 	log(`tsc per module, xsc, xsl`);
 	const make = run("make", [`-j${JOBS}`, "-f", makefilePath, join(tmp, "mc.xs.c")], { cwd: tmp, env });
 	const makeText = make.stdout + make.stderr;
 	const tsError = /^(.*error TS\d+:.*)$/m.exec(makeText);
-	if (tsError) fail(`tsc: ${tsError[1].replace(/^((?:\.\.\/)+)/, (up) => resolve(tmp, up) + "/")}\n${tail(makeText, 12)}`);
+	if (tsError) fail(`tsc: ${absolute(tmp, tsError[1])}\n${tail(makeText, 12)}`);
 	if (make.status !== 0) fail(`building mc.xs.c failed:\n${tail(makeText, 25)}`);
 
 	const rules = moduleRules(makefile);
