@@ -12,9 +12,9 @@
 // - the SDK's TLS socket builds its TCP socket from options.TCP (an ECMA-419
 //   IO descriptor); the DNS resolver needs servers and a UDP socket, which the
 //   board gives (host/platform resolverOptions).
-// TODO(TLS issue): manifest.json maps embedded:io/socket/tcp/tls for esp32/* to
-// the SDK's JavaScript example until our mbedtls module lands; then it maps to
-// ours, which reads the roots in hosts/esp32/certs and ignores options.TCP.
+// On the device embedded:io/socket/tcp/tls is our mbedtls module
+// (hosts/esp32/tls), which ignores options.TCP; the SDK's JavaScript example
+// needed it.
 // Only this module imports the embedded:storage and embedded:io/socket specifiers.
 import * as filesModule from "embedded:storage/files";
 import type { Directory as DirectoryType, File as FileType } from "embedded:storage/files";
