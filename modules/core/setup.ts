@@ -26,7 +26,7 @@
 // SUBAGENT_PROMPT and the toolbox without restricted tools, and nothing else: no
 // profile, memory or history, no persistence, no gate. Their reports come back to
 // the root as requests in the parent's session (core/agents).
-import keyValue from "embedded:storage/key-value";
+import { openKeyValue } from "util/io";
 import type { HeapFigures } from "host/platform";
 import { basicTools } from "core/basic_tools";
 import { AgentManager, spawnSubagentTool } from "core/agents";
@@ -86,7 +86,7 @@ const ID_NAMESPACE = "core";
 
 function openIdStore(log: (line: string) => void): IdStore | undefined {
 	try {
-		return keyValue.open({ path: ID_NAMESPACE, mode: "r+" });
+		return openKeyValue(ID_NAMESPACE);
 	} catch (error) {
 		log(`core: the key-value namespace "${ID_NAMESPACE}" cannot be opened (${messageOf(error)})`);
 		return undefined;
