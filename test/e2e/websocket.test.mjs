@@ -12,7 +12,10 @@
 //   /badaccept   answers 101 with a wrong Sec-WebSocket-Accept
 //   /denied      answers 401
 //   /hang        accepts the TCP connection and never answers
+//   /mute        completes the handshake (accept key from node:crypto), then
+//                reads and answers nothing, not even a close
 import { test } from "node:test";
+import { createHash } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -35,6 +38,10 @@ function startWsServer(server) {
 				+ "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n");
 		}
 		if (url.pathname === "/hang") return;
+		if (url.pathname === "/mute") {
+			const accept = createHash("sha1").update(`${req.headers["sec-websocket-key"]}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64");
+			return socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+		}
 		wss.handleUpgrade(req, socket, head, (ws) => {
 			ws.on("error", () => {});
 			ws.on("close", (code, reason) => { lastClose = { code, reason: reason.toString() }; });

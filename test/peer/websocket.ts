@@ -166,6 +166,18 @@ test("a server that never answers hits the handshake timeout", async () => {
 	assert.match(error.message, /more than 300 ms/);
 });
 
+test("a server that never answers our close is dropped after the close wait", async () => {
+	const { ws } = open(`${WS}/mute`, { closeWaitMs: 300 });
+	await ws.opened;
+	ws.close(4000, "leaving");
+	assert.equal(ws.state, "closing");
+	const closed = await ws.closed;
+	assert.deepEqual({ code: closed.code, reason: closed.reason, clean: closed.clean }, { code: 4000, reason: "leaving", clean: false });
+	assert.equal(closed.error?.kind, "timeout");
+	assert.match(closed.error?.message ?? "", /did not answer our close within 300 ms/);
+	assert.throws(() => ws.close(1005), "not one an application may send");
+});
+
 test("abort closes at once: before the answer, and while open", async () => {
 	const aborter = new Aborter();
 	const { ws } = open(`${WS}/hang`, { signal: aborter.signal });
