@@ -6,6 +6,11 @@
 import { openAgent } from "agent/machine";
 import { serveAgent } from "agent/service";
 
+// The worker machine's global port (onmessage, postMessage). The lin typings
+// declare it (typings/lin/worker.d.ts); the SDK's, which the device build uses,
+// do not, so it is declared here for both targets.
+declare const self: { onmessage: unknown; postMessage(message: unknown): void };
+
 self.onmessage = serveAgent({
 	post: (message) => self.postMessage(message),
 	open: (settings, publish) => openAgent(settings, publish),
