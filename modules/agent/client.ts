@@ -70,6 +70,10 @@ export class AgentClient implements AgentPort {
 	#post?: (message: ToAgent) => void;
 	#down = "the agent is starting; try again in a moment";
 	#calls = new Map<number, Pending>();
+	// Event listeners by call. They outlive the call itself: a submit nobody
+	// waits on ends at "accepted", and its request's events (the streamed text
+	// a chat shows as it comes) follow; each is dropped at its agent_end.
+	#watchers = new Map<number, (event: AgentEvent) => void>();
 	#nextCall = 1;
 	#outListeners = new Set<(event: OutEvent) => void>();
 	#log: (line: string) => void;
@@ -102,6 +106,7 @@ export class AgentClient implements AgentPort {
 		this.#down = reason;
 		const calls = [...this.#calls.values()];
 		this.#calls.clear();
+		this.#watchers.clear();
 		for (const call of calls) {
 			Timer.clear(call.timer);
 			call.reject(new Error(reason));
@@ -135,7 +140,8 @@ export class AgentClient implements AgentPort {
 				this.#log(`agent port: the agent refused a message: ${reply.error}`);
 				return;
 			case "event":
-				this.#calls.get(reply.call)?.onEvent?.(reply.event);
+				this.#watchers.get(reply.call)?.(reply.event);
+				if (reply.event.type === "agent_end") this.#watchers.delete(reply.call);
 				return;
 			case "accepted": {
 				const call = this.#calls.get(reply.call);
@@ -221,6 +227,11 @@ export class AgentClient implements AgentPort {
 				reject(new Error(`the agent did not answer within ${Math.round(timeoutMs / 1000)} s; it may be stuck: check status, or reboot`));
 			}, timeoutMs);
 			this.#calls.set(call, { ends, resolve, reject, timer, onEvent: hooks.onEvent, onAccepted: hooks.onAccepted });
+			if (hooks.onEvent) {
+				this.#watchers.set(call, hooks.onEvent);
+				// Bounded: a request whose agent_end never came (its machine died) leaves one behind.
+				if (this.#watchers.size > AGENT_PORT_CALLS_MAX) this.#watchers.delete(this.#watchers.keys().next().value as number);
+			}
 			try {
 				this.#send(make(call));
 			} catch (error) {
@@ -238,6 +249,8 @@ export class AgentClient implements AgentPort {
 		}
 		this.#calls.delete(callId);
 		Timer.clear(call.timer);
+		// A call that failed has no request whose events could follow.
+		if (error || reply!.type === "failed") this.#watchers.delete(callId);
 		if (error) call.reject(error);
 		else if (reply!.type === "failed") call.reject(new Error(reply!.error));
 		else if (reply!.type !== call.ends) call.reject(new Error(`the agent answered with "${reply!.type}" where "${call.ends}" was due; both machines must come from the same build`));

@@ -58,7 +58,13 @@ for (const variant of VARIANTS) {
 			fw.send("status");
 			await fw.until(/^agent machine: running \(1 restart; last stop: .*out of memory/m, { from });
 			assertSessionsIntact(t, dir);
-		}, { key: KEY, prefix: "xsclaw-agent-oom-", args: ["--agent-chunk", String(SMALL_AGENT_CHUNK_BYTES)] });
+		}, {
+			key: KEY,
+			prefix: "xsclaw-agent-oom-",
+			args: ["--agent-chunk", String(SMALL_AGENT_CHUNK_BYTES)],
+			// The one buffer XS holds outside its heap when the agent dies here (see the file).
+			env: { LSAN_OPTIONS: `suppressions=${join(ROOT, "test", "e2e", "worker-oom.supp")}` },
+		});
 	});
 
 	test(`the agent machine killed mid-request: the waiting ask gets a clear error within a second, and a new agent answers [${variant}]`, async (t) => {

@@ -28,9 +28,9 @@ const unprompted = (text) => text.replaceAll(PROMPT, "");
  * resolves {code, signal, stdout, stderr} once it exited. `printed(from)` is the
  * output since `from` without prompts.
  */
-export function startFirmware(args, variant) {
+export function startFirmware(args, variant, env = {}) {
 	const child = spawn(hostBinary(variant), args, {
-		env: { ...process.env, ASAN_OPTIONS: "detect_leaks=1:abort_on_error=0" },
+		env: { ...process.env, ASAN_OPTIONS: "detect_leaks=1:abort_on_error=0", ...env },
 		stdio: ["pipe", "pipe", "pipe"],
 	});
 	const state = { stdout: "", stderr: "" };
@@ -84,14 +84,14 @@ export async function until(fn, what, timeoutMs = 20_000) {
 }
 
 /** Runs fn({fw, mock, dir}) against a fresh data directory; checks the exit and that key never reached stderr. */
-export async function withMockAndFirmware(variant, fn, { key, prefix = "xsclaw-fw-", args = [] } = {}) {
+export async function withMockAndFirmware(variant, fn, { key, prefix = "xsclaw-fw-", args = [], env = {} } = {}) {
 	return withTempDir(prefix)(async (dir) => {
 		const ca = await makeTestCA(join(dir, "ca"));
 		// hooks.onRequest (set by a test) sees each request before the mock takes its scenario.
 		const hooks = {};
 		const mock = await startMockLLM({ tls: ca.server, host: "127.0.0.1", onRequest: (record) => hooks.onRequest?.(record) });
 		mock.hooks = hooks;
-		const fw = startFirmware(["--modules", APP_MAP, "--data", join(dir, "data"), "--ca", ca.paths.ca, ...args], variant);
+		const fw = startFirmware(["--modules", APP_MAP, "--data", join(dir, "data"), "--ca", ca.paths.ca, ...args], variant, env);
 		try {
 			await fw.until(/type help for the commands\n/);
 			await fn({ fw, mock, dir });

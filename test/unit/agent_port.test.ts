@@ -5,7 +5,8 @@
 import { AGENT_PORT_CALLS_MAX, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
 import { PortError, readFromAgent, readToAgent, type FromAgent, type ToAgent } from "agent/protocol";
 import { AgentSupervisor } from "agent/supervisor";
-import type { AgentEvent } from "core/types";
+import { RequestFlag, type AgentEvent } from "core/types";
+import Timer from "timer";
 import { assert, test } from "testing";
 import { FakeAgents, HEAP, copy, echoCommands, partsOf } from "test/unit/agent_fakes";
 import { FakeModel, delay, deferred, harness, waitFor } from "test/unit/core_fakes";
@@ -133,6 +134,22 @@ test("ask over the port answers in the chat's current session, and only the watc
 	assert.equal(response.session_id, "console-local", "the agent machine chose the chat's session");
 	assert.ok(accepted > 0 && response.request_id === accepted, "the accepted id is the answered one");
 	assert.deepEqual(seen.map((e) => e.type), ["agent_start", "tool_execution_start", "agent_end"], "from agent_start on, though the core may start it before submit settles");
+	await s.supervisor.stop();
+});
+
+test("a submit nobody waits on still hears its request's watched events after it was accepted (a chat's streamed reply)", async () => {
+	const s = setup(new FakeModel({ calls: [{ name: "get_time" }] }, { text: "it is noon" }));
+	await s.supervisor.start();
+	const seen: string[] = [];
+	let ended!: () => void;
+	const end = new Promise<void>((resolve) => (ended = resolve));
+	const id = await s.client.submit(ask("what time is it?", { flags: RequestFlag.SKIP_RESPONSE_QUEUE }), {
+		waitMs: 1000, events: ["agent_start", "tool_execution_start", "agent_end"],
+		onEvent: (e) => { seen.push(e.type); if (e.type === "agent_end") ended(); },
+	});
+	assert.ok(id > 0, "accepted");
+	await Promise.race([end, new Promise((resolve) => Timer.set(resolve, 3000))]);
+	assert.deepEqual(seen.filter((t) => t !== "agent_start"), ["tool_execution_start", "agent_end"], "events after acceptance reach the submitter");
 	await s.supervisor.stop();
 });
 

@@ -7,6 +7,7 @@ import { assert, test } from "testing";
 import { WORKER_QUEUE_BYTES, WORKER_QUEUE_MESSAGES } from "budgets";
 import * as pins from "host/pins";
 import { stats } from "psram";
+import { collectGarbage } from "host/platform";
 
 const ECHO = "test/unit/worker_echo";
 const delay = (ms: number) => new Promise((resolve) => Timer.set(resolve, ms));
@@ -129,6 +130,34 @@ async function expectDeath(command: string, options: object | undefined, pattern
 	assert.throws(() => worker.postMessage("after"), /the worker ended/);
 	return reason;
 }
+
+test("terminate() called from onerror, and again later, is safe: the worker stays ended", async () => {
+	const worker = new Worker(ECHO);
+	const messages = inbox(worker);
+	await messages.next();
+	const died = new Promise<string>((resolve) => {
+		worker.onerror = (reason: string) => { worker.terminate(); resolve(reason); };
+	});
+	worker.postMessage({ command: "throw" });
+	const reason = await Promise.race([died, delay(5000).then(() => "no onerror within 5 s")]);
+	assert.match(reason, /^uncaught exception: /);
+	worker.terminate();
+	assert.throws(() => worker.postMessage("after"), /ended|terminated/);
+});
+
+test("a string a worker posted outlives the worker's machine (its code is freed with it)", async () => {
+	const worker = new Worker(ECHO);
+	const messages = inbox(worker);
+	await messages.next();
+	worker.postMessage({ command: "literal" });
+	const { literal } = await messages.next() as { literal: string };
+	const kept = new Set([literal]);
+	worker.terminate();
+	await delay(300);   // the worker's thread deletes its machine and its code
+	collectGarbage();
+	assert.ok(kept.has("a string literal of the worker's own code"));
+	assert.equal(literal.length, 41);
+});
 
 test("onerror tells the creator when the worker runs out of memory; the creator goes on", async () => {
 	await expectDeath("grow", { chunk: { initial: 256 * 1024, incremental: 0 } }, /^out of memory: /);

@@ -9,6 +9,7 @@ self.onmessage = function (message: any) {
 	if (message && typeof message === "object" && typeof message.command === "string") {
 		switch (message.command) {
 			case "count": self.postMessage({ received }); return;
+			case "literal": self.postMessage({ literal: "a string literal of the worker's own code" }); return;
 			case "close": self.postMessage({ closing: true }); self.close(); return;
 			case "throw": throw new Error("thrown in the worker on purpose");
 			case "reject":

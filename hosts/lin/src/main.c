@@ -415,8 +415,12 @@ static txScript *parseFile(txMachine *the, const char *path)
  * Parsed at run time, XS would copy every function's code into the chunk heap
  * when the function is created and every string literal each time it is
  * evaluated, so the lin heap figures would count work the device never does.
- * keepCode() turns those opcodes into their archive forms and keeps the code
- * buffer, which never moves, until the machine is deleted (freeKeptCode). The
+ * keepCode() turns the function opcodes into their archive forms and keeps the
+ * code buffer, which never moves, until the machine is deleted (freeKeptCode).
+ * String literals are NOT archived: XS marshals an archived string
+ * (XS_STRING_X_KIND) by pointer, which is right for flash but not here, where
+ * a worker's kept code is freed with its machine while the creator may still
+ * hold strings the worker posted (an ASan use-after-free once did). The
  * symbols are remapped here, as fxRunScript would, so it does not free it. */
 extern void fxRemapIDs(txMachine *the, txByte *codeBuffer, txSize codeSize, txID *theIDs);   /* xsRun.c */
 
@@ -432,8 +436,6 @@ static void keepCode(txMachine *the, txScript *script)
 		txS1 size = gxCodeSizes[code];
 		if (code >= XS_CODE_CODE_1 && code <= XS_CODE_CODE_4)
 			*(txU1 *)p = (txU1)(code + (XS_CODE_CODE_ARCHIVE_1 - XS_CODE_CODE_1));
-		else if (code >= XS_CODE_STRING_1 && code <= XS_CODE_STRING_4)
-			*(txU1 *)p = (txU1)(code + (XS_CODE_STRING_ARCHIVE_1 - XS_CODE_STRING_1));
 		if (size > 0)
 			p += size;
 		else if (size == 0)
