@@ -1,14 +1,14 @@
 // main: assembles the main machine of the firmware: the config store, the
 // agent machine's supervisor with the agent port's client, the event router,
-// the chat channels (Telegram) and the serial console (SPEC §1). The agent
+// the chat channels (Telegram), the Wi-Fi station and the serial console (SPEC §1).
+// The agent
 // machine (a Worker: core, LLM runtime, sessions, memory, tools) is reached only
 // through that client (ARCHITECTURE.md); the channels have their own HTTP client.
 //
 // Boot: the agent machine is started and opened first (its own files: sessions,
 // memory, LLM usage), so the console's table has the agent's commands before the
 // first line is read; if it cannot start, the console still comes up and says so.
-import filesRoot from "embedded:storage/files";
-import keyValue from "embedded:storage/key-value";
+import * as network from "host/network";
 import Timer from "timer";
 import { consoleKind, exit, heap, name as platformName, now, reboot } from "host/platform";
 import { configCommands } from "config/commands";
@@ -28,6 +28,9 @@ import { boardHttp } from "net/board";
 import { openRouter } from "router/setup";
 import { openLogSettings } from "console/log";
 import { messageOf } from "util/errors";
+import { files as filesRoot, openKeyValue } from "util/io";
+import { wifiCommands } from "wifi/console";
+import { WifiStation } from "wifi/station";
 import { log } from "util/log";
 
 const bootMs = now();
@@ -37,7 +40,7 @@ const CONFIG_NAMESPACE = "config";
 // memory only, so the damaged data stays on flash for whoever repairs it.
 function openConfig(): { config: Config; warning?: string } {
 	try {
-		return { config: new Config(keyValue.open({ path: CONFIG_NAMESPACE, mode: "r+" })) };
+		return { config: new Config(openKeyValue(CONFIG_NAMESPACE)) };
 	} catch (error) {
 		const message = messageOf(error);
 		return { config: new Config(memoryStore()), warning: `settings cannot be read, so changes are not saved this time: ${message}` };
@@ -57,6 +60,13 @@ function memoryStore(): KeyValueStore {
 const { config, warning } = openConfig();
 // This machine's logger: the level from log.level, every secret setting's value masked in every line.
 const logCommands = openLogSettings(config);
+// The way onto the network: Wi-Fi from wifi.ssid/wifi.password, then the clock
+// by SNTP (on lin: the host's, at once). The network interface is the board's
+// hardware, so the station belongs to this machine; its lines reach the console
+// once it exists. Its gate holds this machine's name lookups (the channels' HTTP
+// client) until Wi-Fi and the clock are up; the agent machine's own HTTP client
+// is not gated yet (ARCHITECTURE.md, "Wi-Fi and the agent machine").
+const station = new WifiStation({ network, settings: config, timer: Timer, log: (line) => print(line) });
 const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };
 // Lines for the console before it exists (while the agent starts) wait here.
 const early: string[] = [];
@@ -96,8 +106,9 @@ const routing = openRouter({
 		source: { channel: message.channel, chat_id: message.chat_id, sender_id: message.sender_id, message_id: message.message_id, cap: "router" },
 	}),
 });
-// The channels' own HTTP client (the agent machine has its own for the LLM).
-const { http } = boardHttp();
+// The channels' own HTTP client (the agent machine has its own for the LLM); its
+// name lookups wait for the station.
+const { http } = boardHttp(station.gate);
 const telegram = openTelegram({
 	config, http, files: filesRoot, router: routing.router, port: agent.client, timers: Timer, now, log,
 	notify: (line) => print(line),
@@ -105,11 +116,12 @@ const telegram = openTelegram({
 
 let repl: Repl | undefined;
 // reboot and factory-reset: the agent cancels its request in flight and closes its
-// files, Telegram stops, so no socket, timer or open file outlives either machine;
-// then the firmware starts again.
+// files, Telegram stops and Wi-Fi disconnects, so no socket, timer or open file
+// outlives either machine; then the firmware starts again.
 const restart = async () => {
 	repl?.stop();
 	await Promise.all([telegram.stop(), agent.stop()]);
+	network.disconnect();
 	reboot();
 };
 commands.add(
@@ -119,12 +131,13 @@ commands.add(
 		now,
 		bootMs,
 		heap,
-		statusLines: [() => agent.statusLine(), () => agentStatusLines(agent.client)],
+		statusLines: [() => agent.statusLine(), () => agentStatusLines(agent.client), () => station.statusLine()],
 		reboot: restart,
 	}),
 	factoryResetCommand({ config, files: filesRoot, restart: () => void restart() }),
 	...configCommands(config),
 	...agentCommands({ client: agent.client }),
+	...wifiCommands({ station, network, settings: config }),
 	...logCommands,
 	...routing.commands,
 	...telegram.commands,
@@ -145,3 +158,4 @@ for (const problem of config.problems()) output.line(`warning: ${problem}`);
 print = (line) => output.line(line);
 repl.start();
 telegram.start();
+station.start();

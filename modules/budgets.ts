@@ -219,3 +219,17 @@ export const SCRIPT_MAX_STEPS = 5_000_000;     // XS meter units (bytecodes, cal
 export const SCRIPT_MAX_CHUNK_BYTES = 256 * 1024; // chunk heap a script may add (strings, arrays), after a collection
 export const SCRIPT_MAX_SLOTS = 8192;          // slots a script may add (objects, values): 256 KiB at 32 bytes on lin
 export const SCRIPT_RESULT_MAX_CHARS = 4000;   // a script's result text
+
+// ---- the board's network (Wi-Fi, DNS, SNTP; hosts/esp32, modules/wifi) ----
+export const DNS_FALLBACK_SERVERS = ["1.1.1.1", "8.8.8.8"] as const; // asked when DHCP gave no DNS server
+export const WIFI_RECONNECT_FIRST_MS = 1_000;    // first retry after losing or failing to join the network
+export const WIFI_RECONNECT_MAX_MS = 60_000;     // back-off doubles up to this: a lost AP is not hammered
+export const WIFI_SCAN_MAX_RESULTS = 20;         // `wifi scan` lists the strongest this many
+export const WIFI_SSID_MAX_BYTES = 32;           // 802.11's SSID limit
+export const WIFI_PASSWORD_MIN_BYTES = 8;        // WPA2-PSK passphrases are 8..63 characters ("" = an open network)
+export const WIFI_PASSWORD_MAX_BYTES = 63;
+export const SNTP_SERVER = "pool.ntp.org";       // the clock's source before the first TLS connection
+export const SNTP_RETRY_MS = 10_000;             // a failed time request is tried again after this
+export const ONLINE_WAIT_MAX_MS = 30_000;        // a name lookup waits this long for Wi-Fi and the clock, then fails
+export const CLOCK_VALID_AFTER_MS = 1_767_225_600_000; // 2026-01-01: a wall clock before this has not been set (certificates cannot be checked)
+export const ONLINE_WAITERS_MAX = 8;              // lookups held for the network at once; more fail at once

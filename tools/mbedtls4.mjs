@@ -32,17 +32,28 @@ function ancestors(dir) {
 	}
 }
 
+/**
+ * The folders shared/<sub>/ may be in, in the order looked at: beside the
+ * repository at root or beside any folder above it, then the same above the main
+ * worktree of a git worktree. tools/check-device.mjs looks for the SDK this way too.
+ */
+export function sharedFolders(sub, root = ROOT) {
+	const roots = [root];
+	try {
+		const common = execFileSync("git", ["-C", root, "rev-parse", "--path-format=absolute", "--git-common-dir"], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
+		if (common) roots.push(dirname(common));
+	} catch { /* not a git checkout: the folders above root are enough */ }
+	const folders = [];
+	for (const r of roots)
+		for (const dir of ancestors(dirname(r))) folders.push(join(dir, "shared", sub));
+	return [...new Set(folders)];
+}
+
 /** The tarball's path, or null with the places looked at in `looked`. */
 export function findMbedtls4Tarball(looked = []) {
 	const candidates = [];
 	if (process.env.XSCLAW_MBEDTLS_TARBALL) candidates.push(process.env.XSCLAW_MBEDTLS_TARBALL);
-	const roots = [ROOT];
-	try {
-		const common = execFileSync("git", ["-C", ROOT, "rev-parse", "--path-format=absolute", "--git-common-dir"], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
-		if (common) roots.push(dirname(common));
-	} catch { /* not a git checkout: the folders above ROOT are enough */ }
-	for (const root of roots)
-		for (const dir of ancestors(dirname(root))) candidates.push(join(dir, "shared", "mbedtls", TARBALL));
+	for (const dir of sharedFolders("mbedtls")) candidates.push(join(dir, TARBALL));
 	for (const path of new Set(candidates)) {
 		looked.push(path);
 		if (existsSync(path)) return path;

@@ -4,10 +4,11 @@
 // build: `npm run size`.
 //   node tools/size.mjs [--json]
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { APP_MAP, hostBinary } from "./build.mjs";
+import { DEVICE_SLOT_BYTES, deviceImage, imageFigures } from "./check-device.mjs";
 
 // Bytecode per module, as the host's parser compiles it (code + symbols + hosts).
 export function bytecodeSizes() {
@@ -39,16 +40,29 @@ export function heapAtPrompt() {
 	}
 }
 
+// The device's image as npm run check:device last linked it: the bytecode of
+// every module and the instances xsl preloaded (they live in flash on the board).
+export function deviceSize() {
+	const image = deviceImage();
+	if (!image) return undefined;
+	const figures = imageFigures(readFileSync(image, "utf8"));
+	return { ...figures, preloadedBytes: figures.slots * DEVICE_SLOT_BYTES + figures.preloadedCode };
+}
+
 if (process.argv[1] && process.argv[1].endsWith("size.mjs")) {
 	const sizes = bytecodeSizes();
 	const heap = heapAtPrompt();
 	if (process.argv.includes("--json")) {
-		console.log(JSON.stringify({ bytecode: sizes, heap }));
+		console.log(JSON.stringify({ bytecode: sizes, heap, device: deviceSize() ?? null }));
 	} else {
 		for (const { name, bytes } of sizes.modules.sort((a, b) => b.bytes - a.bytes)) console.log(`${String(bytes).padStart(8)}  ${name}`);
 		console.log(`${String(sizes.total).padStart(8)}  total bytecode (${sizes.modules.length} modules)`);
 		for (const [machine, h] of Object.entries(heap)) {
 			console.log(`peak XS heap at the prompt, ${machine} machine: chunks ${h.chunkPeak} bytes, slots ${h.slotPeak} bytes (${h.chunkPeak + h.slotPeak} in all)`);
 		}
+		const device = deviceSize();
+		console.log(device
+			? `device (esp32/esp32s3, the npm run check:device image): preloaded ${device.preloadedBytes} bytes (${device.slots} instances, ${device.slots * DEVICE_SLOT_BYTES} bytes, and ${device.preloadedCode} bytes of code), plus ${device.moduleCode} bytes of bytecode of the modules not preloaded, in flash; ${device.keys} keys`
+			: "device: no image yet: run npm run check:device, then npm run size again");
 	}
 }

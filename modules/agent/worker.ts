@@ -6,6 +6,10 @@
 import { openAgent } from "agent/machine";
 import { serveAgent } from "agent/service";
 
+// The worker machine's global port (onmessage, postMessage). The lin typings
+// declare it (typings/lin/worker.d.ts); the SDK's, which the device build uses,
+// do not, so it is declared here for both targets.
+declare const self: { onmessage: unknown; postMessage(message: unknown): void };
 // The machine is locked down first (XS lockdown(): frozen built-ins), so that a
 // script the agent runs in a Compartment (caps/script) cannot change them or
 // reach this machine's globals. The lin host defines lockdown(); a device build

@@ -28,7 +28,7 @@
 // restricted tools and spawn_subagent: caps/policy), and nothing else: no
 // profile, memory or history, no persistence, no gate. Their reports come back to
 // the root as requests in the parent's session (core/agents).
-import keyValue from "embedded:storage/key-value";
+import { openKeyValue } from "util/io";
 import type { HeapFigures } from "host/platform";
 import { AgentManager } from "core/agents";
 import { spawnSubagentTool } from "caps/agents";
@@ -94,7 +94,7 @@ const ID_NAMESPACE = "core";
 
 function openIdStore(log: (line: string) => void): IdStore | undefined {
 	try {
-		return keyValue.open({ path: ID_NAMESPACE, mode: "r+" });
+		return openKeyValue(ID_NAMESPACE);
 	} catch (error) {
 		log(`core: the key-value namespace "${ID_NAMESPACE}" cannot be opened (${messageOf(error)})`);
 		return undefined;

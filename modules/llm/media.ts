@@ -7,6 +7,7 @@
 // the backend base64-encodes them straight into the request body.
 import { LlmError, type ImageSource, type ModelProfile, type PreparedImage } from "llm/types";
 import type { BufferPool } from "util/buffers";
+import type { Directory } from "util/io";
 
 /** Reads files under the data directory (see fileReader for embedded:storage/files). */
 export interface ImageFiles {
@@ -16,16 +17,8 @@ export interface ImageFiles {
 	read(path: string, buffers: BufferPool): ArrayBufferLike;
 }
 
-/** The part of an `embedded:storage/files` root directory used to read images. */
-export interface FilesRoot {
-	openFile(options: { path: string; mode: "r" }): {
-		status(): { size: number };
-		read(buffer: ArrayBuffer | ArrayBufferView, position: number): number | ArrayBuffer | undefined;
-		close(): void;
-	};
-}
-
-export function fileReader(root: FilesRoot): ImageFiles {
+/** Images from a files directory (util/io files: the storage root). */
+export function fileReader(root: Pick<Directory, "openFile">): ImageFiles {
 	return {
 		size(path) {
 			const file = root.openFile({ path, mode: "r" });
@@ -43,8 +36,7 @@ export function fileReader(root: FilesRoot): ImageFiles {
 				const view = new Uint8Array(buffer, 0, size);
 				let at = 0;
 				while (at < size) {
-					const got = file.read(view.subarray(at), at);
-					const n = typeof got === "number" ? got : got instanceof ArrayBuffer ? got.byteLength : 0;
+					const n = file.read(view.subarray(at), at);
 					if (!n) throw new Error(`short read at ${at} of ${size} bytes`);
 					at += n;
 				}

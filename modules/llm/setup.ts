@@ -4,8 +4,7 @@
 // main.ts passes the config, the shared HTTP client and the board's big-buffer
 // pool (the one the HTTP client uses), and adds the returned console commands to
 // its table.
-import keyValue from "embedded:storage/key-value";
-import files from "embedded:storage/files";
+import { files, openKeyValue } from "util/io";
 import type { Command } from "console/types";
 import type { HttpTransport } from "net/types";
 import type { BufferPool } from "util/buffers";
@@ -19,7 +18,7 @@ const USAGE_NAMESPACE = "llm";
 
 function openUsageStore(): { store?: UsageStore; warning?: string } {
 	try {
-		const kv = keyValue.open({ path: USAGE_NAMESPACE, mode: "r+" });
+		const kv = openKeyValue(USAGE_NAMESPACE);
 		return {
 			store: {
 				read: (key) => {

@@ -6,7 +6,7 @@
 // the caller starts from its fallback. A file that is there but cannot be read (an
 // IO error) is left alone, and the caller refuses changes to it until a restart. Changes are written with util/files
 // writeAtomically (temp, flush, atomic move), as the session store's small files are.
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import { decodeText, keepAside, readWhole, staleTempRemoved } from "util/files";
 import type { Log } from "memory/types";
 import { messageOf } from "util/errors";

@@ -9,7 +9,7 @@
 // headings ("# ...") keep their numbers but are not memories. No dates are kept.
 // Changes rewrite the file power-loss safely (util/files writeAtomically). A file that is not
 // UTF-8 text or is over the limit is moved to MEMORY.md.bad on open.
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import { MEMORY_LIGHT_MAX_BYTES } from "budgets";
 import { byteLength, utf8, writeAtomically } from "util/files";
 import { loadFile, refuseIfUnreadable, textFile } from "memory/flash";

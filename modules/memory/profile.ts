@@ -5,7 +5,7 @@
 // used; setting the persona to empty text goes back to it. A file that is not
 // UTF-8 text or is over its limit is moved to <name>.bad on open and the default
 // (persona) or nothing (notes) is used.
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import { PROFILE_NOTES_MAX_BYTES, PROFILE_PERSONA_MAX_BYTES } from "budgets";
 import { byteLength, exists, utf8, writeAtomically } from "util/files";
 import { loadFile, refuseIfUnreadable, textFile } from "memory/flash";

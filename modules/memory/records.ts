@@ -15,7 +15,7 @@
 //
 // Ids are "m" + a counter that only grows (next_id), so a forgotten id never comes
 // back meaning something else. "12" is accepted for "m12".
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import { MEMORY_FILE_MAX_BYTES, MEMORY_RECORDS_MAX, MEMORY_RECORD_MAX_BYTES, MEMORY_TOTAL_TEXT_MAX_BYTES } from "budgets";
 import { byteLength, decodeText, utf8, writeAtomically } from "util/files";
 import { crc32 } from "util/crc32";

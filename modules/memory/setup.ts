@@ -8,8 +8,7 @@
 //   commands:  memory list|show|add|search|forget|mode, profile show|set|clear
 // Never throws: a damaged file is kept aside and logged, an unknown mode falls back
 // to full with a log line, and memory starts usable.
-import filesRoot from "embedded:storage/files";
-import type { Directory } from "embedded:storage/files";
+import { files as filesRoot, type Directory } from "util/io";
 import type { Command } from "console/types";
 import type { Capability } from "caps/types";
 import type { ContextProvider } from "core/types";

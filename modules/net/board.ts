@@ -1,19 +1,17 @@
 // net/board: the board's HTTP client, wired once: its TCP and TLS sockets, its DNS
 // resolver, its timer and clock, and the PSRAM pool for big buffers. main.ts and
 // the test peers that talk to real servers use this, so they run the same wiring.
-//
-// @moddable/typings declares the socket classes a little differently from what
-// the SDK's C (and our lin host) returns (read() may give undefined, write()
-// returns a count): they are cast here, once, to the option types net/http uses.
-import TCP from "embedded:io/socket/tcp";
-import TLS from "embedded:io/socket/tcp/tls";
-import Resolver from "embedded:network/dns/resolver/udp";
+// The sockets come typed from util/io (the one adapter between the targets'
+// declarations). `online` holds name lookups (and so every connection to a
+// named host) until the board is on a network with its clock set: on the device
+// Wi-Fi and SNTP come first, since a certificate cannot be checked in 1970.
 import Timer from "timer";
 import * as psram from "psram";
 import { now } from "host/platform";
 import { HttpClient } from "net/http";
-import type { HttpClientOptions } from "net/types";
+import type { ResolveRequest, ResolverConstructor, ResolverLike } from "net/types";
 import { psramBuffers, type BufferPool } from "util/buffers";
+import { DnsResolver, TcpSocket, TlsSocket } from "util/io";
 
 export interface BoardHttp {
 	http: HttpClient;
@@ -22,16 +20,40 @@ export interface BoardHttp {
 	buffers: BufferPool;
 }
 
+/** Calls ready() when lookups may go out, or fail() when they cannot (the wifi status says why). */
+export type OnlineGate = (ready: () => void, fail: () => void) => void;
+
 /** One HTTP client for every outgoing request (keep-alive per origin). */
-export function boardHttp(): BoardHttp {
+export function boardHttp(online?: OnlineGate): BoardHttp {
 	const buffers = psramBuffers(psram);
 	const http = new HttpClient({
-		TCP: TCP as unknown as HttpClientOptions["TCP"],
-		TLS: TLS as unknown as HttpClientOptions["TLS"],
-		Resolver: Resolver as unknown as HttpClientOptions["Resolver"],
+		TCP: TcpSocket,
+		TLS: TlsSocket,
+		Resolver: online ? gatedResolver(DnsResolver, online) : DnsResolver,
 		Timer,
 		now,
 		buffers,
 	});
 	return { http, buffers };
+}
+
+/** A resolver whose lookups wait for the gate; a closed gate fails them with its sentence. */
+export function gatedResolver(Base: ResolverConstructor, online: OnlineGate): ResolverConstructor {
+	return class GatedResolver implements ResolverLike {
+		#base: ResolverLike;
+		#closed = false;
+		constructor(options: object) {
+			this.#base = new Base(options);
+		}
+		resolve(request: ResolveRequest): void {
+			online(
+				() => { if (!this.#closed) this.#base.resolve(request); },
+				() => { if (!this.#closed) request.onError(request.host); },
+			);
+		}
+		close(): void {
+			this.#closed = true;
+			this.#base.close?.();
+		}
+	};
 }

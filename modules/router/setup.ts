@@ -1,7 +1,7 @@
 // router/setup: the event router for main.ts, its rules file (router/rules.json
 // in the storage, read at start and by `router reload`) and its console
 // commands: `router rules` (the rules in force) and `router reload`.
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import { ROUTER_RULES_FILE_MAX_BYTES } from "budgets";
 import { RequestFlag } from "core/types";
 import { UsageError, words, type Command } from "console/types";

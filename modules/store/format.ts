@@ -7,7 +7,7 @@
 // Known limits: a scan holds one 16-byte index entry per record in memory (a
 // 150 KiB session of small records is a few KiB); offsets are 32-bit, as
 // littlefs's are.
-import type { File } from "embedded:storage/files";
+import type { File } from "util/io";
 import type { RecordKind } from "core/types";
 import { SESSION_RECORD_MAX_BYTES, SESSION_SALVAGE_SCAN_BYTES } from "budgets";
 import { crc32 } from "util/crc32";

@@ -5,8 +5,7 @@
 // prints what open() would repair, then the records (newest N, default all up to
 // SESSION_INSPECT_RECORDS_DEFAULT). It only reads: nothing in DIR changes.
 // Exit code: 0 all clean, 1 findings, 2 no such session or no sessions/ at all.
-import files from "embedded:storage/files";
-import type { Directory } from "embedded:storage/files";
+import { files, type Directory } from "util/io";
 import { exit, option } from "host/platform";
 import { describeRecord } from "store/console";
 import { FLAG_TURN_COMPLETED, DATA_MAGIC, ENTRY_BYTES, FRAME_HEADER_BYTES, HEADER_BYTES, decodeEntry, decodeHeader, indexDisagreement, kindName, readIndexFor, scanData, type Scan } from "store/format";

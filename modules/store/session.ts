@@ -15,7 +15,7 @@
 // and marks the session `damaged`: the manager then reopens it with `verify`,
 // which keeps the original as .bad and rewrites the intact records.
 // readLast() costs O(n) whatever the file size.
-import type { Directory, File } from "embedded:storage/files";
+import type { Directory, File } from "util/io";
 import type { RecordKind } from "core/types";
 import type { Message } from "llm/types";
 import { SESSION_RECORD_MAX_BYTES, SESSION_WRITE_BUFFER_BYTES } from "budgets";

@@ -11,8 +11,7 @@
 //
 // Known limits: a chat mapped to a deleted session gets a new one on its next
 // message; the map forgets its oldest entries beyond SESSION_CHATS_MAX.
-import files from "embedded:storage/files";
-import type { Directory } from "embedded:storage/files";
+import { files, type Directory } from "util/io";
 import type { AgentRequest, ContextProvider, Persist, PersistBatch, RequestGate } from "core/types";
 import { Channel, ProviderFlag } from "core/types";
 import type { Message, StoredRef } from "llm/types";

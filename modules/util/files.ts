@@ -9,7 +9,7 @@
 // Known limits: the durability of the directory entry after a rename is the
 // filesystem's (littlefs commits it atomically; on lin it is rename(2) without a
 // directory fsync, which the host's fault injection does not model).
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import { STORAGE_BAD_COPIES_MAX } from "budgets";
 
 export const TEMP_SUFFIX = ".tmp";
@@ -25,22 +25,41 @@ export function byteLength(text: string): number {
 	return ArrayBuffer.fromString(text).byteLength;
 }
 
-/** Missing-file errors: "not found" from the lin host (ENOENT); the device's wording as its SDK gives it. */
-const MISSING = /not found|no such file|does not exist/i;
-
 /**
  * True when path exists. A missing file is false; any other failure (an IO
  * error) throws, so that a caller never takes a broken flash for an empty one
  * and writes a fresh file over real data.
+ *
+ * A missing file is told from a failing one without reading the error's text,
+ * which differs between targets and builds (lin: "... not found"; littlefs:
+ * "No directory entry" in a debug build, "LFS ERR -2" in a release one): when
+ * status() throws, the entry's directory is listed. A name that is not listed
+ * is missing; a listed one, or a directory that cannot be listed although it
+ * exists, is a real failure and rethrows. Only the failure path lists.
  */
 export function exists(directory: Directory, path: string): boolean {
 	try {
 		directory.status(path);
 		return true;
 	} catch (error) {
-		if (error instanceof Error && MISSING.test(error.message)) return false;
+		if (isMissing(directory, path)) return false;
 		throw error;
 	}
+}
+
+/** Whether path's name is absent from its directory (listing it; the parents up the path likewise). */
+function isMissing(directory: Directory, path: string): boolean {
+	const cut = path.lastIndexOf("/");
+	const parent = cut < 0 ? "" : path.slice(0, cut), name = path.slice(cut + 1);
+	let names: Iterable<string>;
+	try {
+		names = parent ? directory.scan(parent) : directory.scan();
+	} catch {
+		// The directory cannot be listed: missing when it is not there itself.
+		return parent !== "" && !exists(directory, parent);
+	}
+	for (const entry of names) if (entry === name) return false;
+	return true;
 }
 
 export type ReadResult =

@@ -69,10 +69,10 @@ export function runCommand(command, args, { input, stdin = "pipe", env = {}, tim
 
 // Runs one XS test module (e.g. "test/unit/engine.test") and reports each of
 // its tests as a subtest of t. options become --name value pairs.
-export async function runXsTests(t, specifier, { variant = "release", options = {}, timeoutMs = 120_000, env } = {}) {
+export async function runXsTests(t, specifier, { variant = "release", options = {}, timeoutMs = 120_000, env, map = TEST_MAP } = {}) {
 	const data = mkdtempSync(join(tmpdir(), "xsclaw-test-"));
 	try {
-		const args = ["--modules", TEST_MAP, "--main", "test/run", "--test", specifier, "--data", data];
+		const args = ["--modules", map, "--main", "test/run", "--test", specifier, "--data", data];
 		for (const [name, value] of Object.entries(options)) args.push(`--${name}`, String(value));
 		const result = await runHost(args, { variant, timeoutMs, env });
 		const lines = result.stderr.split("\n");

@@ -43,7 +43,7 @@ if (MODE === "default") {
 		assert.equal(link.firstWritable, 16384, "onWritable after the handshake");
 		assert.equal(await roundTrip(link, "hello over TLS"), "hello over TLS");
 		const socket = link.socket as TLS;
-		// The shapes typings/lin-net.d.ts declares.
+		// The shapes typings/lin/net.d.ts declares.
 		assert.equal(typeof socket.write(new Uint8Array(0)), "number");
 		assert.equal(socket.read(), undefined);
 		assert.equal(socket.remoteAddress, "127.0.0.1");

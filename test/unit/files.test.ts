@@ -1,6 +1,6 @@
 // embedded:storage/files on the lin host (hosts/lin/src/files.c): file IO at
 // positions, directories, atomic move, path confinement, argument and receiver
-// checks, and the shapes typings/lin-storage.d.ts declares. Every run gets a
+// checks, and the shapes typings/lin/storage.d.ts declares. Every run gets a
 // fresh --data directory, so paths here need only be unique within this file.
 import files from "embedded:storage/files";
 import type { Directory, File } from "embedded:storage/files";
@@ -325,7 +325,7 @@ test("the classes cannot be constructed directly; files are opened", () => {
 	file.close();
 });
 
-test("the shapes match typings/lin-storage.d.ts", () => {
+test("the shapes match typings/lin/storage.d.ts", () => {
 	assert.ok(Object.isFrozen(files), "the root object is frozen, as the SDK's");
 	assert.equal((files as any)[Symbol.iterator], (files as any).scan, "[Symbol.iterator] is scan");
 	const file: File = files.openFile({ path: "shapes.txt", mode: "w+" });

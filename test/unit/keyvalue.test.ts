@@ -1,6 +1,6 @@
 // embedded:storage/key-value on the lin host (hosts/lin/src/keyvalue.c):
 // typed values, iteration, NVS limits, modes and formats, argument and
-// receiver checks, and the shapes typings/lin-storage.d.ts declares.
+// receiver checks, and the shapes typings/lin/storage.d.ts declares.
 // Persistence across restarts, corrupt files and power loss are tested from
 // node in test/e2e/storage.test.mjs. Each test uses namespaces of its own.
 import keyValue from "embedded:storage/key-value";
@@ -212,7 +212,7 @@ test("every method refuses a wrong receiver; a closed store throws \"closed\"; c
 	assert.throws(() => new (prototype.constructor)({ path: "x" }), "key-value: use keyValue.open({path})", TypeError);
 });
 
-test("the shapes match typings/lin-storage.d.ts", () => {
+test("the shapes match typings/lin/storage.d.ts", () => {
 	assert.ok(Object.isFrozen(keyValue), "the module object is frozen, as the SDK's");
 	assert.deepEqual(Object.keys(keyValue), [], "open is its only, non-enumerable, member");
 	assert.equal(typeof keyValue.open, "function");

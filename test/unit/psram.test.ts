@@ -22,7 +22,7 @@ test("stats() has exactly the declared shape", () => {
 	const s = stats();
 	assert.deepEqual(Object.keys(s).sort(), ["internal", "psram"]);
 	for (const pool of ["psram", "internal"] as const) {
-		assert.deepEqual(Object.keys(s[pool]).sort(), ["count", "peak", "size", "used"]);
+		assert.deepEqual(Object.keys(s[pool]).sort(), ["count", "fallbacks", "peak", "size", "used"]);
 		for (const value of Object.values(s[pool])) assert.equal(typeof value, "number");
 	}
 });

@@ -1,5 +1,5 @@
 // host/pins on the lin host: drives and observes the simulated pin bank of
-// hosts/lin/src/digital.c (for tests and the console). Declarations: typings/lin-io.d.ts.
+// hosts/lin/src/digital.c (for tests and the console). Declarations: typings/lin/io.d.ts.
 import type { Level } from "host/pins";
 
 const native = __xsclaw.Pins;

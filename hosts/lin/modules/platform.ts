@@ -12,3 +12,5 @@ export function now(): number { return native.now(); }
 export function heap(): HeapFigures { return native.heap(); }
 export function collectGarbage(): void { native.gc(); }
 export function resetPeak(): void { native.resetPeak(); }
+/** The lin host's resolver asks the system (getaddrinfo): no servers or socket to give. */
+export function resolverOptions(): { servers?: string[]; socket?: unknown } { return {}; }

@@ -219,6 +219,8 @@ static void xs_psram_stats(xsMachine *the)
 		xsSet(xsVar(0), xsID("size"), xsVar(1));
 		xsVar(1) = xsNumber(pool.count);
 		xsSet(xsVar(0), xsID("count"), xsVar(1));
+		xsVar(1) = xsNumber(0); /* no fallback: a full emulated pool throws */
+		xsSet(xsVar(0), xsID("fallbacks"), xsVar(1));
 		xsSet(xsResult, hostID(pool.name), xsVar(0));
 	}
 }

@@ -7,7 +7,7 @@
 // `telegram` commands (status, pair, list, revoke, restart) and prints a pairing
 // code at start while no chat is paired. The settings are declared (types,
 // ranges, defaults, the token secret) in config/settings.
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import { TELEGRAM_PAIR_CODE_TTL_MS } from "budgets";
 import { settingValue } from "config/settings";
 import type { Config } from "config/store";

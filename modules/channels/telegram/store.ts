@@ -10,7 +10,7 @@
 // - chats: the paired chats; the first paired is the owner, later ones users.
 // A damaged file is kept aside as .bad and the channel starts unpaired (safe: the
 // console prints a new pairing code), with a warning.
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import { TELEGRAM_PAIRED_CHATS_MAX, TELEGRAM_PAIRING_FILE_MAX_BYTES } from "budgets";
 import { isObject } from "util/values";
 import type { Role } from "router/types";

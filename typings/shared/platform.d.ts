@@ -1,5 +1,7 @@
 // host/platform: what the firmware asks of the board it runs on. The lin host
-// implements it in hosts/lin/modules/platform.ts, the device in hosts/esp32/.
+// implements it in hosts/lin/modules/platform.ts, the device in
+// hosts/esp32/platform.ts. Both targets type-check modules/ against this
+// declaration (the device build names it in manifest.json's typescript types).
 declare module "host/platform" {
 	export interface HeapFigures {
 		chunkUsed: number;   // XS chunk heap bytes in use
@@ -24,6 +26,10 @@ declare module "host/platform" {
 	/** Resets the peak heap figures to the current use. */
 	export function resetPeak(): void;
 	export const name: string;
+	/** What the DNS resolver (embedded:network/dns/resolver/udp) needs besides
+	 * the host names: the servers to ask and the UDP socket to ask them with
+	 * (device); the lin host's resolver asks the system and needs neither. */
+	export function resolverOptions(): { servers?: string[]; socket?: unknown };
 	/**
 	 * What the console's serial port talks to. "uart": the device's UART, whose
 	 * terminal program shows nothing by itself and needs CRLF line ends. "tty"

@@ -1,7 +1,8 @@
-// The `worker` module (hosts/lin/src/worker.c on lin, the SDK's modWorker.c on
-// the device). The same shape as @moddable/typings@5.6.0's worker.d.ts (which
-// tsconfig.json does not include: two ambient declarations of one class cannot
-// both be exported), plus onerror, which the lin host and our device build add.
+// The `worker` module on lin (hosts/lin/src/worker.c; the device build type-checks
+// against the SDK's own declaration, typings/web/worker.d.ts, for its modWorker.c).
+// The same shape as @moddable/typings@5.6.0's worker.d.ts (which tsconfig.json
+// does not include: two ambient declarations of one class cannot both be
+// exported), plus onerror, which the lin host adds.
 declare module "worker" {
 	export interface WorkerOptions {
 		static?: number;

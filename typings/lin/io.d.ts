@@ -1,7 +1,6 @@
-// Declarations for the IO specifiers @moddable/typings lacks: our native "psram"
-// module (hosts/lin/src/buffers.c on lin, heap_caps_malloc on the device) and the
-// lin host's "host/pins". test/unit/psram.test.ts and digital.test.ts check them
-// against what the C returns.
+// Declarations for the lin host's "host/pins", which @moddable/typings lacks
+// (test/unit/digital.test.ts checks them against what the C returns), and what
+// the lin host's serial and digital do differently from the device.
 //
 // "embedded:io/serial" and "embedded:io/digital" keep @moddable/typings'
 // declarations. What the lin host adds or does differently:
@@ -21,29 +20,6 @@
 //   InputPullDown 2, InputPullUpDown 3, Output 8, OutputOpenDrain 9; edges
 //   Rising 1, Falling 2 (the SDK's values). onReadable is called with no
 //   argument. write() accepts only 0 or 1, and only in an output mode.
-
-declare module "psram" {
-	export type Pool = "psram" | "internal";
-	export interface PoolStats {
-		used: number;    // bytes in live buffers
-		peak: number;    // highest `used` since start or resetPeak()
-		size: number;    // pool capacity (lin: --psram-bytes / --internal-bytes, else budgets.ts)
-		count: number;   // live buffers
-	}
-	/** A zero-filled host buffer of byteLength bytes from the pool; view it with
-	 * Uint8Array or DataView. Throws RangeError("psram: <pool> pool exhausted:
-	 * asked N bytes, M free") when it does not fit. The garbage collector frees
-	 * an unreferenced buffer; free() does it at once. */
-	export function allocate(byteLength: number, pool: Pool): HostBuffer;
-	/** Releases the buffer now; it becomes detached (length 0). Freeing twice is harmless. */
-	export function free(buffer: HostBuffer): void;
-	/** Changes the length in place, keeping the content (new bytes are zero);
-	 * counted against the buffer's pool. Existing views re-check their bounds. */
-	export function resize(buffer: HostBuffer, byteLength: number): void;
-	export function stats(): Record<Pool, PoolStats>;
-	/** Sets each pool's peak to its current use. */
-	export function resetPeak(): void;
-}
 
 // host/pins (lin only): the outside world of the simulated pin bank.
 declare module "host/pins" {

@@ -1,0 +1,68 @@
+// tools/check-manifest.mjs: passes on the tree, and fails, naming the cause, on
+// a copy of manifest.json with an imported specifier left unmapped for the
+// device, one unmapped for lin, and on partitions.csv copies with overlapping,
+// misaligned, oversized or too-small partitions.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT } from "../../tools/build.mjs";
+import { checkManifest, partitionProblems } from "../../tools/check-manifest.mjs";
+
+const manifest = () => JSON.parse(readFileSync(join(ROOT, "manifest.json"), "utf8"));
+const partitions = readFileSync(join(ROOT, "partitions.csv"), "utf8");
+
+/** broken, its relative paths made absolute so a copy elsewhere still reaches the tree. */
+function rooted(broken) {
+	const copy = JSON.parse(JSON.stringify(broken).replaceAll("\"./", `"${ROOT}/`));
+	copy.platforms["esp32/*"].build.PARTITIONS_FILE = "./partitions.csv";
+	return copy;
+}
+
+function withCopy(t, name, text) {
+	const dir = mkdtempSync(join(tmpdir(), "xsclaw-manifest-"));
+	t.after(() => rmSync(dir, { recursive: true, force: true }));
+	const path = join(dir, name);
+	writeFileSync(path, typeof text === "string" ? text : JSON.stringify(text, null, 2));
+	return path;
+}
+
+test("the tree's manifest.json and partitions.csv pass", () => {
+	const { problems, imported } = checkManifest();
+	assert.deepEqual(problems, []);
+	assert.ok(imported > 50, `${imported} specifiers found in modules/ and main.ts`);
+});
+
+test("a specifier imported by main.ts but unmapped for esp32/* fails, naming it", (t) => {
+	const broken = manifest();
+	delete broken.platforms["esp32/*"].modules["host/network"];
+	const copy = withCopy(t, "manifest.json", rooted(broken));
+	const { problems } = checkManifest({ manifest: copy });
+	assert.ok(problems.some((p) => /^esp32\/esp32s3: "host\/network" \(imported by main\.ts\) is not mapped$/.test(p)), problems.join("\n"));
+	assert.deepEqual(problems.filter((p) => !p.startsWith("esp32/esp32s3: \"host/network\"")), [], "nothing else");
+});
+
+test("a specifier unmapped for lin fails, naming it", (t) => {
+	const broken = manifest();
+	delete broken.platforms.lin.modules["embedded:storage/key-value"];
+	const copy = withCopy(t, "manifest.json", rooted(broken));
+	const { problems } = checkManifest({ manifest: copy });
+	assert.deepEqual(problems, ['lin: "embedded:storage/key-value" (imported by modules/util/io.ts) is not mapped']);
+});
+
+test("overlapping partitions fail, naming both", (t) => {
+	const broken = partitions.replace(/^ota_1,(\s*)app,(\s*)ota_1,(\s*)0x320000/m, "ota_1,$1app,$2ota_1,$30x310000");
+	assert.notEqual(broken, partitions);
+	const problems = checkManifest({ partitions: withCopy(t, "partitions.csv", broken) }).problems;
+	assert.ok(problems.some((p) => /partitions ota_0 and ota_1 overlap/.test(p)), problems.join("\n"));
+});
+
+test("misaligned, oversized, missing-storage and small-storage tables fail", () => {
+	assert.match(partitionProblems("ota_0, app, ota_0, 0x21000, 0x100000\nstorage, data, spiffs, 0x800000, 0x800000\n").join("\n"), /ota_0: offset 0x21000 is not aligned to 0x10000/);
+	assert.match(partitionProblems("ota_0, app, ota_0, 0x20000, 0x100000\nstorage, data, spiffs, 0x800000, 0x900000\n").join("\n"), /storage: ends at 0x1100000, past the 16 MB flash/);
+	assert.match(partitionProblems("ota_0, app, ota_0, 0x20000, 0x100000\n").join("\n"), /no storage partition/);
+	assert.match(partitionProblems("ota_0, app, ota_0, 0x20000, 0x100000\nstorage, data, spiffs, 0x200000, 0x400000\n").join("\n"), /at least 8 MB/);
+	assert.match(partitionProblems("nvs, data, nvs, 0x8000, 0x6000\nota_0, app, ota_0, 0x20000, 0x100000\nstorage, data, spiffs, 0x800000, 0x800000\n").join("\n"), /overlaps the bootloader and partition table/);
+	assert.deepEqual(partitionProblems(partitions), []);
+});

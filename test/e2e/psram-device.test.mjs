@@ -1,0 +1,30 @@
+// The device's "psram" C (hosts/esp32/psram.c over psram_core.c) on the host:
+// psram.c compiles against the XS headers under -Wall -Wextra -Werror, and
+// psram_core.c runs against a stand-in of ESP-IDF's heap_caps (test/native/)
+// under ASan/UBSan: where buffers land, the fallback to internal RAM and its
+// counter, resize, release, refusal. (Its JS side is type-checked and linked
+// by npm run check:device.)
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "../../tools/build.mjs";
+
+const OUT = join(ROOT, "build", "native");
+const XS = join(ROOT, "node_modules", "@agoric", "xsnap", "moddable", "xs");
+const FLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-DPSRAM_HOST_STANDIN", "-Ihosts/esp32", "-Itest/native"];
+
+test("hosts/esp32/psram.c compiles against the XS headers and a heap_caps stand-in, warnings as errors", () => {
+	mkdirSync(OUT, { recursive: true });
+	execFileSync("gcc", [...FLAGS, "-Wno-sequence-point", `-I${XS}/includes`, `-I${XS}/platforms`, "-c", "-o", join(OUT, "psram.o"), "hosts/esp32/psram.c"], { cwd: ROOT, stdio: "pipe" });
+});
+
+test("psram_core: buffers land in their pool, a full PSRAM falls back to internal RAM and is counted", () => {
+	mkdirSync(OUT, { recursive: true });
+	const binary = join(OUT, "psram_core_test");
+	execFileSync("gcc", [...FLAGS, "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-o", binary,
+		"test/native/psram_core_test.c", "hosts/esp32/psram_core.c", "test/native/heap_caps_standin.c"], { cwd: ROOT, stdio: "pipe" });
+	const output = execFileSync(binary, { encoding: "utf8" });
+	assert.match(output, /^ok \d+ checks$/m);
+});
