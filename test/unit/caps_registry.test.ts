@@ -273,7 +273,7 @@ test("get_time answers the UTC and local time and uptime, and says when the cloc
 test("system_info answers the firmware, uptime, heap, buffer pools, sockets and network it is given, in short lines", async () => {
 	const box = toolbox(boardTools({
 		wallClockMs: () => 0, now: () => 10_500, bootMs: 500, zone: () => parseTimeZone("UTC"),
-		pools: () => ({ psram: { used: 2048, peak: 4096, size: 8192 * 1024, count: 1 } }),
+		pools: () => ({ psram: { used: 2048, peak: 4096, size: 8192 * 1024, count: 1, fallbacks: 0 } }),
 		network: () => "the Linux host's network",
 		heap: () => ({ chunkUsed: 300 * 1024, chunkPeak: 400 * 1024 + 1, chunkSize: 2048 * 1024, slotUsed: 100, slotPeak: 2048, slotSize: 1024 * 1024, sockets: 7 }),
 		firmware: { name: "xsclaw", version: "1.2.3", platform: "lin" },
