@@ -8,7 +8,7 @@
 // FILES_READ_MAX_BYTES from an offset. Writes replace the file atomically
 // (util/files: temp, flush, rename), so a power loss leaves the old or the new.
 // Writing and deleting are restricted (owner only); listing and reading are not.
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import { FILES_FILE_MAX_BYTES, FILES_MAX_COUNT, FILES_READ_MAX_BYTES, FILES_TOTAL_MAX_BYTES } from "budgets";
 import type { Capability } from "caps/types";
 import { BAD_SUFFIX, TEMP_SUFFIX, byteLength, decodeText, exists, readWhole, utf8, writeAtomically } from "util/files";

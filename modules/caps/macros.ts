@@ -6,7 +6,7 @@
 // applies to every call it then makes. At most MACROS_MAX, kept in
 // caps/macros.json (written atomically). Creating and deleting are restricted
 // (owner only); the tool list changes when a macro is made or deleted.
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import { MACROS_FILE_MAX_BYTES, MACROS_MAX, MACRO_ACTION_MAX_CHARS, MACRO_DESCRIPTION_MAX_CHARS } from "budgets";
 import type { CapSource, Capability } from "caps/types";
 import { loadFile, refuseIfUnreadable, textFile } from "memory/flash";

@@ -14,8 +14,7 @@
 //
 // Never throws for a part that works only partly: a folder that cannot be made
 // leaves that part on the storage root, a damaged file is kept aside (logged).
-import filesRoot from "embedded:storage/files";
-import type { Directory } from "embedded:storage/files";
+import { files as filesRoot, type Directory } from "util/io";
 import type { HeapFigures } from "host/platform";
 import type { PoolStats } from "psram";
 import { SCHED_SUBMIT_TIMEOUT_MS } from "budgets";

@@ -19,7 +19,7 @@
 // SCHED_TICK_MAX_MS, so a wall clock set late (SNTP) is noticed within that.
 // Nothing fires while the wall clock is unset (before 2024). At most
 // SCHED_ENTRIES_MAX entries.
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import Timer from "timer";
 import { SCHED_CATCH_UP_MS, SCHED_ENTRIES_MAX, SCHED_FILE_MAX_BYTES, SCHED_MIN_INTERVAL_S, SCHED_TEXT_MAX_CHARS, SCHED_TICK_MAX_MS } from "budgets";
 import { loadFile, refuseIfUnreadable, textFile } from "memory/flash";

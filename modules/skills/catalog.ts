@@ -8,7 +8,7 @@
 //
 // Limits: SKILLS_MAX skills, each at most SKILL_DOC_MAX_BYTES; a file that does
 // not fit the format is skipped with a log line and left as it is.
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import { SKILLS_MAX, SKILL_DOC_MAX_BYTES } from "budgets";
 import { BUILTIN_SKILLS } from "skills/builtin";
 import { decodeText, readWhole } from "util/files";
