@@ -252,10 +252,12 @@ export function deviceImage(root = DEFAULT_ROOT, platform = "esp32/esp32s3") {
 	return existsSync(path) ? path : undefined;
 }
 
-export function checkDevice({ root = DEFAULT_ROOT, platform = "esp32/esp32s3" } = {}) {
+// sdkRoot is where the SDK is looked for: the tree itself, except for the
+// broken copies in the cache, which take the SDK their original found.
+export function checkDevice({ root = DEFAULT_ROOT, platform = "esp32/esp32s3", sdkRoot = root } = {}) {
 	root = resolve(root);
 	const started = Date.now();
-	const { dir: moddable, bin } = sdk(root);
+	const { dir: moddable, bin } = sdk(resolve(sdkRoot));
 	const env = {
 		...process.env,
 		MODDABLE: moddable,
@@ -375,7 +377,7 @@ export function checkBrokenCopies(root = DEFAULT_ROOT, platform = "esp32/esp32s3
 		broken.change(copy);
 		let message;
 		try {
-			checkDevice({ root: copy, platform });
+			checkDevice({ root: copy, platform, sdkRoot: root });
 		} catch (error) {
 			if (!error.checkDevice) throw error;
 			message = error.message;
