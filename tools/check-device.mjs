@@ -290,7 +290,13 @@ export function checkDevice({ root = DEFAULT_ROOT, platform = "esp32/esp32s3", s
 	// One tsc over every module first, with the generated options: the first
 	// type error comes in seconds, and a change to a declaration is checked
 	// against every module that uses it (make recompiles only changed files).
-	const perModule = findFiles(join(tmp, "modules"), (name) => name.endsWith("-tsconfig.json"));
+	// A module since removed from the tree leaves its tsconfig in a reused
+	// output folder: those are deleted, not checked.
+	const perModule = findFiles(join(tmp, "modules"), (name) => name.endsWith("-tsconfig.json")).filter((path) => {
+		const stale = (JSON.parse(readFileSync(path, "utf8")).files ?? []).some((file) => !existsSync(resolve(dirname(path), file)));
+		if (stale) rmSync(path);
+		return !stale;
+	});
 	const files = perModule.flatMap((path) => JSON.parse(readFileSync(path, "utf8")).files ?? []);
 	const whole = join(tmp, "tsconfig-check.json");
 	writeFileSync(whole, JSON.stringify({ extends: join(tmp, "modules", "tsconfig-base.json"), compilerOptions: { noEmit: true, rootDir: "/" }, files }, null, "\t"));
