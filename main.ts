@@ -64,9 +64,9 @@ const logCommands = openLogSettings(config);
 // by SNTP (on lin: the host's, at once). The network interface is the board's
 // hardware, so the station belongs to this machine; its lines reach the console
 // once it exists. Its gate holds this machine's name lookups (the channels' HTTP
-// client) until Wi-Fi and the clock are up; the agent machine's own HTTP client
-// is not gated yet (ARCHITECTURE.md, "Wi-Fi and the agent machine").
-const station = new WifiStation({ network, settings: config, timer: Timer, log: (line) => print(line) });
+// client) until Wi-Fi and the clock are up; the agent machine's lookups (the
+// LLM's) wait on the same state, told over the agent port (net/online).
+const station = new WifiStation({ network, settings: config, timer: Timer, log: (line) => print(line), onChange: (state) => agent.client.online(state) });
 const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };
 // Lines for the console before it exists (while the agent starts) wait here.
 const early: string[] = [];
@@ -142,6 +142,7 @@ commands.add(
 	...routing.commands,
 	...telegram.commands,
 );
+agent.client.online(station.onlineState());
 const ready = await agent.start();
 
 // The console edits and echoes lines on a UART and on a terminal; piped input is read as is.

@@ -12,6 +12,7 @@
 import Timer from "timer";
 import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_REPLY_TIMEOUT_MS } from "budgets";
 import type { AgentEvent, AgentResponse, OutEvent } from "core/types";
+import type { OnlineState } from "net/online";
 import type { AgentPort } from "router/types";
 import { messageOf } from "util/errors";
 import { log } from "util/log";
@@ -68,6 +69,7 @@ interface Pending {
 /** The one client of the agent port: the console uses it, and the router and channels through router/types' AgentPort. */
 export class AgentClient implements AgentPort {
 	#post?: (message: ToAgent) => void;
+	#online: OnlineState = "online";
 	#down = "the agent is starting; try again in a moment";
 	#calls = new Map<number, Pending>();
 	// Event listeners by call. They outlive the call itself: a submit nobody
@@ -94,10 +96,10 @@ export class AgentClient implements AgentPort {
 		return this.#calls.size;
 	}
 
-	/** Attaches a new agent machine and sends it the settings it starts with. */
+	/** Attaches a new agent machine and sends it the settings it starts with, and the online state. */
 	attach(post: (message: ToAgent) => void, settings: Record<string, string>): void {
 		this.#post = post;
-		this.#send({ type: "start", settings });
+		this.#send({ type: "start", settings, online: this.#online });
 	}
 
 	/** The machine is gone: every call in flight fails now with reason, and so do new ones until the next attach. */
@@ -202,6 +204,13 @@ export class AgentClient implements AgentPort {
 	/** Tells the agent a setting changed (value undefined: unset). Dropped while no machine is attached: the next one starts with every setting. */
 	setting(name: string, value: string | undefined): void {
 		if (this.#post) this.#send({ type: "setting", name, value: value ?? null });
+	}
+
+	/** Tells the agent whether the board is online (net/online); a machine attached later starts with the latest state. */
+	online(state: OnlineState): void {
+		if (state === this.#online) return;
+		this.#online = state;
+		if (this.#post) this.#send({ type: "online", state });
 	}
 
 	/** Asks the agent to stop its cores and close its files; resolves when it has. */

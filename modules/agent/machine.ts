@@ -22,6 +22,7 @@ import { openLlm } from "llm/setup";
 import { openMemory } from "memory/setup";
 import { Aborter } from "net/abort";
 import { boardHttp } from "net/board";
+import type { OnlineGate } from "net/online";
 import { sessionCommands } from "store/console";
 import { openSessions, type Sessions } from "store/sessions";
 import { messageOf } from "util/errors";
@@ -48,13 +49,14 @@ function openSessionStore(): { sessions?: Sessions; warning?: string } {
 }
 
 /** Opens every part of the agent machine (agent/service's OpenAgent). */
-export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) => void, options: AgentMachineOptions = {}): AgentParts {
+export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) => void, online: OnlineGate, options: AgentMachineOptions = {}): AgentParts {
 	const bootMs = now();
 	// This machine's own logger: the level and the secrets to mask, from its settings.
 	applyLogSettings(settings);
 	// One HTTP client for every outgoing request of this machine (keep-alive per
-	// origin); big buffers (HTTP bodies, images) come from PSRAM.
-	const { http, buffers } = boardHttp();
+	// origin); big buffers (HTTP bodies, images) come from PSRAM. Its name lookups
+	// wait for Wi-Fi and the clock (the main machine's station tells the state).
+	const { http, buffers } = boardHttp(online);
 	// The LLM runtime is built lazily from llm.* settings on the first request.
 	const llm = openLlm({ config: settings, transport: http, buffers });
 	const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };

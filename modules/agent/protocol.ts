@@ -12,10 +12,11 @@
 // Calls: a message from main with a `call` number (1..2^31) gets exactly one
 // final reply carrying the same number ("accepted"+"response" for an ask,
 // otherwise one reply), or a "failed" with a sentence. Notifications ("start",
-// "setting", "out", "ready", "refused") carry no call.
+// "setting", "online", "out", "ready", "refused") carry no call.
 import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_ID_MAX_CHARS, AGENT_PORT_LIST_MAX, AGENT_PORT_TEXT_MAX_CHARS, MAX_SUBAGENTS } from "budgets";
 import { Channel, type AgentEvent, type AgentResponse, type OutEvent, type Phase } from "core/types";
 import type { HeapFigures } from "host/platform";
+import { ONLINE_STATES, type OnlineState } from "net/online";
 import { isObject } from "util/values";
 
 /** Bumped when a message changes shape; both machines come from one build, so this only names the protocol in errors. */
@@ -70,10 +71,12 @@ export interface AgentStatus {
 // ---- main -> agent ----
 
 export type ToAgent =
-	/** First message after the Worker is created: the settings the agent reads (agent/settings). */
-	| { type: "start"; settings: Record<string, string> }
+	/** First message after the Worker is created: the settings the agent reads (agent/settings), and whether the board is online. */
+	| { type: "start"; settings: Record<string, string>; online: OnlineState }
 	/** A setting changed on the console (value null: unset). */
 	| { type: "setting"; name: string; value: string | null }
+	/** The Wi-Fi station's state changed: the agent's name lookups (the LLM's) wait for "online" (net/online). */
+	| { type: "online"; state: OnlineState }
 	/** Queue a request; replies "accepted" (or "failed"), then, if response, "response". wait_ms: how long to wait for room in the queue. */
 	| { type: "submit"; call: number; request: PortRequest; wait_ms: number; response: boolean; response_ms: number; events: WatchableEvent[] }
 	/** Cancel a request (0: the one in flight); replies "cancelled". */
@@ -218,8 +221,10 @@ export function readToAgent(message: unknown): ToAgent {
 			if (names.length > AGENT_PORT_LIST_MAX) r.fail(`settings has ${names.length} entries, more than ${AGENT_PORT_LIST_MAX}`);
 			const settings: Record<string, string> = {};
 			for (const name of names) settings[r.string(name, "a setting's name", AGENT_PORT_ID_MAX_CHARS)] = r.string(given[name], `settings.${name}`);
-			return { type: "start", settings };
+			return { type: "start", settings, online: readOnline(r, m.online) };
 		}
+		case "online":
+			return { type: "online", state: readOnline(r, m.state) };
 		case "setting":
 			if (m.value !== null) r.string(m.value, "value");
 			return { type: "setting", name: r.string(m.name, "name", AGENT_PORT_ID_MAX_CHARS), value: m.value as string | null };
@@ -254,6 +259,11 @@ export function readToAgent(message: unknown): ToAgent {
 		default:
 			return unknownType(r);
 	}
+}
+
+function readOnline(r: Reader, value: unknown): OnlineState {
+	if (!ONLINE_STATES.includes(value as OnlineState)) r.fail(`the online state must be one of ${ONLINE_STATES.join(", ")}`);
+	return value as OnlineState;
 }
 
 function readResponse(r: Reader, value: unknown): AgentResponse {

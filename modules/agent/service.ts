@@ -6,18 +6,23 @@
 // The first message is "start" with the agent's settings: the service builds
 // its SettingsMirror and opens the agent (agent/machine's openAgent, or a test's
 // fake) through `open`, then posts "ready" with the console commands the agent
-// owns. Messages before "start" are answered with "failed".
+// owns. Messages before "start" are answered with "failed". "start" and
+// "online" carry the Wi-Fi station's state: the agent's own name lookups (the
+// LLM's HTTP client) wait on it through `online`, as the main machine's wait
+// on the station (net/online).
 //
 // A submit without session_id talks in the current session of its chat (the
 // agent owns chats.json). A submit that wants its response waits for it here
 // (core.receiveFor) and cancels the request when response_ms pass without one,
 // so a forgotten request never holds the core. Watched events of a request are
 // forwarded until its agent_end.
+import Timer from "timer";
 import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX } from "budgets";
 import { UsageError, type Command } from "console/types";
 import type { CoreStatus } from "core/core";
 import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent, type ToolOutcome } from "core/types";
 import type { HeapFigures } from "host/platform";
+import { OnlineWaiters, type OnlineGate, type OnlineState } from "net/online";
 import { messageOf } from "util/errors";
 import { log as logLine } from "util/log";
 import { CONSOLE_CHAT, PortError, readToAgent, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent } from "agent/protocol";
@@ -51,8 +56,8 @@ export interface AgentParts {
 	stop(): void;
 }
 
-/** Opens the agent from its settings; publish carries outbound events to the main machine. */
-export type OpenAgent = (settings: SettingsMirror, publish: (event: OutEvent) => void) => AgentParts;
+/** Opens the agent from its settings; publish carries outbound events to the main machine; online holds name lookups until the board is online. */
+export type OpenAgent = (settings: SettingsMirror, publish: (event: OutEvent) => void, online: OnlineGate) => AgentParts;
 
 export interface ServiceOptions {
 	post(message: FromAgent): void;
@@ -84,6 +89,8 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 	let parts: AgentParts | undefined;
 	let settings: SettingsMirror | undefined;
 	let stopped = false;
+	let online: OnlineState = "online";
+	const waiters = new OnlineWaiters(Timer, () => online);
 	type Watch = { call: number; types: readonly WatchableEvent[] };
 	const watched = new Map<number, Watch>();
 	// Watches of submits not yet given an id, by source: the core may start a
@@ -119,7 +126,8 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 	function start(message: Extract<ToAgent, { type: "start" }>): void {
 		if (settings) throw new PortError("the agent port refused a second \"start\": the agent machine is already open");
 		settings = new SettingsMirror(message.settings, log);
-		parts = options.open(settings, (event) => post({ type: "out", event }));
+		online = message.online;
+		parts = options.open(settings, (event) => post({ type: "out", event }), waiters.gate);
 		parts.core.addListener(onEvent);
 		const commands: CommandInfo[] = parts.commands(CONSOLE_CHAT).map((c) => ({
 			name: c.name, usage: c.usage, help: c.help,
@@ -198,6 +206,10 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 		switch (m.type) {
 			case "setting":
 				settings!.apply(m.name, m.value ?? undefined);
+				return;
+			case "online":
+				online = m.state;
+				waiters.settle();
 				return;
 			case "submit":
 				void submit(agent, m);

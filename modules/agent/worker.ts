@@ -18,5 +18,5 @@ if (typeof lockdown === "function") lockdown();
 
 self.onmessage = serveAgent({
 	post: (message) => self.postMessage(message),
-	open: (settings, publish) => openAgent(settings, publish),
+	open: (settings, publish, online) => openAgent(settings, publish, online),
 });

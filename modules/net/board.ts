@@ -9,6 +9,7 @@ import Timer from "timer";
 import * as psram from "psram";
 import { now } from "host/platform";
 import { HttpClient } from "net/http";
+import type { OnlineGate } from "net/online";
 import type { ResolveRequest, ResolverConstructor, ResolverLike } from "net/types";
 import { psramBuffers, type BufferPool } from "util/buffers";
 import { DnsResolver, TcpSocket, TlsSocket } from "util/io";
@@ -19,9 +20,6 @@ export interface BoardHttp {
 	 * resize lets a chunked HTTP body grow in place instead of by copying. */
 	buffers: BufferPool;
 }
-
-/** Calls ready() when lookups may go out, or fail() when they cannot (the wifi status says why). */
-export type OnlineGate = (ready: () => void, fail: () => void) => void;
 
 /** One HTTP client for every outgoing request (keep-alive per origin). */
 export function boardHttp(online?: OnlineGate): BoardHttp {

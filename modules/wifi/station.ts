@@ -3,16 +3,14 @@
 // at start and when `wifi set` changes them, retries a failed or lost link
 // with doubling back-off (WIFI_RECONNECT_FIRST_MS .. WIFI_RECONNECT_MAX_MS,
 // forever: a board has no one to give up to), sets the clock by SNTP once
-// online, and holds name lookups (net/board's OnlineGate) until both are done,
+// online, and holds name lookups (net/online's OnlineGate) until both are done,
 // so the first TLS connection checks its certificate against a real date.
 // Each change is one status line on the console. On lin (network kind "host")
 // the process is online from the start and nothing is driven.
 import type { AccessPoint, LinkEvent } from "host/network";
+import { OnlineWaiters, type OnlineState } from "net/online";
 import type { TimerLike } from "net/types";
-import {
-	ONLINE_WAIT_MAX_MS, ONLINE_WAITERS_MAX, SNTP_RETRY_MS, SNTP_SERVER,
-	WIFI_RECONNECT_FIRST_MS, WIFI_RECONNECT_MAX_MS,
-} from "budgets";
+import { SNTP_RETRY_MS, SNTP_SERVER, WIFI_RECONNECT_FIRST_MS, WIFI_RECONNECT_MAX_MS } from "budgets";
 
 /** What the station drives: host/network's shape. */
 export interface NetworkBoard {
@@ -36,14 +34,14 @@ export interface StationOptions {
 	timer: TimerLike;
 	/** One status line for the console. */
 	log(line: string): void;
+	/** Told when onlineState() changes (the agent machine's lookups follow it). */
+	onChange?(state: OnlineState): void;
 }
 
 export const SSID_SETTING = "wifi.ssid";
 export const PASSWORD_SETTING = "wifi.password";
 
 export type LinkState = "host" | "unconfigured" | "joining" | "online" | "retrying";
-
-interface Waiter { ready(): void; fail(): void; timer: unknown }
 
 export class WifiStation {
 	#o: StationOptions;
@@ -53,13 +51,16 @@ export class WifiStation {
 	#clockRetry: unknown;  // SNTP retry timer
 	#syncing = false;
 	#generation = 0;       // bumped by every connect: late events of an older link are ignored
-	#waiters: Waiter[] = [];
+	#waiters: OnlineWaiters;
+	#told: OnlineState;
 	#address = "";
 	#lastError = "";
 
 	constructor(options: StationOptions) {
 		this.#o = options;
 		this.#state = options.network.kind === "host" ? "host" : "unconfigured";
+		this.#waiters = new OnlineWaiters(options.timer, () => this.onlineState());
+		this.#told = this.onlineState();
 	}
 
 	get state(): LinkState { return this.#state; }
@@ -70,6 +71,7 @@ export class WifiStation {
 		const ssid = this.#o.settings.get(SSID_SETTING);
 		if (!ssid) {
 			this.#o.log("wifi: not configured: set it with wifi set SSID PASSWORD");
+			this.#changed();
 			return;
 		}
 		this.#join(ssid);
@@ -88,19 +90,13 @@ export class WifiStation {
 		return this.#state === "host" || (this.#state === "online" && this.#o.network.clockSet());
 	}
 
-	/** net/board's OnlineGate: ready() at once or when online with the clock set; fail() after ONLINE_WAIT_MAX_MS, or at once when nothing is configured. */
-	gate = (ready: () => void, fail: () => void): void => {
-		if (this.online()) return ready();
-		if (this.#state === "unconfigured" || this.#waiters.length >= ONLINE_WAITERS_MAX) return fail();
-		const waiter: Waiter = {
-			ready, fail,
-			timer: this.#o.timer.set(() => {
-				this.#waiters = this.#waiters.filter((w) => w !== waiter);
-				fail();
-			}, ONLINE_WAIT_MAX_MS),
-		};
-		this.#waiters.push(waiter);
-	};
+	/** online: lookups go now; waiting: joining or retrying; offline: nothing configured. */
+	onlineState(): OnlineState {
+		return this.online() ? "online" : this.#state === "unconfigured" ? "offline" : "waiting";
+	}
+
+	/** net/online's gate over this station's state: lookups wait for Wi-Fi and the clock. */
+	gate = (ready: () => void, fail: () => void): void => this.#waiters.gate(ready, fail);
 
 	/** The `wifi status` and `status` line. */
 	statusLine(): string {
@@ -120,6 +116,7 @@ export class WifiStation {
 	#join(ssid: string): void {
 		const generation = ++this.#generation;
 		this.#state = "joining";
+		this.#changed();
 		this.#o.log(`wifi: joining ${ssid}`);
 		this.#o.network.connect(ssid, this.#o.settings.get(PASSWORD_SETTING) ?? "", (event) => {
 			if (generation === this.#generation) this.#onLink(ssid, event);
@@ -137,6 +134,7 @@ export class WifiStation {
 			return;
 		}
 		this.#state = "retrying";
+		this.#changed();
 		this.#lastError = event.reason;
 		const delay = Math.min(WIFI_RECONNECT_FIRST_MS * 2 ** Math.min(this.#attempt, 16), WIFI_RECONNECT_MAX_MS);
 		this.#attempt++;
@@ -168,13 +166,16 @@ export class WifiStation {
 
 	/** Lets the waiting lookups go once online with the clock set. */
 	#settle(): void {
-		if (!this.online()) return;
-		const waiters = this.#waiters;
-		this.#waiters = [];
-		for (const waiter of waiters) {
-			this.#clear(waiter.timer);
-			waiter.ready();
-		}
+		this.#waiters.settle();
+		this.#changed();
+	}
+
+	/** Tells onChange when the online state differs from what it was last told. */
+	#changed(): void {
+		const state = this.onlineState();
+		if (state === this.#told) return;
+		this.#told = state;
+		this.#o.onChange?.(state);
 	}
 
 	#clear(timer: unknown): void {
@@ -189,5 +190,6 @@ export class WifiStation {
 		this.#syncing = false;
 		this.#o.network.disconnect();
 		this.#state = "unconfigured";
+		this.#changed();
 	}
 }

@@ -15,6 +15,6 @@ const instant: ChatModel = {
 
 self.onmessage = serveAgent({
 	post: (message) => self.postMessage(message),
-	open: (settings, publish) => openAgent(settings, publish, { model: instant }),
+	open: (settings, publish, online) => openAgent(settings, publish, online, { model: instant }),
 	log: () => {},
 });

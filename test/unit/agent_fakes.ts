@@ -13,6 +13,7 @@ import type { SettingsMirror } from "agent/settings";
 import type { AgentMachine, SpawnAgent } from "agent/supervisor";
 import type { ChatRef } from "agent/protocol";
 import type { OutEvent } from "core/types";
+import type { OnlineGate } from "net/online";
 
 export function copy<T>(message: T): T {
 	return JSON.parse(JSON.stringify(message));
@@ -50,6 +51,8 @@ export interface FakeMachine extends AgentMachine {
 	inject(message: unknown): void;
 	settings?: SettingsMirror;
 	publish?: (event: OutEvent) => void;
+	/** The gate the machine's name lookups wait on (net/online). */
+	online?: OnlineGate;
 }
 
 /** Spawns in-process agent machines; each opens its parts with open. */
@@ -96,10 +99,11 @@ export class FakeAgents {
 				const copied = copy(message);
 				later(() => machine.alive && handlers.onmessage(copied));
 			},
-			open: (settings, publish) => {
+			open: (settings, publish, online) => {
 				machine.settings = settings;
 				machine.publish = publish;
-				return this.#open(settings, publish);
+				machine.online = online;
+				return this.#open(settings, publish, online);
 			},
 			log: (line) => this.logs.push(line),
 		});

@@ -6,6 +6,7 @@ import { AGENT_PORT_CALLS_MAX, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
 import { PortError, readFromAgent, readToAgent, type FromAgent, type ToAgent } from "agent/protocol";
 import { AgentSupervisor } from "agent/supervisor";
 import { RequestFlag, type AgentEvent } from "core/types";
+import type { OnlineGate } from "net/online";
 import Timer from "timer";
 import { assert, test } from "testing";
 import { FakeAgents, HEAP, copy, echoCommands, partsOf } from "test/unit/agent_fakes";
@@ -15,7 +16,8 @@ const SOURCE = { channel: "console", chat_id: "local", sender_id: "console", mes
 const RESPONSE = { request_id: 3, session_id: "console-local", ok: true, text: "hi" };
 
 const TO_AGENT: ToAgent[] = [
-	{ type: "start", settings: { "llm.model": "m", "memory.mode": "light" } },
+	{ type: "start", settings: { "llm.model": "m", "memory.mode": "light" }, online: "waiting" },
+	{ type: "online", state: "online" },
 	{ type: "setting", name: "llm.model", value: "other" },
 	{ type: "setting", name: "llm.model", value: null },
 	{ type: "submit", call: 1, request: { flags: 0, user_text: "hello", source: SOURCE }, wait_ms: 5000, response: true, response_ms: 130000, events: ["tool_execution_start"] },
@@ -77,6 +79,8 @@ test("malformed and unknown messages are refused with a sentence naming what is 
 		[{ type: "submit", call: 3, request: { flags: 0, user_text: "x", source: SOURCE }, wait_ms: 0, response: true, events: ["secrets"] }, /"secrets", which is not an event a submitter can watch/, 3],
 		[{ type: "command", call: 5, name: "session", args: "", chat: "console" }, /chat must be an object/, 5],
 		[{ type: "setting", name: "llm.model", value: 3 }, /value must be a string/, 0],
+		[{ type: "online", state: "maybe" }, /online state must be one of online, waiting, offline/, 0],
+		[{ type: "start", settings: {} }, /online state must be one of/, 0],
 		[{ type: "submit", call: 6, request: { flags: 0, user_text: "x", source: SOURCE, role: "root" }, wait_ms: 0, response: false, events: [] }, /request\.role must be owner or user/, 6],
 		[{ type: "call_cap", call: 7, name: "gpio_write", args: [1, 2], request: { flags: 0, user_text: "x", source: SOURCE } }, /args must be an object/, 7],
 	];
@@ -169,6 +173,32 @@ test("settings reach the agent machine: only the agent's ones at start, then eac
 	await delay(5);
 	assert.deepEqual(heard, ["llm.model=m2", "llm.model=undefined"], "the agent's settings only, in order");
 	assert.equal(mirror.get("llm.model"), undefined);
+	await s.supervisor.stop();
+});
+
+test("the agent's name lookups follow the Wi-Fi station's state, told at start and at each change, also to a restarted machine", async () => {
+	const s = setup(new FakeModel(), { backoffMs: [10] });
+	s.client.online("waiting");
+	await s.supervisor.start();
+	const outcome = (gate: OnlineGate) => {
+		const seen = { result: "held" };
+		gate(() => { seen.result = "ready"; }, () => { seen.result = "failed"; });
+		return seen;
+	};
+	const held = outcome(s.agents.last.online!);
+	await delay(5);
+	assert.equal(held.result, "held", "a lookup waits while the board joins Wi-Fi");
+	s.client.online("online");
+	await waitFor(() => held.result === "ready", "the held lookup to go once online");
+	assert.equal(outcome(s.agents.last.online!).result, "ready", "later lookups go at once");
+	s.client.online("offline");
+	await waitFor(() => s.agents.last.received.some((m) => (m as { state?: string }).state === "offline"), "the change posted");
+	await delay(5);
+	assert.equal(outcome(s.agents.last.online!).result, "failed", "lookups fail at once with nothing configured");
+	s.agents.last.kill("out of memory");
+	await waitFor(() => s.agents.machines.length === 2 && s.agents.last.online !== undefined, "the restarted machine");
+	assert.equal(outcome(s.agents.last.online!).result, "failed", "a new machine starts with the latest state");
+	assert.deepEqual((s.agents.last.received[0] as { online: string }).online, "offline");
 	await s.supervisor.stop();
 });
 

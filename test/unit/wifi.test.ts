@@ -34,10 +34,11 @@ function setup(settings: Record<string, string> = { "wifi.ssid": "home", "wifi.p
 	radio.kind = kind;
 	const timers = new FakeTimers();
 	const lines: string[] = [];
+	const changes: string[] = [];
 	const values = new Map(Object.entries(settings));
 	const config = { get: (name: string) => values.get(name), set: (name: string, value: string) => void values.set(name, value), unset: (name: string) => values.delete(name) };
-	const station = new WifiStation({ network: radio, settings: config, timer: timers, log: (line) => void lines.push(line) });
-	return { radio, timers, lines, values, config, station };
+	const station = new WifiStation({ network: radio, settings: config, timer: timers, log: (line) => void lines.push(line), onChange: (state) => void changes.push(state) });
+	return { radio, timers, lines, changes, values, config, station };
 }
 
 function gateOutcome(station: WifiStation): { result: string } {
@@ -121,11 +122,29 @@ test("lookups fail at once when no network is configured, after ONLINE_WAIT_MAX_
 	assert.ok(held.every((o) => o.result === "failed"));
 });
 
+test("onChange hears each change of the online state once: waiting while joining, online with the clock, waiting again on a lost link", () => {
+	const { radio, station, changes, timers } = setup();
+	assert.equal(station.onlineState(), "offline", "nothing joined yet");
+	station.start();
+	radio.onLink!({ type: "connected", address: "10.0.0.2" });
+	assert.deepEqual(changes, ["waiting"], "connected without the clock is still waiting");
+	radio.clock = true;
+	radio.timeRequests[0]();
+	radio.onLink!({ type: "disconnected", reason: "the access point dropped the connection" });
+	timers.advance(WIFI_RECONNECT_FIRST_MS);
+	assert.deepEqual(changes, ["waiting", "online", "waiting"]);
+	const none = setup({});
+	none.station.start();
+	assert.deepEqual(none.changes, [], "offline from the start is no change");
+	assert.equal(none.station.onlineState(), "offline");
+});
+
 test("on lin (kind host) nothing is driven and lookups go at once", () => {
 	const { radio, station } = setup({}, "host");
 	station.start();
 	assert.equal(radio.joins.length, 0);
 	assert.equal(gateOutcome(station).result, "ready");
+	assert.equal(station.onlineState(), "online");
 	assert.match(station.statusLine(), /none on lin/);
 });
 
