@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../../tools/build.mjs";
-import { PROTOCOLS, configureLlm, until, withMockAndFirmware } from "./console-firmware.mjs";
+import { PROTOCOLS, configureLlm, until, withMockAndFirmware } from "./firmware.mjs";
 import { VARIANTS } from "./xs.mjs";
 
 const KEY = "sk-agent-e2e-secret-0123456789";

@@ -10,40 +10,15 @@
 // fires once, not twice.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { startMockLLM } from "../../tools/mock-llm/index.mjs";
-import { makeTestCA } from "../../tools/testca.mjs";
-import { APP_MAP } from "../../tools/build.mjs";
-import { SANITIZER_ERROR, withTempDir } from "./xs.mjs";
-import { startFirmware } from "./firmware.mjs";
+import { PROTOCOLS, withMockAndFirmware } from "./firmware.mjs";
 
 const KEY = "sk-caps-e2e-secret-0123456789";
 const VARIANT = "release";
 
 /** The firmware and the mock LLM (OpenAI protocol, over TLS), configured, with pins 2 and 4 allowed; checks a clean exit with the key never logged. */
-async function withFirmware(fn) {
-	return withTempDir("xsclaw-caps-")(async (dir) => {
-		const ca = await makeTestCA(join(dir, "ca"));
-		const mock = await startMockLLM({ tls: ca.server, host: "127.0.0.1" });
-		const fw = startFirmware(["--modules", APP_MAP, "--data", join(dir, "data"), "--ca", ca.paths.ca], VARIANT);
-		try {
-			await fw.until(/type help for the commands\n/);
-			for (const line of ["config set llm.provider custom", `config set llm.base_url https://localhost:${mock.port}/v1`, "config set llm.model gpt-mock", `config set llm.api_key ${KEY}`, "config set gpio.allow 2,4", "config set script.grants time,math"]) {
-				const from = fw.stdout.length;
-				fw.send(line);
-				await fw.until(/^ok: /m, { from });
-			}
-			await fn({ fw, mock });
-			const result = await fw.end();
-			assert.equal(result.code, 0, `exit ${result.code} ${result.signal ?? ""}\n${result.stderr.slice(-3000)}`);
-			assert.doesNotMatch(result.stderr, SANITIZER_ERROR);
-			assert.ok(!result.stderr.includes(KEY), "the key is never logged");
-		} finally {
-			await fw.end();
-			await mock.close();
-		}
-	})();
-}
+const withFirmware = (fn) => withMockAndFirmware(VARIANT, fn, {
+	key: KEY, prefix: "xsclaw-caps-", protocol: PROTOCOLS[0], settings: ["config set gpio.allow 2,4", "config set script.grants time,math"],
+});
 
 /** The tool results a request sends back (OpenAI shape): [{id, content}]. */
 const toolResults = (record) => record.json.messages.filter((m) => m.role === "tool").map((m) => ({ id: m.tool_call_id, content: m.content }));

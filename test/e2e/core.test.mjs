@@ -6,7 +6,7 @@
 // one byte for byte (prompt-cache friendliness, SPEC §4).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { PROTOCOLS, configureLlm, until, withMockAndFirmware } from "./console-firmware.mjs";
+import { PROTOCOLS, configureLlm, until, withMockAndFirmware } from "./firmware.mjs";
 import { VARIANTS } from "./xs.mjs";
 
 const KEY = "sk-core-e2e-secret-0123456789";

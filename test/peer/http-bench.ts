@@ -6,6 +6,7 @@ import TCP from "embedded:io/socket/tcp";
 import TLS from "embedded:io/socket/tcp/tls";
 import * as psram from "psram";
 import { exit, now, option } from "host/platform";
+import { derOption } from "./der";
 import { Aborter } from "net/abort";
 import { HttpClient } from "net/http";
 import { HttpError, type HttpClientOptions } from "net/types";
@@ -16,11 +17,6 @@ const STREAM = option("stream-url") ?? "";
 const CONTROL = option("control-url") ?? "";
 const count = (name: string) => Number(option(name) ?? 1);
 
-function fromHex(hex: string): ArrayBuffer {
-	const bytes = new Uint8Array(hex.length / 2);
-	for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-	return bytes.buffer;
-}
 
 const buffers = psramBuffers(psram); // as main.ts wires it
 const makeClient = () => new HttpClient({
@@ -28,7 +24,7 @@ const makeClient = () => new HttpClient({
 	TLS: TLS as unknown as HttpClientOptions["TLS"],
 	Timer,
 	now,
-	certificate: fromHex(option("ca-der-hex") ?? ""),
+	certificate: derOption("ca-der-hex"),
 	buffers,
 });
 

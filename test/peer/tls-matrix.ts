@@ -11,6 +11,7 @@
 //   --tls13      "1" when this build speaks TLS 1.3 (Mbed TLS 4.0), "0" for 2.28
 import TLS, { forgetSessions } from "embedded:io/socket/tcp/tls";
 import { option } from "host/platform";
+import { derOption } from "./der";
 import { assert, test } from "testing";
 import { connect, connectError, roundTrip, type StreamClass } from "./stream";
 
@@ -18,13 +19,8 @@ const port = (name: string) => Number(option(name));
 const TLS13 = option("tls13") === "1";
 const Socket = TLS as unknown as StreamClass;
 
-function fromHex(hex: string): ArrayBuffer {
-	const bytes = new Uint8Array(hex.length / 2);
-	for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-	return bytes.buffer;
-}
-const CA = fromHex(option("ca-der-hex") ?? "");
-const ROOT = fromHex(option("root-der-hex") ?? "");
+const CA = derOption("ca-der-hex");
+const ROOT = derOption("root-der-hex");
 
 const at = (server: string, more: object = {}) =>
 	({ address: "127.0.0.1", port: port(server), host: "localhost", secure: { certificate: CA }, ...more });

@@ -13,6 +13,7 @@ import TLS from "embedded:io/socket/tcp/tls";
 import TCP from "embedded:io/socket/tcp";
 import Timer from "timer";
 import { collectGarbage, heap, option } from "host/platform";
+import { derOption } from "./der";
 import { assert, test } from "testing";
 import { connect, connectError, pumpPattern, roundTrip, type StreamClass } from "./stream";
 
@@ -22,12 +23,7 @@ const MODE = option("mode");
 const Socket = TLS as unknown as StreamClass;
 const delay = (ms: number) => new Promise((resolve) => Timer.set(resolve, ms));
 
-function fromHex(hex: string): ArrayBuffer {
-	const bytes = new Uint8Array(hex.length / 2);
-	for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-	return bytes.buffer;
-}
-const CA_DER = fromHex(option("ca-der-hex") ?? "");
+const CA_DER = derOption("ca-der-hex");
 
 const at = (p: number, more: object = {}) => ({ address: "127.0.0.1", port: p, host: "localhost", ...more });
 const withCA = (p: number, more: object = {}) => at(p, { secure: { certificate: CA_DER }, ...more });

@@ -10,6 +10,7 @@ import TCP from "embedded:io/socket/tcp";
 import TLS from "embedded:io/socket/tcp/tls";
 import * as psram from "psram";
 import { option } from "host/platform";
+import { derOption } from "./der";
 import { assert, test } from "testing";
 import { Aborter } from "net/abort";
 import type { HttpClientOptions } from "net/types";
@@ -20,12 +21,7 @@ import { psramBuffers } from "util/buffers";
 const WS = option("ws-url") ?? "";
 const WSS = option("wss-url") ?? "";
 const REFUSED = Number(option("refused-port"));
-function fromHex(hex: string): ArrayBuffer {
-	const bytes = new Uint8Array(hex.length / 2);
-	for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-	return bytes.buffer;
-}
-const CA_DER = fromHex(option("ca-der-hex") ?? "");
+const CA_DER = derOption("ca-der-hex");
 const buffers = psramBuffers(psram);
 
 /** A client whose messages land in a queue that next() takes from. */
