@@ -15,6 +15,7 @@
 //   'trickle'    `chunkBytes` (default 16) every `intervalMs` (default 50) until the client closes
 //   429, 500, …  (number or string) that status with the API's error JSON and `message`;
 //                `retry-after: retryAfter` seconds (default 1 for 429, else only when given)
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import * as openai from './openai.mjs';
@@ -99,18 +100,20 @@ function malformed(api, reply, ctx, stream) {
 
 /**
  * @param {{tls?: {key, cert}, host?: string, port?: number, requireKey?: string,
- *          onRequest?: (record) => void}} options
+ *          onRequest?: (record) => void, created?: number}} options
  *   requireKey: answer 401 unless the key comes as `Authorization: Bearer` (OpenAI paths)
  *   or `x-api-key` / bearer (Anthropic paths). onRequest: called with each new request record.
+ *   created: the `created` second of every OpenAI reply (default: the clock), so that two
+ *   runs of one script get byte-identical replies (the peer comparison's check).
  * @returns {{port, url, requests, connections, pending, script(...scenarios), close()}}
  *   Each record in `requests`: {seq, conn (connection id), method, path, headers, body (raw
  *   string), json, protocol ('openai' | 'anthropic' | null), stream, scenario,
- *   response: {status, bytes, complete, aborted, receivedAt, closedAt}}; `response` is
- *   updated as it is written. receivedAt (the request body was read) and closedAt (the
+ *   response: {status, bytes, complete, aborted, receivedAt, closedAt, sha256}}; `response` is
+ *   updated as it is written; sha256 (hex) is the digest of a scripted reply's whole body. receivedAt (the request body was read) and closedAt (the
  *   response ended or its connection closed; null until then) are CLOCK_MONOTONIC
  *   milliseconds, the clock of the lin host's now(), so the two can be subtracted.
  */
-export async function startMockLLM({ tls, host = '127.0.0.1', port = 0, requireKey, onRequest } = {}) {
+export async function startMockLLM({ tls, host = '127.0.0.1', port = 0, requireKey, onRequest, created } = {}) {
   const queue = [];
   const requests = [];
   const connIds = new WeakMap();
@@ -168,7 +171,7 @@ export async function startMockLLM({ tls, host = '127.0.0.1', port = 0, requireK
       protocol: proto?.name ?? null,
       stream: false,
       scenario: null,
-      response: { status: 0, bytes: 0, complete: false, aborted: false, receivedAt: monotonicMs(), closedAt: null },
+      response: { status: 0, bytes: 0, complete: false, aborted: false, receivedAt: monotonicMs(), closedAt: null, sha256: null },
     };
     requests.push(rec);
     res.on('finish', () => { rec.response.complete = true; });
@@ -208,7 +211,7 @@ export async function startMockLLM({ tls, host = '127.0.0.1', port = 0, requireK
     const ctx = {
       seq: rec.seq,
       model: rec.json.model,
-      created: Math.floor(Date.now() / 1000),
+      created: created ?? Math.floor(Date.now() / 1000),
       includeUsage: rec.json.stream_options?.include_usage === true,
       inputTokens: Math.ceil(Buffer.byteLength(rec.body) / 4),
     };
@@ -235,6 +238,7 @@ export async function startMockLLM({ tls, host = '127.0.0.1', port = 0, requireK
 
     const reply = fault === 'huge' ? hugeReply(api, ctx, stream, s.bytes ?? 4 * 1024 * 1024) : toReply(s, ctx.inputTokens);
     const payload = Buffer.from(fault === 'malformed' ? malformed(api, reply, ctx, stream) : render(api, reply, ctx, stream));
+    rec.response.sha256 = createHash('sha256').update(payload).digest('hex');
     if (!stream) headers['content-length'] = payload.length;
     res.writeHead(200, headers);
 
