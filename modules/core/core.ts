@@ -482,6 +482,7 @@ export class Core {
 	}
 
 	#onLlmEvent(run: Run, event: LlmEvent): void {
+		if (!this.#listeners.length) return;   // nobody listens: no event objects per delta
 		switch (event.type) {
 			case "message_start":
 				this.#emit(run, { type: "message_start", attempt: event.attempt });
@@ -572,6 +573,7 @@ export class Core {
 	// ---- outputs ----
 
 	#emit(run: Run, event: EventBody): void {
+		if (!this.#listeners.length) return;
 		const full = { agent_id: this.agentId, request_id: run.request.request_id, session_id: run.request.session_id, ...event } as AgentEvent;
 		for (const listener of this.#listeners.slice()) {
 			try {

@@ -60,16 +60,32 @@ export function selectPromptHistory(records: PromptRecord[], budgetBytes: number
 	return selectWindow((i) => records[i], 0, records.length, budgetBytes);
 }
 
-/** Whether a tool call record and the tool results after it make a whole round: every call answered, every result a call's. */
+// The kinds and roles compared in the loops below, named once: the lin host copies a
+// string literal into the heap each time it is evaluated (the device reads it in flash),
+// and these loops run over hundreds of records per request.
+const TOOL_RESULT = "tool_result", ASSISTANT_TOOL = "assistant_tool", USER = "user", TOOL = "tool", ASSISTANT = "assistant";
+
+/** Whether a tool call record and the tool results after it make a whole round: every call answered, every result a call's. Plain loops: no closure per call (it runs for every round of the window, twice, per request). */
 function wholeRound(at: (i: number) => PromptRecord | undefined, call: number, results: number[]): boolean {
 	const message = at(call)!.message;
-	const calls = message.role === "assistant" ? message.tool_calls ?? [] : [];
-	if (!calls.length) return false;
-	const answers = (id: string) => results.some((r) => { const m = at(r)!.message; return m.role === "tool" && m.tool_call_id === id; });
-	return calls.every((c) => answers(c.id)) && results.every((r) => {
-		const m = at(r)!.message;
-		return m.role === "tool" && calls.some((c) => c.id === m.tool_call_id);
-	});
+	const calls = message.role === ASSISTANT ? message.tool_calls : undefined;
+	if (!calls || !calls.length) return false;
+	for (let c = 0; c < calls.length; c++) {
+		let answered = false;
+		for (let r = 0; r < results.length && !answered; r++) {
+			const m = at(results[r])!.message;
+			answered = m.role === TOOL && m.tool_call_id === calls[c].id;
+		}
+		if (!answered) return false;
+	}
+	for (let r = 0; r < results.length; r++) {
+		const m = at(results[r])!.message;
+		if (m.role !== TOOL) return false;
+		let known = false;
+		for (let c = 0; c < calls.length && !known; c++) known = calls[c].id === m.tool_call_id;
+		if (!known) return false;
+	}
+	return true;
 }
 
 /** The index of the record before i (below start: none). */
@@ -94,23 +110,23 @@ function above(at: (i: number) => PromptRecord | undefined, i: number, end: numb
  * array of the messages given.
  */
 export function selectWindow(at: (i: number) => PromptRecord | undefined, start: number, end: number, budgetBytes: number): Message[] {
-	let round: number[] = [];
+	const round: number[] = [];
 	let used = 0;
 	let from = end;   // where the window starts: its oldest user message
 	// Back from the newest: each pass consumes at least one record, so bounded by end - start.
 	for (let i = below(at, end, start); i >= start;) {
 		const record = at(i)!;
 		let unitStart = i, bytes = record.bytes, keep = true;
-		if (record.kind === "tool_result") {
-			round = [];
+		if (record.kind === TOOL_RESULT) {
+			round.length = 0;
 			let first = i;
-			for (let j = i; j >= start && at(j)!.kind === "tool_result"; j = below(at, j, start)) {
+			for (let j = i; j >= start && at(j)!.kind === TOOL_RESULT; j = below(at, j, start)) {
 				round.push(j);
 				bytes += j === i ? 0 : at(j)!.bytes;
 				first = j;
 			}
 			const call = below(at, first, start);
-			if (call >= start && at(call)!.kind === "assistant_tool") {
+			if (call >= start && at(call)!.kind === ASSISTANT_TOOL) {
 				unitStart = call;
 				keep = wholeRound(at, call, round);
 				bytes += at(call)!.bytes;
@@ -118,13 +134,13 @@ export function selectWindow(at: (i: number) => PromptRecord | undefined, start:
 				unitStart = first;   // results with no call before them
 				keep = false;
 			}
-		} else if (record.kind === "assistant_tool") {
+		} else if (record.kind === ASSISTANT_TOOL) {
 			keep = false;           // a call with no results after it
 		}
 		if (keep) {
 			if (used + bytes > budgetBytes) break;
 			used += bytes;
-			if (at(unitStart)!.message.role === "user") from = unitStart;
+			if (at(unitStart)!.message.role === USER) from = unitStart;
 		}
 		i = below(at, unitStart, start);
 	}
@@ -132,18 +148,18 @@ export function selectWindow(at: (i: number) => PromptRecord | undefined, start:
 	// Forward over the window: the same units, now given in order.
 	for (let i = from; i < end;) {
 		const record = at(i)!;
-		if (record.kind === "tool_result") {
+		if (record.kind === TOOL_RESULT) {
 			i = above(at, i, end);   // results with no call before them
 			continue;
 		}
-		if (record.kind !== "assistant_tool") {
+		if (record.kind !== ASSISTANT_TOOL) {
 			out.push(record.message);
 			i = above(at, i, end);
 			continue;
 		}
-		round = [];
+		round.length = 0;
 		let j = above(at, i, end);
-		for (; j < end && at(j)!.kind === "tool_result"; j = above(at, j, end)) round.push(j);
+		for (; j < end && at(j)!.kind === TOOL_RESULT; j = above(at, j, end)) round.push(j);
 		if (wholeRound(at, i, round)) {
 			out.push(record.message);
 			for (const r of round) out.push(at(r)!.message);
