@@ -1,6 +1,6 @@
 // main: assembles the main machine of the firmware: the config store, the
 // agent machine's supervisor with the agent port's client, the event router,
-// the chat channels (Telegram), the Wi-Fi station and the serial console (SPEC §1).
+// the chat channels (Telegram, QQ), the Wi-Fi station and the serial console (SPEC §1).
 // The agent
 // machine (a Worker: core, LLM runtime, sessions, memory, tools) is reached only
 // through that client (ARCHITECTURE.md); the channels have their own HTTP client.
@@ -24,6 +24,7 @@ import { agentCommands, agentStatusLines, consoleMessages, proxyCommand } from "
 import { spawnAgentWorker } from "agent/spawn";
 import { AgentSupervisor } from "agent/supervisor";
 import { openTelegram } from "channels/telegram/setup";
+import { openQq } from "channels/qq/setup";
 import { boardHttp } from "net/board";
 import { openRouter } from "router/setup";
 import { openLogSettings } from "console/log";
@@ -108,9 +109,14 @@ const routing = openRouter({
 });
 // The channels' own HTTP client (the agent machine has its own for the LLM); its
 // name lookups wait for the station.
-const { http } = boardHttp(station.gate);
+const { http, webSocket } = boardHttp(station.gate);
 const telegram = openTelegram({
 	config, http, files: filesRoot, router: routing.router, port: agent.client, timers: Timer, now, log,
+	notify: (line) => print(line),
+});
+// QQ: the same router, pairing and agent port; its gateway is a WebSocket on the board's sockets.
+const qq = openQq({
+	config, http, openSocket: webSocket, files: filesRoot, router: routing.router, port: agent.client, timers: Timer, now, log,
 	notify: (line) => print(line),
 });
 
@@ -120,7 +126,7 @@ let repl: Repl | undefined;
 // outlives either machine; then the firmware starts again.
 const restart = async () => {
 	repl?.stop();
-	await Promise.all([telegram.stop(), agent.stop()]);
+	await Promise.all([telegram.stop(), qq.stop(), agent.stop()]);
 	network.disconnect();
 	reboot();
 };
@@ -141,13 +147,14 @@ commands.add(
 	...logCommands,
 	...routing.commands,
 	...telegram.commands,
+	...qq.commands,
 );
 agent.client.online(station.onlineState());
 const ready = await agent.start();
 
 // The console edits and echoes lines on a UART and on a terminal; piped input is read as is.
 // At end of input the agent closes its files first, as for a reboot.
-repl = openConsole({ table: commands, consoleKind, onEnd: () => void Promise.all([telegram.stop(), agent.stop()]).then(() => exit(0)) });
+repl = openConsole({ table: commands, consoleKind, onEnd: () => void Promise.all([telegram.stop(), qq.stop(), agent.stop()]).then(() => exit(0)) });
 const output = repl.output;
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
 if (warning) output.line(`warning: ${warning}`);
@@ -155,8 +162,10 @@ if (!ready) output.line(`warning: the agent could not start, so ask and the sess
 for (const line of early) output.line(line);
 if (routing.warning) output.line(`warning: ${routing.warning}`);
 if (telegram.warning) output.line(`warning: ${telegram.warning}`);
+if (qq.warning) output.line(`warning: ${qq.warning}`);
 for (const problem of config.problems()) output.line(`warning: ${problem}`);
 print = (line) => output.line(line);
 repl.start();
 telegram.start();
+qq.start();
 station.start();

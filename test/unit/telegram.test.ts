@@ -14,7 +14,7 @@ import type { AgentEvent } from "core/types";
 import { BotApi, BotApiError, TOKEN_MASK, readEnvelope } from "channels/telegram/api";
 import { PAIRING_HINT, TelegramChannel, type BotApiLike } from "channels/telegram/channel";
 import { chunk, escapeHtml, toHtml } from "channels/telegram/format";
-import { Pairing } from "channels/telegram/pairing";
+import { Pairing } from "channels/pairing";
 import { STATE_FILE, StateFile } from "channels/telegram/store";
 import { parseUpdates } from "channels/telegram/updates";
 import type { InMessage } from "router/types";

@@ -32,7 +32,7 @@ import { messageOf } from "util/errors";
 import { clip } from "util/text";
 import { BotApiError, readBotUser, type BotUser, type CallOptions } from "channels/telegram/api";
 import { chunk, toHtml } from "channels/telegram/format";
-import type { Pairing } from "channels/telegram/pairing";
+import type { Pairing } from "channels/pairing";
 import type { StateFile } from "channels/telegram/store";
 import { parseUpdates, type IncomingMessage } from "channels/telegram/updates";
 

@@ -8,10 +8,10 @@
 // code at start while no chat is paired. The settings are declared (types,
 // ranges, defaults, the token secret) in config/settings.
 import type { Directory } from "util/io";
-import { TELEGRAM_PAIR_CODE_TTL_MS } from "budgets";
 import { settingValue } from "config/settings";
 import type { Config } from "config/store";
-import { UsageError, words, type Command } from "console/types";
+import type { Command } from "console/types";
+import { channelCommands, pairingCodeLine } from "channels/console";
 import type { HttpTransport } from "net/types";
 import { isLoopback, parseUrl } from "net/url";
 import type { Router } from "router/router";
@@ -19,7 +19,7 @@ import type { AgentPort } from "router/types";
 import { messageOf } from "util/errors";
 import { BotApi, DEFAULT_BASE_URL } from "channels/telegram/api";
 import { CHANNEL, TelegramChannel, type Timers } from "channels/telegram/channel";
-import { Pairing } from "channels/telegram/pairing";
+import { Pairing } from "channels/pairing";
 import { StateFile } from "channels/telegram/store";
 
 export const TELEGRAM_SETTINGS = Object.freeze(["telegram.token", "telegram.enabled", "telegram.base_url", "telegram.poll_timeout_s"]);
@@ -68,8 +68,7 @@ export function openTelegram(options: TelegramSetupOptions): TelegramSetup {
 	let stopping: Promise<void> = Promise.resolve();
 
 	const printCode = () => {
-		const code = pairing.newCode();
-		notify(`telegram: pairing code ${code} (valid ${TELEGRAM_PAIR_CODE_TTL_MS / 60_000} min): send /pair ${code} to the bot from the chat to pair`);
+		notify(pairingCodeLine("telegram", pairing.newCode()));
 	};
 	const setting = (name: string) => settingValue((n) => config.get(n), name);
 	// The api masks the token in every message it makes; log lines pass through it once more.
@@ -114,54 +113,19 @@ export function openTelegram(options: TelegramSetupOptions): TelegramSetup {
 	config.onChange((name) => {
 		if (TELEGRAM_SETTINGS.includes(name)) restart().catch((error) => log(`telegram: restart failed: ${messageOf(error)}`));
 	});
-	const noArgs = (args: string) => {
-		if (words(args).length) throw new UsageError();
-	};
-	const commands: Command[] = [
-		{
-			name: "telegram status", usage: "", help: "the Telegram channel: connection, offset, paired chats, requests in flight",
-			run(args, out) {
-				noArgs(args);
-				if (!setting("telegram.token")) out.line("telegram: off (no token: `config set telegram.token TOKEN` from BotFather)");
-				else if (setting("telegram.enabled") === "false") out.line("telegram: off (telegram.enabled is false)");
-				else for (const line of channel?.status() ?? ["telegram: stopped"]) out.line(line);
-				out.line(`paired chats: ${pairing.list().length}; pairing code: ${pairing.codeSecondsLeft() ? `valid ${pairing.codeSecondsLeft()} s more` : "none"}`);
-			},
+	const commands = channelCommands({
+		name: "telegram", title: "Telegram", pairing, printCode,
+		status: () => {
+			if (!setting("telegram.token")) return ["telegram: off (no token: `config set telegram.token TOKEN` from BotFather)"];
+			if (setting("telegram.enabled") === "false") return ["telegram: off (telegram.enabled is false)"];
+			return channel?.status() ?? ["telegram: stopped"];
 		},
-		{
-			name: "telegram pair", usage: "", help: "print a new one-time pairing code (send /pair CODE to the bot)",
-			run(args) {
-				noArgs(args);
-				printCode();
-			},
+		restart: async () => {
+			await restart();
+			return channel !== undefined;
 		},
-		{
-			name: "telegram list", usage: "", help: "the paired chats: id, role, name, when",
-			run(args, out) {
-				noArgs(args);
-				const chats = pairing.list();
-				if (!chats.length) out.line("no chat is paired: `telegram pair` prints a code");
-				for (const c of chats) out.line(`${c.chat_id} ${c.role} ${c.name || "-"} ${new Date(c.paired_ms).toISOString().slice(0, 16).replace("T", " ")}`);
-			},
-		},
-		{
-			name: "telegram revoke", usage: "CHAT", help: "unpair a chat (it gets only the pairing hint from then on)",
-			run(args, out) {
-				const list = words(args);
-				if (list.length !== 1) throw new UsageError();
-				if (!pairing.revoke(list[0])) throw new Error(`chat ${list[0]} is not paired: \`telegram list\` shows the paired chats`);
-				out.line(`chat ${list[0]} is no longer paired`);
-			},
-		},
-		{
-			name: "telegram restart", usage: "", help: "stop and start the Telegram channel (after fixing the token or the network)",
-			async run(args, out) {
-				noArgs(args);
-				await restart();
-				out.line(channel ? "telegram: restarted" : "telegram: off (set telegram.token, and telegram.enabled is not false)");
-			},
-		},
-	];
+		offHint: "set telegram.token, and telegram.enabled is not false",
+	});
 	return {
 		commands,
 		start() {

@@ -11,19 +11,14 @@
 // A damaged file is kept aside as .bad and the channel starts unpaired (safe: the
 // console prints a new pairing code), with a warning.
 import type { Directory } from "util/io";
-import { TELEGRAM_PAIRED_CHATS_MAX, TELEGRAM_PAIRING_FILE_MAX_BYTES } from "budgets";
+import { TELEGRAM_PAIRING_FILE_MAX_BYTES } from "budgets";
 import { isObject } from "util/values";
-import type { Role } from "router/types";
-import { decodeText, keepAside, readWhole, staleTempRemoved, utf8, writeAtomically } from "util/files";
+import { readPairedChats, type PairedChat } from "channels/pairing";
+import { ChannelStateFile, STATE_FILE } from "channels/state";
 
-export const STATE_FILE = "state.json";
+export { STATE_FILE };
 
-export interface PairedChat {
-	chat_id: string;
-	role: Role;
-	name: string;
-	paired_ms: number;
-}
+export type { PairedChat };
 
 export interface TelegramState {
 	bot_id: number;
@@ -45,45 +40,14 @@ export function readState(text: string): TelegramState | string {
 	}
 	if (!isObject(json) || json.version !== 1) return "it has no version 1";
 	if (!isCount(json.bot_id) || !isCount(json.offset)) return "bot_id or offset is not a whole number";
-	if (!Array.isArray(json.chats) || json.chats.length > TELEGRAM_PAIRED_CHATS_MAX) return "chats is not a list of paired chats";
-	const chats: PairedChat[] = [];
-	for (const chat of json.chats) {
-		if (!isObject(chat) || typeof chat.chat_id !== "string" || !/^-?\d{1,20}$/.test(chat.chat_id)) return "a chat has no chat_id";
-		if (chat.role !== "owner" && chat.role !== "user") return `chat ${chat.chat_id} has no role`;
-		if (typeof chat.name !== "string" || !isCount(chat.paired_ms)) return `chat ${chat.chat_id} has no name or time`;
-		chats.push({ chat_id: chat.chat_id, role: chat.role, name: chat.name.slice(0, 64), paired_ms: chat.paired_ms });
-	}
+	const chats = readPairedChats(json.chats, /^-?\d{1,20}$/);
+	if (typeof chats === "string") return chats;
 	return { bot_id: json.bot_id, offset: json.offset, chats };
 }
 
-export class StateFile {
-	readonly #directory: Directory;
-	#state: TelegramState = { bot_id: 0, offset: 0, chats: [] };
-
-	/** Opens telegram/state.json; warning set when it was damaged (kept aside) and the state starts empty. IO errors throw. */
-	constructor(directory: Directory, readonly warn: (line: string) => void) {
-		this.#directory = directory;
-		staleTempRemoved(directory, STATE_FILE);
-		const read = readWhole(directory, STATE_FILE, TELEGRAM_PAIRING_FILE_MAX_BYTES);
-		if (read.kind === "missing") return;
-		const text = read.kind === "ok" ? decodeText(read.bytes) : undefined;
-		const state = text === undefined ? (read.kind === "too_big" ? "it is too large" : "it is not UTF-8 text") : readState(text);
-		if (typeof state === "string") {
-			const aside = keepAside(directory, STATE_FILE);
-			warn(`telegram: the saved state was damaged (${state}); it is kept as telegram/${aside}, and every chat must pair again`);
-			return;
-		}
-		this.#state = state;
-	}
-
-	get state(): Readonly<TelegramState> {
-		return this.#state;
-	}
-
-	/** Replaces the file with changes applied. Throws when the storage cannot (the state in memory then stays as it was). */
-	update(change: Partial<TelegramState>): void {
-		const next = { ...this.#state, ...change };
-		writeAtomically(this.#directory, STATE_FILE, utf8(JSON.stringify({ version: 1, ...next })));
-		this.#state = next;
+/** telegram/state.json (channels/state). */
+export class StateFile extends ChannelStateFile<TelegramState> {
+	constructor(directory: Directory, warn: (line: string) => void) {
+		super(directory, { channel: "telegram", maxBytes: TELEGRAM_PAIRING_FILE_MAX_BYTES, read: readState, empty: { bot_id: 0, offset: 0, chats: [] }, warn });
 	}
 }

@@ -1,4 +1,5 @@
-// channels/telegram/pairing: who may talk to the board (secure by default). Only
+// channels/pairing: who may talk to the board (secure by default), one piece for
+// every chat channel (Telegram, QQ), each with its own store. Only
 // paired chats reach the agent. A one-time code, printed on the console, pairs a
 // chat that sends `/pair CODE`; the first paired chat is the owner, later ones
 // users. A code expires after TELEGRAM_PAIR_CODE_TTL_MS and dies after
@@ -17,7 +18,37 @@ import {
 	TELEGRAM_PAIR_CODE_TTL_MS, TELEGRAM_PAIRED_CHATS_MAX, TELEGRAM_UNPAIRED_TRACKED_MAX,
 } from "budgets";
 import type { Role } from "router/types";
-import type { PairedChat, StateFile } from "channels/telegram/store";
+import { isObject } from "util/values";
+
+export interface PairedChat {
+	chat_id: string;
+	role: Role;
+	name: string;
+	paired_ms: number;
+}
+
+/** Where a channel keeps its paired chats (its state file); update throws when the storage cannot. */
+export interface PairingStore {
+	readonly state: { readonly chats: readonly PairedChat[] };
+	update(change: { chats: PairedChat[] }): void;
+}
+
+function isCount(value: unknown): value is number {
+	return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** Checks a saved list of paired chats (ids by the channel's pattern); a sentence on what is wrong, or the chats. */
+export function readPairedChats(list: unknown, validId: RegExp): PairedChat[] | string {
+	if (!Array.isArray(list) || list.length > TELEGRAM_PAIRED_CHATS_MAX) return "chats is not a list of paired chats";
+	const chats: PairedChat[] = [];
+	for (const chat of list) {
+		if (!isObject(chat) || typeof chat.chat_id !== "string" || !validId.test(chat.chat_id)) return "a chat has no chat_id";
+		if (chat.role !== "owner" && chat.role !== "user") return `chat ${chat.chat_id} has no role`;
+		if (typeof chat.name !== "string" || !isCount(chat.paired_ms)) return `chat ${chat.chat_id} has no name or time`;
+		chats.push({ chat_id: chat.chat_id, role: chat.role, name: chat.name.slice(0, 64), paired_ms: chat.paired_ms });
+	}
+	return chats;
+}
 
 // No 0/O, 1/I/L: a code is read off a console and typed on a phone.
 const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -28,19 +59,25 @@ export type PairOutcome =
 	| { ok: false; reason: string };
 
 export class Pairing {
-	readonly #file: StateFile;
+	readonly #file: PairingStore;
 	readonly #now: () => number;
 	readonly #wallNow: () => number;
+	readonly #console: string;
 	#code?: { text: string; expires: number; wrong: number };
 	#hints = new Map<string, number>();
 	#hourStart = 0;
 	#hoursHints = 0;
 
-	/** now: monotonic ms (expiry, hint limits); wallNow: the time saved with a pairing. */
-	constructor(file: StateFile, now: () => number, wallNow: () => number = () => Date.now()) {
+	/**
+	 * now: monotonic ms (expiry, hint limits); wallNow: the time saved with a
+	 * pairing; consoleName: the channel's console command ("telegram", "qq") the
+	 * sentences name.
+	 */
+	constructor(file: PairingStore, now: () => number, wallNow: () => number = () => Date.now(), consoleName = "telegram") {
 		this.#file = file;
 		this.#now = now;
 		this.#wallNow = wallNow;
+		this.#console = consoleName;
 	}
 
 	/** A new one-time code (the previous one stops working). */
@@ -73,16 +110,16 @@ export class Pairing {
 		const current = this.#code;
 		if (!current || current.expires <= this.#now()) {
 			this.#code = undefined;
-			return { ok: false, reason: "there is no valid pairing code now: run `telegram pair` on the board's console for a new one, then send /pair CODE" };
+			return { ok: false, reason: `there is no valid pairing code now: run \`${this.#console} pair\` on the board's console for a new one, then send /pair CODE` };
 		}
 		if (code.trim().toUpperCase() !== current.text) {
 			current.wrong++;
 			if (current.wrong >= TELEGRAM_PAIR_ATTEMPTS_MAX) this.#code = undefined;
-			return { ok: false, reason: "that code is wrong: check it on the board's console (`telegram pair` prints a new one)" };
+			return { ok: false, reason: `that code is wrong: check it on the board's console (\`${this.#console} pair\` prints a new one)` };
 		}
 		const chats = this.#file.state.chats;
 		if (chats.length >= TELEGRAM_PAIRED_CHATS_MAX) {
-			return { ok: false, reason: `${TELEGRAM_PAIRED_CHATS_MAX} chats are paired already: revoke one with \`telegram revoke CHAT\` on the console first` };
+			return { ok: false, reason: `${TELEGRAM_PAIRED_CHATS_MAX} chats are paired already: revoke one with \`${this.#console} revoke CHAT\` on the console first` };
 		}
 		const role: Role = chats.some((c) => c.role === "owner") ? "user" : "owner";
 		this.#file.update({ chats: [...chats, { chat_id: chatId, role, name, paired_ms: this.#wallNow() }] });

@@ -1,0 +1,329 @@
+// channels/qq/channel: the QQ channel (SPEC §8). It owns the gateway session
+// (channels/qq/gateway), the chats' recent messages (the passive-reply targets),
+// their requests in flight (for /stop) and their outboxes; the pairing is the
+// shared channels/pairing over this channel's state file.
+//
+// Inbound: C2C_MESSAGE_CREATE and GROUP_AT_MESSAGE_CREATE. A message id seen
+// before is dropped (QQ may deliver one twice). An unpaired chat's text goes
+// nowhere but /pair (and a rate-limited hint); a paired chat's commands (/stop,
+// /new, /session, /help) are handled here, anything else goes to the router as
+// an in_message with the chat's role, which usually submits it to the agent
+// with every flag on: a message in a chat whose request runs steers it.
+//
+// Outbound: QQ allows passive replies only: each names a received message
+// (msg_id) and a msg_seq, at most QQ_REPLIES_PER_MESSAGE_MAX per message,
+// within 60 minutes (C2C) or 5 minutes (group) of it. An answer goes to the
+// chat's newest message that still has room; it is split at
+// QQ_MESSAGE_MAX_CHARS into at most the replies left (the last piece says it
+// was cut). A retry after a network error or 5xx reuses its msg_seq, so QQ
+// refuses a duplicate instead of showing the text twice. agent_stage events are
+// not sent: each would spend one of the five replies.
+import {
+	QQ_C2C_REPLY_WINDOW_MS, QQ_GROUP_REPLY_WINDOW_MS, QQ_MESSAGE_MAX_CHARS, QQ_RECENT_MESSAGES_PER_CHAT, QQ_REPLIES_PER_MESSAGE_MAX,
+	QQ_REPLY_WINDOW_MARGIN_MS, QQ_SEEN_IDS_MAX, QQ_SEND_RETRIES, TELEGRAM_BACKOFF_START_MS, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_CHATS_TRACKED_MAX,
+	TELEGRAM_REQUESTS_PER_CHAT_MAX,
+} from "budgets";
+import type { AgentEvent, OutEvent } from "core/types";
+import type { Watch } from "router/router";
+import type { AgentPort, InMessage, OutboundSink, Role, RouteOutcome } from "router/types";
+import { messageOf } from "util/errors";
+import type { Pairing } from "channels/pairing";
+import { chunk } from "channels/telegram/format";
+import { QqApiError, type Timers } from "channels/qq/api";
+import type { GatewayHealth } from "channels/qq/gateway";
+import { GatewayPayloadError, messagesPath, parseMessage, type QqMessage } from "channels/qq/payload";
+
+/** This channel's name in requests, events and bindings. */
+export const CHANNEL = "qq";
+
+export const PAIRING_HINT = "This board answers paired chats only. To pair this chat, send /pair CODE with the code its console prints (`qq pair` there makes one).";
+
+const HELP = [
+	"Send a message and the agent answers; a message sent while it answers steers that answer.",
+	"/stop: stop the answer in progress",
+	"/new: start a new conversation",
+	"/session: this chat's conversation",
+	"/help: this list",
+];
+const OWNER_HELP = "/session list | show [ID] | switch ID | delete ID: every conversation on the board (owner only)";
+const CUT_NOTE = "\n… (cut: QQ allows 5 replies to one message; ask for the rest)";
+
+/** The API as the channel uses it (channels/qq/api's QqApi; a fake in tests). */
+export interface QqSender {
+	send(path: string, body: Record<string, unknown>): Promise<unknown>;
+}
+
+export interface QqChannelOptions {
+	api: QqSender;
+	router: { publish(message: InMessage, watch?: Watch): Promise<RouteOutcome> };
+	port: Pick<AgentPort, "cancel" | "command">;
+	pairing: Pairing;
+	timers: Timers;
+	/** Monotonic ms. */
+	now(): number;
+	log(line: string): void;
+	notify(line: string): void;
+	/** The gateway's health for status lines (the gateway is the setup's). */
+	health?: () => { health: GatewayHealth; username: string; problem: string };
+}
+
+interface Received {
+	id: string;
+	at: number;
+	windowMs: number;
+	/** msg_seq values used so far. */
+	replies: number;
+}
+
+interface ChatWork {
+	recent: Received[];
+	requests: Set<number>;
+	tail: Promise<void>;
+	pending: number;
+}
+
+export class QqChannel implements OutboundSink {
+	readonly #o: QqChannelOptions;
+	readonly #chats = new Map<string, ChatWork>();
+	readonly #seen = new Set<string>();
+	readonly #sleeps = new Set<() => void>();
+	#stopped = false;
+	/** Replies sent (counted for status and tests). */
+	sent = 0;
+
+	constructor(options: QqChannelOptions) {
+		this.#o = options;
+	}
+
+	status(): string[] {
+		const h = this.#o.health?.();
+		const lines = [`qq: ${h?.health ?? "stopped"}${h?.username ? ` as ${h.username}` : ""}`];
+		if (h?.problem) lines.push(`last problem: ${h.problem}`);
+		const busy = [...this.#chats].filter(([, w]) => w.requests.size).map(([id, w]) => `${id} (${w.requests.size})`);
+		lines.push(`chats with requests in flight: ${busy.length ? busy.join(", ") : "none"}; replies sent: ${this.sent}`);
+		return lines;
+	}
+
+	async stop(): Promise<void> {
+		this.#stopped = true;
+		for (const wake of [...this.#sleeps]) wake();
+		await Promise.all([...this.#chats.values()].map((w) => w.tail));
+	}
+
+	/** From the gateway: one dispatch (a message event, or another to ignore). */
+	onDispatch(t: string, d: unknown): void {
+		if (t !== "C2C_MESSAGE_CREATE" && t !== "GROUP_AT_MESSAGE_CREATE") return;
+		let message: QqMessage;
+		try {
+			message = parseMessage(t, d);
+		} catch (error) {
+			this.#o.log(`qq: ${error instanceof GatewayPayloadError ? error.message : messageOf(error)}; skipped`);
+			return;
+		}
+		if (this.#seen.has(message.id)) {
+			this.#o.log(`qq: message ${message.id} came again; dropped`);
+			return;
+		}
+		this.#seen.add(message.id);
+		if (this.#seen.size > QQ_SEEN_IDS_MAX) this.#seen.delete(this.#seen.values().next().value as string);
+		this.#handle(message).catch((error) => this.#o.log(`qq: message ${message.id} failed: ${messageOf(error)}`));
+	}
+
+	// ---- inbound ----
+
+	async #handle(message: QqMessage): Promise<void> {
+		const chatId = message.chat_id;
+		const work = this.#work(chatId);
+		if (!work) return this.#o.log(`qq: message in chat ${chatId} dropped: too many chats in flight`);
+		work.recent.unshift({ id: message.id, at: this.#o.now(), windowMs: message.kind === "group" ? QQ_GROUP_REPLY_WINDOW_MS : QQ_C2C_REPLY_WINDOW_MS, replies: 0 });
+		if (work.recent.length > QQ_RECENT_MESSAGES_PER_CHAT) work.recent.length = QQ_RECENT_MESSAGES_PER_CHAT;
+		const text = message.text;
+		const command = /^\/([A-Za-z0-9_]{1,32})(?:\s+([\s\S]*))?$/.exec(text);
+		const name = command?.[1].toLowerCase();
+		const args = (command?.[2] ?? "").trim();
+		const role = this.#o.pairing.roleOf(chatId);
+		if (name === "pair") return this.#pair(message, args);
+		if (!role) {
+			if (this.#o.pairing.mayHint(chatId)) this.#reply(chatId, PAIRING_HINT);
+			else this.#o.log(`qq: message from unpaired chat ${chatId} ignored`);
+			return;
+		}
+		if (!text) return this.#o.log(`qq: message ${message.id} has no text; skipped`);
+		switch (name) {
+			case "start":
+			case "help":
+				return this.#reply(chatId, [...HELP, ...(role === "owner" ? [OWNER_HELP] : [])].join("\n"));
+			case "stop":
+				return this.#stopChat(chatId, work);
+			case "new":
+				return this.#command(chatId, "session new", "");
+			case "session":
+				return this.#session(chatId, role, args);
+		}
+		await this.#ask(message, role, work);
+	}
+
+	async #pair(message: QqMessage, code: string): Promise<void> {
+		const chatId = message.chat_id;
+		let outcome;
+		try {
+			outcome = this.#o.pairing.pair(chatId, message.kind === "group" ? "group" : "", code);
+		} catch (error) {
+			this.#o.log(`qq: saving the pairing of chat ${chatId} failed: ${messageOf(error)}`);
+			return this.#reply(chatId, "The board could not save the pairing (a storage problem); try again later.");
+		}
+		if (!outcome.ok) return this.#reply(chatId, `Not paired: ${outcome.reason}.`);
+		if (outcome.already) return this.#reply(chatId, `This chat is paired already (${outcome.role}).`);
+		this.#o.notify(`qq: chat ${chatId} paired as ${outcome.role}`);
+		this.#reply(chatId, `Paired as ${outcome.role}. Send a message to talk to the agent; /help lists the commands.`);
+	}
+
+	async #session(chatId: string, role: Role, args: string): Promise<void> {
+		const [sub = "", ...rest] = args.split(/\s+/).filter(Boolean);
+		if (!(sub === "" || sub === "new") && role !== "owner") return this.#reply(chatId, "Only the owner's chat may look at other conversations; /session and /session new work here.");
+		if (!["", "new", "list", "show", "switch", "delete"].includes(sub)) return this.#reply(chatId, "Use /session, /session new, or (owner) /session list | show [ID] | switch ID | delete ID.");
+		await this.#command(chatId, sub ? `session ${sub}` : "session", rest.join(" "));
+	}
+
+	async #command(chatId: string, name: string, args: string): Promise<void> {
+		let text: string;
+		try {
+			const result = await this.#o.port.command(name, args, { channel: CHANNEL, chat_id: chatId });
+			text = [...result.lines, ...(result.error ? [result.error] : []), ...(result.usage ? ["Those arguments do not fit; /help lists the commands."] : [])].join("\n");
+		} catch (error) {
+			text = messageOf(error);
+		}
+		this.#reply(chatId, text || "done");
+	}
+
+	async #stopChat(chatId: string, work: ChatWork): Promise<void> {
+		let stopped = 0;
+		for (const id of [...work.requests]) {
+			try {
+				if (await this.#o.port.cancel(id)) stopped++;
+			} catch (error) {
+				this.#o.log(`qq: cancelling request ${id} failed: ${messageOf(error)}`);
+			}
+		}
+		// A cancelled request's answer ("request cancelled") comes as its out_message.
+		if (!stopped) this.#reply(chatId, "Nothing is running in this chat.");
+	}
+
+	async #ask(message: QqMessage, role: Role, work: ChatWork): Promise<void> {
+		const chatId = message.chat_id;
+		const outcome = await this.#o.router.publish({
+			type: "in_message", channel: CHANNEL, chat_id: chatId, sender_id: message.sender_id, message_id: message.id, text: message.text, role,
+		}, {
+			events: ["agent_start", "agent_end"],
+			onEvent: (event) => this.#onEvent(work, event),
+		});
+		if (outcome.kind === "failed") return this.#reply(chatId, outcome.error);
+		if (outcome.kind === "agent") this.#track(work, outcome.request_id);
+	}
+
+	#onEvent(work: ChatWork, event: AgentEvent): void {
+		if (event.type === "agent_start") this.#track(work, event.request_id);
+		else if (event.type === "agent_end") work.requests.delete(event.request_id);
+	}
+
+	#track(work: ChatWork, id: number): void {
+		work.requests.add(id);
+		if (work.requests.size > TELEGRAM_REQUESTS_PER_CHAT_MAX) work.requests.delete(work.requests.values().next().value as number);
+	}
+
+	#work(chatId: string): ChatWork | undefined {
+		let work = this.#chats.get(chatId);
+		if (work) return work;
+		if (this.#chats.size >= TELEGRAM_CHATS_TRACKED_MAX) {
+			const now = this.#o.now();
+			const idle = [...this.#chats].find(([, w]) => !w.requests.size && !w.pending && !w.recent.some((r) => now < r.at + r.windowMs));
+			if (!idle) return undefined;
+			this.#chats.delete(idle[0]);
+		}
+		work = { recent: [], requests: new Set(), tail: Promise.resolve(), pending: 0 };
+		this.#chats.set(chatId, work);
+		return work;
+	}
+
+	// ---- outbound ----
+
+	/** From the router: this channel's out_message events (agent_stage is not sent: see the file's head). */
+	deliver(event: OutEvent): void {
+		if (this.#stopped || event.type !== "out_message") return;
+		const work = this.#chats.get(event.chat_id);
+		if (event.request_id && work) work.requests.delete(event.request_id);
+		this.#reply(event.chat_id, event.text || "(empty answer)");
+	}
+
+	// The chat's newest message a reply may still answer, or undefined.
+	#target(work: ChatWork): Received | undefined {
+		const now = this.#o.now();
+		return work.recent.find((r) => r.replies < QQ_REPLIES_PER_MESSAGE_MAX && now < r.at + r.windowMs - QQ_REPLY_WINDOW_MARGIN_MS);
+	}
+
+	#reply(chatId: string, text: string): void {
+		const work = this.#chats.get(chatId);
+		if (!work) return this.#o.log(`qq: a reply to chat ${chatId} was dropped: no message of that chat to answer`);
+		if (work.pending >= TELEGRAM_CHAT_OUTBOX_MAX) return this.#o.log(`qq: chat ${chatId} has ${work.pending} replies waiting; one more was dropped`);
+		work.pending++;
+		work.tail = work.tail.then(async () => {
+			try {
+				if (!this.#stopped) await this.#sendAll(chatId, work, text);
+			} catch (error) {
+				this.#o.log(`qq: replying in chat ${chatId} failed: ${messageOf(error)}`);
+			} finally {
+				work.pending--;
+			}
+		});
+	}
+
+	async #sendAll(chatId: string, work: ChatWork, text: string): Promise<void> {
+		const target = this.#target(work);
+		if (!target) {
+			this.#o.log(`qq: an answer in chat ${chatId} was dropped: QQ's reply window for its messages has closed (5 replies, or ${QQ_GROUP_REPLY_WINDOW_MS / 60_000} min in a group, ${QQ_C2C_REPLY_WINDOW_MS / 60_000} min in C2C)`);
+			return;
+		}
+		const left = QQ_REPLIES_PER_MESSAGE_MAX - target.replies;
+		let pieces = chunk(text, QQ_MESSAGE_MAX_CHARS);
+		if (pieces.length > left) {
+			const last = pieces[left - 1].slice(0, QQ_MESSAGE_MAX_CHARS - CUT_NOTE.length) + CUT_NOTE;
+			pieces = [...pieces.slice(0, left - 1), last];
+		}
+		for (const content of pieces) {
+			if (this.#stopped) return;
+			const seq = ++target.replies;
+			await this.#send(chatId, { content, msg_type: 0, msg_id: target.id, msg_seq: seq });
+		}
+	}
+
+	// One reply: network errors and 5xx retried with the same msg_seq (QQ refuses a repeat), bounded.
+	async #send(chatId: string, body: Record<string, unknown>): Promise<void> {
+		const path = messagesPath(chatId);
+		for (let attempt = 1; ; attempt++) {
+			try {
+				await this.#o.api.send(path, body);
+				this.sent++;
+				return;
+			} catch (error) {
+				const retry = error instanceof QqApiError && (error.kind === "network" || (error.kind === "api" && (error.status >= 500 || error.status === 429 || error.status === 401)));
+				if (!retry || attempt >= QQ_SEND_RETRIES || this.#stopped) throw error;
+				const wait = TELEGRAM_BACKOFF_START_MS * attempt;
+				this.#o.log(`qq: ${messageOf(error)}; sending again in ${Math.round(wait / 1000)} s`);
+				await this.#sleep(wait);
+			}
+		}
+	}
+
+	#sleep(ms: number): Promise<void> {
+		if (this.#stopped) return Promise.resolve();
+		return new Promise((resolve) => {
+			const wake = () => {
+				this.#sleeps.delete(wake);
+				this.#o.timers.clear(timer);
+				resolve();
+			};
+			const timer = this.#o.timers.set(wake, ms);
+			this.#sleeps.add(wake);
+		});
+	}
+}
