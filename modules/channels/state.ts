@@ -10,7 +10,7 @@ export const STATE_FILE = "state.json";
 
 export interface StateFileOptions<T> {
 	/** The channel's name and folder ("telegram", "qq"), for the warning. */
-	channel: string;
+	name: string;
 	maxBytes: number;
 	/** Checks the file's text: a sentence on what is wrong, or the state. */
 	read(text: string): T | string;
@@ -33,7 +33,7 @@ export class ChannelStateFile<T extends object> {
 		const state = text === undefined ? (read.kind === "too_big" ? "it is too large" : "it is not UTF-8 text") : options.read(text);
 		if (typeof state === "string") {
 			const aside = keepAside(directory, STATE_FILE);
-			options.warn(`${options.channel}: the saved state was damaged (${state}); it is kept as ${options.channel}/${aside}, and every chat must pair again`);
+			options.warn(`${options.name}: the saved state was damaged (${state}); it is kept as ${options.name}/${aside}, and every chat must pair again`);
 			return;
 		}
 		this.#state = state;

@@ -78,7 +78,7 @@ export function openQq(options: QqSetupOptions): QqSetup {
 	try {
 		options.files.createDirectory(QQ_DIRECTORY);
 		state = new ChannelStateFile(options.files.openDirectory({ path: QQ_DIRECTORY }), {
-			channel: "qq", maxBytes: QQ_STATE_FILE_MAX_BYTES, read: readQqState, empty: { chats: [] }, warn: log,
+			name: "qq", maxBytes: QQ_STATE_FILE_MAX_BYTES, read: readQqState, empty: { chats: [] }, warn: log,
 		});
 	} catch (error) {
 		return { commands: [], start() {}, stop: async () => {}, warning: `the QQ channel cannot open its storage (${messageOf(error)}), so it stays off; check the storage, then reboot` };

@@ -48,6 +48,6 @@ export function readState(text: string): TelegramState | string {
 /** telegram/state.json (channels/state). */
 export class StateFile extends ChannelStateFile<TelegramState> {
 	constructor(directory: Directory, warn: (line: string) => void) {
-		super(directory, { channel: "telegram", maxBytes: TELEGRAM_PAIRING_FILE_MAX_BYTES, read: readState, empty: { bot_id: 0, offset: 0, chats: [] }, warn });
+		super(directory, { name: "telegram", maxBytes: TELEGRAM_PAIRING_FILE_MAX_BYTES, read: readState, empty: { bot_id: 0, offset: 0, chats: [] }, warn });
 	}
 }
