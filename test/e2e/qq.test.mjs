@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { startMockQQ } from "../../tools/mock-qq/index.mjs";
 import { APP_MAP } from "../../tools/build.mjs";
-import { startFirmware } from "./firmware.mjs";
+import { setSettings, startFirmware } from "./firmware.mjs";
 
 const APP_ID = "102030405";
 const SECRET = "qqAppSecretForTests0123456789abcdef";
@@ -47,14 +47,10 @@ async function setup(mockOptions = {}) {
 			const fw = startFirmware(["--modules", APP_MAP, "--data", dir], "release");
 			firmwares.push(fw);
 			await fw.until(/type help for the commands/);
-			for (const line of [
+			await setSettings(fw, [
 				"config set llm.provider custom", `config set llm.base_url ${llm.url}/v1`, "config set llm.model gpt-mock", `config set llm.api_key ${KEY}`,
 				`config set qq.api_url ${qq.url}`, `config set qq.token_url ${qq.tokenUrl}`, `config set qq.app_id ${APP_ID}`, `config set qq.app_secret ${secret}`,
-			]) {
-				const from = fw.stdout.length;
-				fw.send(line);
-				await fw.until(/^ok: /m, { from });
-			}
+			]);
 			if (connected) await fw.until(/qq: connected as xsclaw-mock-bot/);
 			return fw;
 		},
