@@ -13,8 +13,16 @@
 //
 // The module maps list every specifier the lin platform provides; a compiled
 // module importing a specifier that resolves nowhere fails the build, naming it.
+//
+// Builds beside each other and beside running tests (two `npm test` in one tree):
+// one build at a time per tree (a lock, build/.lock, that others wait on); tsc
+// emits into a folder of its own and only files whose bytes changed are renamed
+// into build/js, so a host reading a module never sees one half written and a
+// build that changes nothing writes nothing; the maps, mc/config and budgets.h
+// likewise; make links each host to a temporary name and renames it into place,
+// so a running host keeps its own file and a starting one gets a whole one.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, basename } from "node:path";
 import { availableParallelism } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -30,6 +38,13 @@ export function hostBinary(variant = "release") {
 }
 export const APP_MAP = join(BUILD, "lin", "app.map");
 export const BUDGETS_HEADER = join(BUILD, "lin", "budgets.h");
+/** Touched at the end of every successful build: npm start rebuilds when a source is newer. */
+export const BUILD_STAMP = join(BUILD, "lin", "build.stamp");
+const LOCK = join(BUILD, ".lock");
+/** How long a build waits for another build of the same tree before giving up. */
+const LOCK_WAIT_MS = 30 * 60_000;
+/** A lock folder this old with no owner written into it was left by a build killed at its start. */
+const LOCK_UNOWNED_MS = 10_000;
 export const TEST_MAP = join(BUILD, "lin", "test.map");
 /** test.map with the device's creation sizes (manifest.json's esp32/* section): the unit tests run once with them. */
 export const TEST_DEVICE_MAP = join(BUILD, "lin", "test-device.map");
@@ -148,9 +163,86 @@ export function checkImports(map, specifier, text) {
 // mc/config, as mcconfig generates it on the device: the manifest's config section.
 const MC_CONFIG = join(JS_OUT, "mc", "config");
 
+/**
+ * Writes text to path only when its bytes differ, through a temporary file renamed
+ * into place: a reader sees the old file or the new one, never a part. Returns
+ * whether it wrote.
+ */
+export function writeIfChanged(path, text) {
+	const bytes = Buffer.from(text);
+	if (existsSync(path) && readFileSync(path).equals(bytes)) return false;
+	mkdirSync(dirname(path), { recursive: true });
+	const temporary = `${path}.tmp-${process.pid}`;
+	writeFileSync(temporary, bytes);
+	renameSync(temporary, path);
+	return true;
+}
+
+/** Moves every file under `from` whose bytes differ into `to` (writeIfChanged); returns how many changed. */
+function syncTree(from, to) {
+	let changed = 0;
+	for (const name of readdirSync(from)) {
+		const source = join(from, name), target = join(to, name);
+		if (statSync(source).isDirectory()) changed += syncTree(source, target);
+		else if (writeIfChanged(target, readFileSync(source))) changed++;
+	}
+	return changed;
+}
+
+function isAlive(pid) {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (error) {
+		return error.code === "EPERM";
+	}
+}
+
+const sleepSync = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * Runs fn holding the lock `lock` (a folder, made atomically, with the owner's pid
+ * in it; build/.lock for a build). Waits while another process holds it, saying
+ * so once; a lock whose owner is gone is taken over.
+ */
+export async function withLock(lock, fn, { log = () => {}, waitMs = LOCK_WAIT_MS, pollMs = 250 } = {}) {
+	mkdirSync(dirname(lock), { recursive: true });
+	const owner = join(lock, "pid");
+	const start = Date.now();
+	let said = false;
+	for (;;) {
+		try {
+			mkdirSync(lock);
+			writeFileSync(owner, `${process.pid}\n`);
+			break;
+		} catch (error) {
+			if (error.code !== "EEXIST") throw error;
+		}
+		let pid = NaN, age = 0;
+		try { pid = Number(readFileSync(owner, "utf8")); } catch { /* being made, or left unowned */ }
+		try { age = Date.now() - statSync(lock).mtimeMs; } catch { continue; }
+		if (Number.isInteger(pid) && pid > 0 ? !isAlive(pid) : age > LOCK_UNOWNED_MS) {
+			// Renamed away first: of two builds taking over, one rename wins.
+			const stale = `${lock}.stale-${process.pid}`;
+			try { renameSync(lock, stale); } catch { continue; }
+			rmSync(stale, { recursive: true, force: true });
+			continue;
+		}
+		if (Date.now() - start > waitMs)
+			throw new Error(`build error: another build of this tree (pid ${pid}) has held ${lock} for over ${Math.ceil(waitMs / 1000)} s; if no build is running, remove that folder`);
+		if (!said) log(`build: waiting for another build of this tree (pid ${Number.isInteger(pid) && pid > 0 ? pid : "starting"}) to finish`);
+		said = true;
+		sleepSync(pollMs);
+	}
+	try {
+		return await fn();
+	} finally {
+		rmSync(lock, { recursive: true, force: true });
+	}
+}
+
 function writeConfigModule(config) {
-	mkdirSync(dirname(MC_CONFIG), { recursive: true });
-	writeFileSync(MC_CONFIG + ".js", `/* generated by tools/build.mjs from manifest.json's config */\nexport default Object.freeze(${JSON.stringify(config, null, "\t")});\n`);
+	writeIfChanged(MC_CONFIG + ".js", `/* generated by tools/build.mjs from manifest.json's config */\nexport default Object.freeze(${JSON.stringify(config, null, "\t")});\n`);
 }
 
 /** The device's creation: the manifest's top-level creation with its esp32/* section's over it. */
@@ -175,8 +267,7 @@ function writeMap(mapPath, manifestPath, creationOverride) {
 		problems.push(...checkImports(map, specifier, readFileSync(js, "utf8")));
 	}
 	if (problems.length) throw new Error("build error:\n  " + problems.join("\n  "));
-	mkdirSync(dirname(mapPath), { recursive: true });
-	writeFileSync(mapPath, lines.join("\n") + "\n");
+	writeIfChanged(mapPath, lines.join("\n") + "\n");
 	return map.size;
 }
 
@@ -190,9 +281,7 @@ async function writeBudgetsHeader() {
 		if (Number.isSafeInteger(value)) lines.push(`#define BUDGET_${name} ${value}`);
 	}
 	lines.push("#endif", "");
-	const text = lines.join("\n");
-	mkdirSync(dirname(BUDGETS_HEADER), { recursive: true });
-	if (!existsSync(BUDGETS_HEADER) || readFileSync(BUDGETS_HEADER, "utf8") !== text) writeFileSync(BUDGETS_HEADER, text);
+	writeIfChanged(BUDGETS_HEADER, lines.join("\n"));
 }
 
 // What the host's C build needs from the system, by the Debian package that has it.
@@ -221,19 +310,30 @@ export function missingSystemPackages(needs = SYSTEM_NEEDS, cc = process.env.CC 
 
 // lax: type errors are reported but do not stop the build (tsc still emits), so
 // one module under construction does not block work on the others.
-export async function build({ asan = false, tsan = false, mbedtls4 = false, make = true, quiet = false, lax = false } = {}) {
-	const log = quiet ? () => {} : (m) => process.stderr.write(m + "\n");
+export async function build(options = {}) {
+	const log = options.quiet ? () => {} : (m) => process.stderr.write(m + "\n");
+	return withLock(LOCK, () => buildLocked(options, log), { log });
+}
+
+async function buildLocked({ asan = false, tsan = false, mbedtls4 = false, make = true, quiet = false, lax = false }, log) {
 	if (!existsSync(join(ROOT, "node_modules", "@agoric", "xsnap", "moddable", "xs"))) {
 		throw new Error("build error: node_modules/@agoric/xsnap is missing; run npm install");
 	}
 	log("build: tsc");
+	const emitted = `${JS_OUT}.tmp-${process.pid}`;
+	rmSync(emitted, { recursive: true, force: true });
 	try {
-		execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "tsconfig.json")], {
-			cwd: ROOT, stdio: "inherit",
-		});
-	} catch (error) {
-		if (!lax) throw new Error("build error: tsc reported type errors (above)");
-		log("build: type errors above ignored (--lax)");
+		try {
+			execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "tsconfig.json"), "--outDir", emitted], {
+				cwd: ROOT, stdio: "inherit",
+			});
+		} catch (error) {
+			if (!lax) throw new Error("build error: tsc reported type errors (above)");
+			log("build: type errors above ignored (--lax)");
+		}
+		if (existsSync(emitted)) syncTree(emitted, JS_OUT);
+	} finally {
+		rmSync(emitted, { recursive: true, force: true });
 	}
 	const appCount = writeMap(APP_MAP, join(ROOT, "manifest.json"));
 	const testCount = writeMap(TEST_MAP, join(ROOT, "test", "manifest.json"));
@@ -263,6 +363,7 @@ export async function build({ asan = false, tsan = false, mbedtls4 = false, make
 			}
 		}
 	}
+	if (make) writeFileSync(BUILD_STAMP, new Date().toISOString() + "\n");
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -3,21 +3,21 @@
 //
 //   npm start [-- --data DIR] [-- --name value ...]
 //
-// Builds first when the host binary or the module map is missing or older than a
-// source (quiet when nothing needs building), then runs
+// Builds first when the host binary or the module map is missing or a source is
+// newer than the last build (quiet when nothing needs building; a build running
+// in this tree is waited for, tools/build.mjs), then runs
 //   build/lin/release/xsclaw --modules build/lin/app.map --data ./data [--name value ...]
 // with this terminal as its console, and exits with the firmware's exit code.
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { APP_MAP, ROOT, build, hostBinary } from "./build.mjs";
+import { APP_MAP, BUILD_STAMP, ROOT, build, hostBinary } from "./build.mjs";
 
-// What each build output is made from: a newer source makes it stale. The module
-// map is rewritten by every build; the binary only when its C sources change.
-const INPUTS = [
-	[APP_MAP, ["main.ts", "manifest.json", "tsconfig.json", "modules", "typings", "hosts/lin/modules", "tools/build.mjs"]],
-	[hostBinary("release"), ["hosts/lin/src", "hosts/lin/Makefile"]],
-];
+// What the build is made from: a source newer than the last build's stamp (or a
+// missing output) makes it stale. Only files whose bytes changed are rewritten by
+// a build, so the stamp, touched by every build, is what is compared.
+const SOURCES = ["main.ts", "manifest.json", "tsconfig.json", "modules", "typings", "hosts/lin/modules", "tools/build.mjs", "hosts/lin/src", "hosts/common", "hosts/lin/Makefile"];
+const OUTPUTS = [APP_MAP, hostBinary("release"), BUILD_STAMP];
 
 function newest(sources) {
 	let time = 0;
@@ -31,7 +31,7 @@ function newest(sources) {
 }
 
 function isStale() {
-	return INPUTS.some(([output, sources]) => !existsSync(output) || newest(sources) > statSync(output).mtimeMs);
+	return OUTPUTS.some((output) => !existsSync(output)) || newest(SOURCES) > statSync(BUILD_STAMP).mtimeMs;
 }
 
 function fail(message, code) {

@@ -7,22 +7,28 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../../tools/build.mjs";
 
-const OUT = join(ROOT, "build", "native");
 const XS = join(ROOT, "node_modules", "@agoric", "xsnap", "moddable", "xs");
 const FLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-DPSRAM_HOST_STANDIN", "-Ihosts/esp32", "-Itest/native"];
 
-test("hosts/esp32/psram.c compiles against the XS headers and a heap_caps stand-in, warnings as errors", () => {
-	mkdirSync(OUT, { recursive: true });
+// The objects go to a folder of this run's own: two test runs in one tree never write one file.
+function outDir(t) {
+	const dir = mkdtempSync(join(tmpdir(), "xsclaw-psram-"));
+	t.after(() => rmSync(dir, { recursive: true, force: true }));
+	return dir;
+}
+
+test("hosts/esp32/psram.c compiles against the XS headers and a heap_caps stand-in, warnings as errors", (t) => {
+	const OUT = outDir(t);
 	execFileSync("gcc", [...FLAGS, "-Wno-sequence-point", `-I${XS}/includes`, `-I${XS}/platforms`, "-c", "-o", join(OUT, "psram.o"), "hosts/esp32/psram.c"], { cwd: ROOT, stdio: "pipe" });
 });
 
-test("psram_core: buffers land in their pool, a full PSRAM falls back to internal RAM and is counted", () => {
-	mkdirSync(OUT, { recursive: true });
-	const binary = join(OUT, "psram_core_test");
+test("psram_core: buffers land in their pool, a full PSRAM falls back to internal RAM and is counted", (t) => {
+	const binary = join(outDir(t), "psram_core_test");
 	execFileSync("gcc", [...FLAGS, "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-o", binary,
 		"test/native/psram_core_test.c", "hosts/esp32/psram_core.c", "test/native/heap_caps_standin.c"], { cwd: ROOT, stdio: "pipe" });
 	const output = execFileSync(binary, { encoding: "utf8" });
