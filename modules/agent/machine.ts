@@ -119,6 +119,8 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 			// socket or timer outlives the machine.
 			caps.stop();
 			agent.agents.stop();
+			// Stores the LLM usage counted since its last write (llm/limits).
+			llm.llm.close();
 			sessions?.close();
 		},
 	};

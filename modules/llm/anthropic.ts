@@ -406,6 +406,7 @@ export const anthropicCompatible: BackendRegistration = protocolBackend({
 	path: "messages",
 	headers: { "anthropic-version": "2023-06-01" }, // the Messages API version this code speaks
 	toBody: (request, profile) => toAnthropicRequest(request, profile, profile.stream),
+	pieces: anthropicPieces,
 	mediaContent: (prompt, image) => [image, { type: "text", text: prompt }], // Anthropic advises the image first
 	parse: parseAnthropicResponse,
 	assembler: (emit) => new AnthropicStreamAssembler(emit),

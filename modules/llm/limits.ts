@@ -3,9 +3,14 @@
 // a runaway cron cannot spend more than the limits allow.
 //
 // Windows are fixed and in UTC: the clock hour and the calendar day. A call is
-// counted when it is about to be sent (retries of one call count once); its tokens
-// (prompt + output, as reported) when it ends. A clock that goes backwards (before
-// SNTP sets it, say) keeps the current window rather than opening a fresh one.
+// counted when it is about to be sent (retries of one call count once), and the
+// record is stored then, before anything is sent; its tokens (prompt + output, as
+// reported) are counted when it ends and stored with the next call's count, or by
+// flush() (the runtime's close): one write per call, not two (a tool round is two
+// calls, each write a flash write on the device). A crash between a call's end
+// and the next write loses that call's tokens from the count, never a call. A
+// clock that goes backwards (before SNTP sets it, say) keeps the current window
+// rather than opening a fresh one.
 //
 // Stored record, key "llm_usage" (UTF-8 JSON): {"v":1,"hour":H,"hourCalls":n,
 // "day":D,"dayCalls":n,"dayTokens":n} with H = hours and D = days since 1970 (UTC).
@@ -50,6 +55,8 @@ export class UsageLimiter {
 	#store: UsageStore | undefined;
 	#wallNow: () => number;
 	#record: UsageRecord;
+	/** Tokens counted since the record was last stored. */
+	#unsaved = false;
 
 	constructor(store: UsageStore | undefined, wallNow: () => number) {
 		this.#store = store;
@@ -79,6 +86,7 @@ export class UsageLimiter {
 	}
 
 	#save(): void {
+		this.#unsaved = false;
 		if (!this.#store) return;
 		try {
 			this.#store.write(USAGE_KEY, ArrayBuffer.fromString(JSON.stringify(this.#record)));
@@ -132,10 +140,16 @@ export class UsageLimiter {
 		this.#save();
 	}
 
+	/** Counts a call's tokens; stored with the next call's count or by flush(). */
 	recordTokens(tokens: number): void {
 		if (!(tokens > 0)) return;
 		this.#roll();
 		this.#record.dayTokens += Math.round(tokens);
-		this.#save();
+		this.#unsaved = true;
+	}
+
+	/** Stores tokens counted since the last write, if any. */
+	flush(): void {
+		if (this.#unsaved) this.#save();
 	}
 }

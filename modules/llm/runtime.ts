@@ -272,6 +272,7 @@ export class Llm {
 	/** Stops listening to config and releases the backend. */
 	close(): void {
 		if (this.#closed) return;
+		this.#limiter.flush();
 		this.#stopListening();
 		this.#retire();
 		this.#closed = true;

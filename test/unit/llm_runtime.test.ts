@@ -193,6 +193,27 @@ test("retries of one call count as one call; an unreadable usage record starts f
 	fresh.close();
 });
 
+test("one usage write per call: a call's tokens are stored with the next call's count, or on close", async () => {
+	const { llm, transport, clock, cfg, store } = setup();
+	transport.script(ok(), ok());
+	const stored = () => JSON.parse(String.fromArrayBuffer(store.map.get(USAGE_KEY)!));
+	await llm.chat(HI);
+	assert.equal(store.writes, 1, "the call was stored before it was sent; its tokens wait");
+	assert.equal(stored().dayCalls, 1);
+	assert.equal(stored().dayTokens, 0);
+	assert.equal(llm.status().usage.tokensToday, 15, "counted at once all the same");
+	await llm.chat(HI);
+	assert.equal(store.writes, 2);
+	assert.deepEqual([stored().dayCalls, stored().dayTokens], [2, 15], "the first call's tokens went with the second's count");
+	llm.close();
+	assert.equal(store.writes, 3);
+	assert.equal(stored().dayTokens, 30, "close stores what waited");
+	const again = new Llm({ config: cfg, transport, clock, usageStore: store });
+	assert.equal(again.status().usage.tokensToday, 30, "a restart reads them back");
+	again.close();
+	assert.equal(store.writes, 3, "nothing waited: close writes nothing");
+});
+
 // ---- configuration ----
 
 test("without a key or model a request gets the guidance answer and nothing is sent", async () => {
