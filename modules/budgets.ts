@@ -60,6 +60,7 @@ export const LLM_RETRY_BUDGET_MS = 45_000;     // wall clock for all retries of 
 export const LLM_TOKENS_PER_DAY = 2_000_000;    // prompt + output tokens a day (config llm.tokens_per_day; 0 = no limit)
 export const LLM_REPLY_MAX_BYTES = 256 * 1024; // one reply, streamed or not: far above 8192 tokens, well below the JS heap
 export const LLM_BODY_START_BYTES = 16 * 1024;  // first pool buffer of a request body; doubles in place up to what the body needs
+export const LLM_JSON_DEPTH_MAX = 512;         // nesting a reply's JSON may have (llm/scan keeps one byte per level twice); far past any real reply
 export const LLM_CACHE_BREAKPOINTS = 4;        // Anthropic allows at most 4 cache_control blocks per request
 export const LLM_TEST_MAX_TOKENS = 64;         // `llm test`: a short reply is enough to prove the setup
 

@@ -25,6 +25,7 @@
 // message the API would have sent unstreamed, then converted the same way.
 import { LLM_CACHE_BREAKPOINTS } from "budgets";
 import { arrayAt, emptyUsage, isObject, numberAt, objectAt, parseJson, stringAt } from "llm/json";
+import { JsonReader, JsonSyntax, Kind, ascii } from "llm/scan";
 import {
 	LlmError,
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type ContentPart, type FinishReason,
@@ -185,6 +186,35 @@ export const anthropicPieces: PieceSpec = {
 	},
 };
 
+// The names read, as bytes (llm/scan ascii()).
+const NAME = Object.freeze({
+	citation: ascii("citation"),
+	citations_delta: ascii("citations_delta"),
+	content_block: ascii("content_block"),
+	content_block_delta: ascii("content_block_delta"),
+	content_block_start: ascii("content_block_start"),
+	content_block_stop: ascii("content_block_stop"),
+	delta: ascii("delta"),
+	error: ascii("error"),
+	index: ascii("index"),
+	input_json_delta: ascii("input_json_delta"),
+	message: ascii("message"),
+	message_delta: ascii("message_delta"),
+	message_start: ascii("message_start"),
+	message_stop: ascii("message_stop"),
+	partial_json: ascii("partial_json"),
+	signature: ascii("signature"),
+	signature_delta: ascii("signature_delta"),
+	stop_reason: ascii("stop_reason"),
+	stop_sequence: ascii("stop_sequence"),
+	text: ascii("text"),
+	text_delta: ascii("text_delta"),
+	thinking: ascii("thinking"),
+	thinking_delta: ascii("thinking_delta"),
+	type: ascii("type"),
+	usage: ascii("usage"),
+});
+
 // ---- reply ----
 
 function finishReason(reason: string | undefined, hasCalls: boolean): FinishReason {
@@ -258,10 +288,24 @@ export function parseAnthropicResponse(json: JsonValue): ParsedReply {
 	};
 }
 
+/** A whole (unstreamed) reply in bytes: the message, built straight from them (it is kept as raw). Throws JsonSyntax when it is not JSON. */
+export function parseAnthropicBytes(bytes: Uint8Array, reader = new JsonReader()): ParsedReply {
+	const r = reader.reset(bytes);
+	const json = r.value();
+	r.end();
+	r.release();
+	return parseAnthropicResponse(json);
+}
+
 // Text, thinking and tool input grow as lists of pieces, joined once at the end.
 interface BlockState { block: JsonObject; pieces: string[]; signature: string[]; callIndex: number }
 
-/** Assembles the Messages event stream into the message the API would have sent. */
+/**
+ * Assembles the Messages event stream into the message the API would have sent.
+ * Each event is read from its bytes (llm/scan): the members it has are noted,
+ * then only what its type uses is decoded; what the message keeps verbatim (the
+ * message of message_start, content blocks, citations) is built from the bytes.
+ */
 export class AnthropicStreamAssembler implements StreamAssembler {
 	#emit: (delta: AssistantDelta) => void;
 	#message: JsonObject | undefined = undefined;
@@ -269,105 +313,177 @@ export class AnthropicStreamAssembler implements StreamAssembler {
 	#calls = 0;
 	#usage: JsonObject = {};
 	#done = false;
+	readonly #reader = new JsonReader();
+	// Where the current event's members are (-1: absent, or not of the type used), reset per event.
+	#type = -1; #index = 0; #messageAt = -1; #blockAt = -1; #usageAt = -1;
+	#delta = false; #deltaType = -1; #text = -1; #thinking = -1; #signature = -1; #partialJson = -1; #citation = -1;
+	#stopReason = -1; #stopSequence = -1;
+	#error = false; #errorType = -1; #errorMessage = -1;
 
 	constructor(emit: (delta: AssistantDelta) => void) {
 		this.#emit = emit;
 	}
 
-	push(_event: string, data: string): void {
-		const event = parseJson(data);
-		if (!isObject(event)) throw new LlmError("protocol", "the LLM stream sent an event that is not JSON");
-		switch (event.type) {
-			case "message_start": {
-				const message = objectAt(event, "message");
-				if (!message) throw new LlmError("protocol", "message_start without a message");
-				this.#message = { ...message, content: [] };
-				this.#usage = { ...(objectAt(message, "usage") ?? {}) };
-				break;
+	push(data: Uint8Array): void {
+		const r = this.#reader.reset(data);
+		try {
+			try {
+				this.#scan(r);
+			} catch (error) {
+				if (error instanceof JsonSyntax) throw new LlmError("protocol", "the LLM stream sent an event that is not JSON");
+				throw error;
 			}
-			case "content_block_start": {
-				const index = numberAt(event, "index");
-				const block = objectAt(event, "content_block");
-				if (!block) throw new LlmError("protocol", "content_block_start without a content block");
-				const state: BlockState = { block: { ...block }, pieces: [], signature: [], callIndex: -1 };
-				if (block.type === "tool_use") {
-					state.callIndex = this.#calls++;
-					const delta: AssistantDelta = { type: "tool_call", index: state.callIndex, arguments: "" };
-					const id = stringAt(block, "id"), name = stringAt(block, "name");
-					if (id) delta.id = id;
-					if (name) delta.name = name;
-					this.#emit(delta);
-				}
-				this.#blocks.set(index, state);
-				break;
-			}
-			case "content_block_delta":
-				this.#delta(numberAt(event, "index"), objectAt(event, "delta"));
-				break;
-			case "content_block_stop": {
-				const state = this.#blocks.get(numberAt(event, "index"));
-				if (state) this.#close(state);
-				break;
-			}
-			case "message_delta": {
-				const delta = objectAt(event, "delta");
-				if (this.#message && delta) {
-					if ("stop_reason" in delta) this.#message.stop_reason = delta.stop_reason;
-					if ("stop_sequence" in delta) this.#message.stop_sequence = delta.stop_sequence;
-				}
-				// Counts here are cumulative: they replace those of message_start.
-				const usage = objectAt(event, "usage");
-				if (usage) for (const [key, value] of Object.entries(usage)) if (value !== null) this.#usage[key] = value;
-				break;
-			}
-			case "message_stop":
-				this.#done = true;
-				break;
-			case "error": {
-				const error = objectAt(event, "error");
-				const type = stringAt(error, "type") ?? "error";
-				const status = type === "overloaded_error" ? 529 : type === "api_error" ? 500 : type === "rate_limit_error" ? 429 : 0;
-				throw new LlmError("http", `the LLM stream failed: ${type}: ${stringAt(error, "message") ?? "no message"}`, { retryable: retryableStatus(status), status: status || undefined });
-			}
-			default:
-				break; // ping and future event types
+			this.#apply(r);
+		} finally {
+			r.release();
 		}
 	}
 
-	#delta(index: number, delta: JsonObject | undefined): void {
+	#scan(r: JsonReader): void {
+		this.#type = this.#messageAt = this.#blockAt = this.#usageAt = -1;
+		this.#index = 0;
+		this.#resetDelta();
+		this.#error = false;
+		this.#errorType = this.#errorMessage = -1;
+		if (!r.openObject()) throw new JsonSyntax("not an object");
+		while (r.nextKey()) {
+			if (r.keyIs(NAME.type)) this.#type = r.kind() === Kind.String ? r.position : -1;
+			else if (r.keyIs(NAME.index)) {
+				// numberAt: a finite number of at least 0, else 0.
+				let n = 0;
+				if (r.kind() === Kind.Number) n = r.number();
+				else r.skip();
+				this.#index = Number.isFinite(n) && n >= 0 ? n : 0;
+				continue;
+			} else if (r.keyIs(NAME.message)) this.#messageAt = r.kind() === Kind.Object ? r.position : -1;
+			else if (r.keyIs(NAME.content_block)) this.#blockAt = r.kind() === Kind.Object ? r.position : -1;
+			else if (r.keyIs(NAME.usage)) this.#usageAt = r.kind() === Kind.Object ? r.position : -1;
+			else if (r.keyIs(NAME.delta)) {
+				this.#resetDelta();
+				if (r.openObject()) this.#deltaOf(r);
+				else r.skip();
+				continue;
+			} else if (r.keyIs(NAME.error)) {
+				this.#error = false;
+				this.#errorType = this.#errorMessage = -1;
+				if (!r.openObject()) {
+					r.skip();
+					continue;
+				}
+				this.#error = true;
+				while (r.nextKey()) {
+					if (r.keyIs(NAME.type)) this.#errorType = r.kind() === Kind.String ? r.position : -1;
+					else if (r.keyIs(NAME.message)) this.#errorMessage = r.kind() === Kind.String ? r.position : -1;
+					r.skip();
+				}
+				continue;
+			}
+			r.skip();
+		}
+		r.end();
+	}
+
+	#resetDelta(): void {
+		this.#delta = false;
+		this.#deltaType = this.#text = this.#thinking = this.#signature = this.#partialJson = this.#citation = -1;
+		this.#stopReason = this.#stopSequence = -1;
+	}
+
+	/** The members of an event's delta object (the reader is inside it). */
+	#deltaOf(r: JsonReader): void {
+		this.#delta = true;
+		while (r.nextKey()) {
+			const string = r.kind() === Kind.String ? r.position : -1;
+			if (r.keyIs(NAME.type)) this.#deltaType = string;
+			else if (r.keyIs(NAME.text)) this.#text = string;
+			else if (r.keyIs(NAME.thinking)) this.#thinking = string;
+			else if (r.keyIs(NAME.signature)) this.#signature = string;
+			else if (r.keyIs(NAME.partial_json)) this.#partialJson = string;
+			else if (r.keyIs(NAME.citation)) this.#citation = r.kind() === Kind.Object ? r.position : -1;
+			else if (r.keyIs(NAME.stop_reason)) this.#stopReason = r.position;     // any value, null too
+			else if (r.keyIs(NAME.stop_sequence)) this.#stopSequence = r.position;
+			r.skip();
+		}
+	}
+
+	/** The string noted at position, or fallback when there was none. */
+	#string(at: number, fallback: string): string {
+		return at >= 0 ? this.#reader.seek(at).string() : fallback;
+	}
+
+	#typeIs(name: Uint8Array): boolean {
+		return this.#type >= 0 && this.#reader.seek(this.#type).stringIs(name);
+	}
+
+	#apply(r: JsonReader): void {
+		if (this.#typeIs(NAME.content_block_delta)) return this.#applyDelta(r);
+		if (this.#typeIs(NAME.message_start)) {
+			const message = this.#messageAt >= 0 ? r.seek(this.#messageAt).value() as JsonObject : undefined;
+			if (!message) throw new LlmError("protocol", "message_start without a message");
+			this.#message = { ...message, content: [] };
+			this.#usage = { ...(objectAt(message, "usage") ?? {}) };
+		} else if (this.#typeIs(NAME.content_block_start)) {
+			const index = this.#index;
+			const block = this.#blockAt >= 0 ? r.seek(this.#blockAt).value() as JsonObject : undefined;
+			if (!block) throw new LlmError("protocol", "content_block_start without a content block");
+			const state: BlockState = { block: { ...block }, pieces: [], signature: [], callIndex: -1 };
+			if (block.type === "tool_use") {
+				state.callIndex = this.#calls++;
+				const delta: AssistantDelta = { type: "tool_call", index: state.callIndex, arguments: "" };
+				const id = stringAt(block, "id"), name = stringAt(block, "name");
+				if (id) delta.id = id;
+				if (name) delta.name = name;
+				this.#emit(delta);
+			}
+			this.#blocks.set(index, state);
+		} else if (this.#typeIs(NAME.content_block_stop)) {
+			const state = this.#blocks.get(this.#index);
+			if (state) this.#close(state);
+		} else if (this.#typeIs(NAME.message_delta)) {
+			if (this.#message && this.#delta) {
+				if (this.#stopReason >= 0) this.#message.stop_reason = r.seek(this.#stopReason).value();
+				if (this.#stopSequence >= 0) this.#message.stop_sequence = r.seek(this.#stopSequence).value();
+			}
+			// Counts here are cumulative: they replace those of message_start.
+			if (this.#usageAt >= 0) {
+				const usage = r.seek(this.#usageAt).value() as JsonObject;
+				for (const [key, value] of Object.entries(usage)) if (value !== null) this.#usage[key] = value;
+			}
+		} else if (this.#typeIs(NAME.message_stop)) {
+			this.#done = true;
+		} else if (this.#typeIs(NAME.error)) {
+			const type = this.#error ? this.#string(this.#errorType, "error") : "error";
+			const message = this.#error ? this.#string(this.#errorMessage, "no message") : "no message";
+			const status = type === "overloaded_error" ? 529 : type === "api_error" ? 500 : type === "rate_limit_error" ? 429 : 0;
+			throw new LlmError("http", `the LLM stream failed: ${type}: ${message}`, { retryable: retryableStatus(status), status: status || undefined });
+		}
+		// ping and future event types: nothing
+	}
+
+	#applyDelta(r: JsonReader): void {
+		const index = this.#index;
 		const state = this.#blocks.get(index);
-		if (!state || !delta) throw new LlmError("protocol", `content_block_delta for unknown block ${index}`);
-		const block = state.block;
-		switch (delta.type) {
-			case "text_delta": {
-				const text = stringAt(delta, "text") ?? "";
-				state.pieces.push(text);
-				if (text) this.#emit({ type: "text", text });
-				break;
-			}
-			case "thinking_delta": {
-				const text = stringAt(delta, "thinking") ?? "";
-				state.pieces.push(text);
-				if (text) this.#emit({ type: "reasoning", text });
-				break;
-			}
-			case "signature_delta":
-				state.signature.push(stringAt(delta, "signature") ?? "");
-				break;
-			case "input_json_delta": {
-				const part = stringAt(delta, "partial_json") ?? "";
-				state.pieces.push(part);
-				if (part) this.#emit({ type: "tool_call", index: state.callIndex, arguments: part });
-				break;
-			}
-			case "citations_delta": {
-				const citations = arrayAt(block, "citations") ?? [];
-				const citation = objectAt(delta, "citation");
-				if (citation) block.citations = [...citations, citation];
-				break;
-			}
-			default:
-				break;
+		if (!state || !this.#delta) throw new LlmError("protocol", `content_block_delta for unknown block ${index}`);
+		const type = this.#deltaType;
+		if (type < 0) return;
+		r.seek(type);
+		if (r.stringIs(NAME.text_delta)) {
+			const text = this.#string(this.#text, "");
+			state.pieces.push(text);
+			if (text) this.#emit({ type: "text", text });
+		} else if (r.seek(type).stringIs(NAME.thinking_delta)) {
+			const text = this.#string(this.#thinking, "");
+			state.pieces.push(text);
+			if (text) this.#emit({ type: "reasoning", text });
+		} else if (r.seek(type).stringIs(NAME.signature_delta)) {
+			state.signature.push(this.#string(this.#signature, ""));
+		} else if (r.seek(type).stringIs(NAME.input_json_delta)) {
+			const part = this.#string(this.#partialJson, "");
+			state.pieces.push(part);
+			if (part) this.#emit({ type: "tool_call", index: state.callIndex, arguments: part });
+		} else if (r.seek(type).stringIs(NAME.citations_delta)) {
+			const citations = arrayAt(state.block, "citations") ?? [];
+			if (this.#citation >= 0) state.block.citations = [...citations, r.seek(this.#citation).value()];
 		}
 	}
 
@@ -408,6 +524,6 @@ export const anthropicCompatible: BackendRegistration = protocolBackend({
 	toBody: (request, profile) => toAnthropicRequest(request, profile, profile.stream),
 	pieces: anthropicPieces,
 	mediaContent: (prompt, image) => [image, { type: "text", text: prompt }], // Anthropic advises the image first
-	parse: parseAnthropicResponse,
+	parse: (bytes) => parseAnthropicBytes(bytes),
 	assembler: (emit) => new AnthropicStreamAssembler(emit),
 });

@@ -8,7 +8,8 @@
 // Reasoning arrives as `reasoning_content` (DeepSeek) or `reasoning` (OpenRouter).
 // Streams are assembled by tool-call `index`; a stream must end with a
 // finish_reason or `data: [DONE]`, else the reply is incomplete.
-import { arrayAt, isObject, numberAt, objectAt, parseJson, stringAt, emptyUsage } from "llm/json";
+import { arrayAt, numberAt, objectAt, stringAt, emptyUsage } from "llm/json";
+import { JsonReader, JsonSyntax, Kind, ascii, bytesAre } from "llm/scan";
 import {
 	LlmError,
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type FinishReason, type JsonObject,
@@ -16,6 +17,29 @@ import {
 } from "llm/types";
 import { protocolBackend, retryableStatus, type ParsedReply, type StreamAssembler } from "llm/wire";
 import type { PieceSpec } from "llm/body";
+import { encodeUtf8 } from "net/utf8";
+
+// The names read, as bytes (llm/scan ascii()).
+const DONE = ascii("[DONE]");
+const NAME = Object.freeze({
+	arguments: ascii("arguments"),
+	choices: ascii("choices"),
+	code: ascii("code"),
+	content: ascii("content"),
+	delta: ascii("delta"),
+	error: ascii("error"),
+	finish_reason: ascii("finish_reason"),
+	function: ascii("function"),
+	id: ascii("id"),
+	index: ascii("index"),
+	message: ascii("message"),
+	model: ascii("model"),
+	name: ascii("name"),
+	reasoning: ascii("reasoning"),
+	reasoning_content: ascii("reasoning_content"),
+	tool_calls: ascii("tool_calls"),
+	usage: ascii("usage"),
+});
 
 // ---- request ----
 
@@ -129,9 +153,59 @@ export function parseOpenAIResponse(json: JsonValue): ParsedReply {
 	};
 }
 
+/**
+ * A whole (unstreamed) reply in bytes: choices[0] (whose message becomes raw),
+ * usage, model and error are built from their bytes, the rest of the body is
+ * only checked; then parseOpenAIResponse. Throws JsonSyntax when it is not JSON.
+ */
+export function parseOpenAIBytes(bytes: Uint8Array, reader = new JsonReader()): ParsedReply {
+	const r = reader.reset(bytes);
+	if (!r.openObject()) {
+		const value = r.value();
+		r.end();
+		return parseOpenAIResponse(value);
+	}
+	// Positions of the members parseOpenAIResponse reads (the last of a duplicate wins).
+	let choices: JsonValue[] | undefined = undefined, error = -1, usage = -1, model = -1;
+	while (r.nextKey()) {
+		if (r.keyIs(NAME.choices)) {
+			choices = undefined;
+			if (!r.openArray()) {
+				r.skip();
+				continue;
+			}
+			choices = [];
+			if (r.nextItem()) {
+				choices.push(r.value());
+				while (r.nextItem()) r.skip();
+			}
+			continue;
+		}
+		if (r.keyIs(NAME.error)) error = r.position;
+		else if (r.keyIs(NAME.usage)) usage = r.position;
+		else if (r.keyIs(NAME.model)) model = r.position;
+		r.skip();
+	}
+	r.end();
+	const json: JsonObject = {};
+	if (choices) json.choices = choices;
+	if (error >= 0) json.error = r.seek(error).value();
+	if (usage >= 0) json.usage = r.seek(usage).value();
+	if (model >= 0) json.model = r.seek(model).value();
+	r.release();
+	return parseOpenAIResponse(json);
+}
+
 interface CallBuilder { id: string; name: string; arguments: string[] }
 
-/** Assembles chat.completion.chunk events into one reply, emitting deltas as they come. */
+/** One tool_calls fragment of an event: where its fields are (-1: absent or not a string). */
+interface Fragment { index: number; id: number; fn: boolean; name: number; args: number }
+
+/**
+ * Assembles chat.completion.chunk events into one reply, emitting deltas as they
+ * come. Each event is read from its bytes (llm/scan): only the values it uses
+ * become strings; the rest is checked and skipped.
+ */
 export class OpenAIStreamAssembler implements StreamAssembler {
 	#emit: (delta: AssistantDelta) => void;
 	#text: string[] = [];
@@ -142,69 +216,196 @@ export class OpenAIStreamAssembler implements StreamAssembler {
 	#done = false;
 	#usage: Usage = emptyUsage();
 	#model = "";
+	#modelBytes: Uint8Array = new Uint8Array(0);   // the model's name as bytes: every event repeats it
+	readonly #reader = new JsonReader();
+	// Where the current event's values are (-1: absent), reset per event.
+	#error = false; #errorMessage = -1; #errorCode = -1;
+	#modelAt = -1; #usageAt = -1;
+	#choice = false; #delta = false; #content = -1; #reasoningContent = -1; #reasoningAt = -1; #finishAt = -1;
+	#fragments: Fragment[] = [];
+	#fragmentCount = 0;
 
 	constructor(emit: (delta: AssistantDelta) => void) {
 		this.#emit = emit;
 	}
 
-	push(_event: string, data: string): void {
-		if (data === "[DONE]") {
+	push(data: Uint8Array): void {
+		if (bytesAre(data, DONE)) {
 			this.#done = true;
 			return;
 		}
-		const chunk = parseJson(data);
-		if (!isObject(chunk)) throw new LlmError("protocol", "the LLM stream sent an event that is not JSON");
-		const error = objectAt(chunk, "error");
-		if (error) {
-			const message = stringAt(error, "message") ?? "unknown error";
-			const code = typeof error.code === "number" ? error.code : 0;
-			throw new LlmError("http", `the LLM stream failed: ${message}`, { retryable: retryableStatus(code), status: code || undefined });
+		const r = this.#reader.reset(data);
+		try {
+			try {
+				this.#scan(r);
+			} catch (error) {
+				if (error instanceof JsonSyntax) throw new LlmError("protocol", "the LLM stream sent an event that is not JSON");
+				throw error;
+			}
+			this.#apply(r);
+		} finally {
+			r.release();
 		}
-		if (typeof chunk.model === "string") this.#model = chunk.model;
-		if (isObject(chunk.usage)) this.#usage = usageOf(chunk);
-		const choice = arrayAt(chunk, "choices")?.[0];
-		if (!isObject(choice)) return;
-		const delta = objectAt(choice, "delta");
-		if (delta) this.#delta(delta);
-		const finish = stringAt(choice, "finish_reason");
-		if (finish) this.#finish = finish;
 	}
 
-	#delta(delta: JsonObject): void {
-		if (typeof delta.content === "string") {
-			if (delta.content) {
-				this.#text.push(delta.content);
-				this.#emit({ type: "text", text: delta.content });
+	/** Notes where the event's values are, checking all of it. */
+	#scan(r: JsonReader): void {
+		this.#error = this.#choice = this.#delta = false;
+		this.#errorMessage = this.#errorCode = this.#modelAt = this.#usageAt = -1;
+		this.#content = this.#reasoningContent = this.#reasoningAt = this.#finishAt = -1;
+		this.#fragmentCount = 0;
+		if (!r.openObject()) throw new JsonSyntax("not an object");
+		while (r.nextKey()) {
+			if (r.keyIs(NAME.error)) {
+				this.#error = false;
+				this.#errorMessage = this.#errorCode = -1;
+				if (!r.openObject()) {
+					r.skip();
+					continue;
+				}
+				this.#error = true;
+				while (r.nextKey()) {
+					if (r.keyIs(NAME.message)) this.#errorMessage = r.kind() === Kind.String ? r.position : -1;
+					else if (r.keyIs(NAME.code)) this.#errorCode = r.kind() === Kind.Number ? r.position : -1;
+					r.skip();
+				}
+			} else if (r.keyIs(NAME.model)) {
+				this.#modelAt = r.kind() === Kind.String ? r.position : -1;
+				r.skip();
+			} else if (r.keyIs(NAME.usage)) {
+				this.#usageAt = r.kind() === Kind.Object ? r.position : -1;
+				r.skip();
+			} else if (r.keyIs(NAME.choices)) {
+				this.#choices(r);
+			} else r.skip();
+		}
+		r.end();
+	}
+
+	#choices(r: JsonReader): void {
+		this.#choice = this.#delta = false;
+		this.#content = this.#reasoningContent = this.#reasoningAt = this.#finishAt = -1;
+		this.#fragmentCount = 0;
+		if (!r.openArray()) return r.skip();
+		if (!r.nextItem()) return;
+		if (r.openObject()) {
+			this.#choice = true;
+			while (r.nextKey()) {
+				if (r.keyIs(NAME.delta)) this.#deltaOf(r);
+				else if (r.keyIs(NAME.finish_reason)) {
+					this.#finishAt = r.kind() === Kind.String ? r.position : -1;
+					r.skip();
+				} else r.skip();
 			}
-		}
-		const reasoning = stringAt(delta, "reasoning_content") ?? stringAt(delta, "reasoning");
-		if (reasoning) {
-			this.#reasoning.push(reasoning);
-			this.#emit({ type: "reasoning", text: reasoning });
-		}
-		for (const fragment of arrayAt(delta, "tool_calls") ?? []) {
-			if (!isObject(fragment)) continue;
-			const wireIndex = typeof fragment.index === "number" ? fragment.index : this.#calls.length;
-			let at = this.#callIndex.get(wireIndex);
-			if (at === undefined) {
-				at = this.#calls.length;
-				this.#callIndex.set(wireIndex, at);
-				this.#calls.push({ id: "", name: "", arguments: [] });
+		} else r.skip();
+		while (r.nextItem()) r.skip(); // only choices[0] counts
+	}
+
+	#deltaOf(r: JsonReader): void {
+		this.#delta = false;
+		this.#content = this.#reasoningContent = this.#reasoningAt = -1;
+		this.#fragmentCount = 0;
+		if (!r.openObject()) return r.skip();
+		this.#delta = true;
+		while (r.nextKey()) {
+			if (r.keyIs(NAME.content)) this.#content = r.kind() === Kind.String ? r.position : -1;
+			else if (r.keyIs(NAME.reasoning_content)) this.#reasoningContent = r.kind() === Kind.String ? r.position : -1;
+			else if (r.keyIs(NAME.reasoning)) this.#reasoningAt = r.kind() === Kind.String ? r.position : -1;
+			else if (r.keyIs(NAME.tool_calls)) {
+				this.#fragmentCount = 0;
+				if (r.openArray()) {
+					while (r.nextItem()) {
+						if (r.openObject()) this.#fragment(r);
+						else r.skip();
+					}
+				} else r.skip();
+				continue;
 			}
-			const call = this.#calls[at];
-			const fn = objectAt(fragment, "function");
-			const id = stringAt(fragment, "id");
-			const name = stringAt(fn, "name");
-			const args = stringAt(fn, "arguments") ?? "";
-			if (id) call.id = id;
-			// Some servers repeat the whole name in every fragment; OpenAI sends it once.
-			if (name && name !== call.name) call.name += name;
-			if (args) call.arguments.push(args);
-			const out: AssistantDelta = { type: "tool_call", index: at, arguments: args };
-			if (id) out.id = id;
-			if (name) out.name = name;
-			this.#emit(out);
+			r.skip();
 		}
+	}
+
+	#fragment(r: JsonReader): void {
+		let f = this.#fragments[this.#fragmentCount];
+		if (!f) this.#fragments.push(f = { index: -1, id: -1, fn: false, name: -1, args: -1 });
+		this.#fragmentCount++;
+		f.index = f.id = f.name = f.args = -1;
+		f.fn = false;
+		while (r.nextKey()) {
+			if (r.keyIs(NAME.index)) f.index = r.kind() === Kind.Number ? r.position : -1;
+			else if (r.keyIs(NAME.id)) f.id = r.kind() === Kind.String ? r.position : -1;
+			else if (r.keyIs(NAME.function)) {
+				f.fn = false;
+				f.name = f.args = -1;
+				if (r.openObject()) {
+					f.fn = true;
+					while (r.nextKey()) {
+						if (r.keyIs(NAME.name)) f.name = r.kind() === Kind.String ? r.position : -1;
+						else if (r.keyIs(NAME.arguments)) f.args = r.kind() === Kind.String ? r.position : -1;
+						r.skip();
+					}
+				} else r.skip();
+				continue;
+			}
+			r.skip();
+		}
+	}
+
+	/** What the event says, in the order the reply is assembled: error, model, usage, deltas, finish reason. */
+	#apply(r: JsonReader): void {
+		if (this.#error) {
+			const message = this.#errorMessage >= 0 ? r.seek(this.#errorMessage).string() : "unknown error";
+			const code = this.#errorCode >= 0 ? r.seek(this.#errorCode).number() : 0;
+			throw new LlmError("http", `the LLM stream failed: ${message}`, { retryable: retryableStatus(code), status: code || undefined });
+		}
+		if (this.#modelAt >= 0 && !r.seek(this.#modelAt).stringIs(this.#modelBytes)) {
+			this.#model = r.seek(this.#modelAt).string();
+			this.#modelBytes = encodeUtf8(this.#model);
+		}
+		if (this.#usageAt >= 0) this.#usage = usageOf({ usage: r.seek(this.#usageAt).value() });
+		if (!this.#choice) return;
+		if (this.#delta) {
+			if (this.#content >= 0) {
+				const content = r.seek(this.#content).string();
+				if (content) {
+					this.#text.push(content);
+					this.#emit({ type: "text", text: content });
+				}
+			}
+			const at = this.#reasoningContent >= 0 ? this.#reasoningContent : this.#reasoningAt;
+			const reasoning = at >= 0 ? r.seek(at).string() : "";
+			if (reasoning) {
+				this.#reasoning.push(reasoning);
+				this.#emit({ type: "reasoning", text: reasoning });
+			}
+			for (let i = 0; i < this.#fragmentCount; i++) this.#toolFragment(r, this.#fragments[i]);
+		}
+		if (this.#finishAt >= 0) {
+			const finish = r.seek(this.#finishAt).string();
+			if (finish) this.#finish = finish;
+		}
+	}
+
+	#toolFragment(r: JsonReader, fragment: Fragment): void {
+		const wireIndex = fragment.index >= 0 ? r.seek(fragment.index).number() : this.#calls.length;
+		let at = this.#callIndex.get(wireIndex);
+		if (at === undefined) {
+			at = this.#calls.length;
+			this.#callIndex.set(wireIndex, at);
+			this.#calls.push({ id: "", name: "", arguments: [] });
+		}
+		const call = this.#calls[at];
+		const id = fragment.id >= 0 ? r.seek(fragment.id).string() : "";
+		const name = fragment.fn && fragment.name >= 0 ? r.seek(fragment.name).string() : "";
+		const args = fragment.fn && fragment.args >= 0 ? r.seek(fragment.args).string() : "";
+		if (id) call.id = id;
+		// Some servers repeat the whole name in every fragment; OpenAI sends it once.
+		if (name && name !== call.name) call.name += name;
+		if (args) call.arguments.push(args);
+		const out: AssistantDelta = { type: "tool_call", index: at, arguments: args };
+		if (id) out.id = id;
+		if (name) out.name = name;
+		this.#emit(out);
 	}
 
 	finish(): ParsedReply {
@@ -227,6 +428,6 @@ export const openaiCompatible: BackendRegistration = protocolBackend({
 	toBody: (request, profile) => ({ body: toOpenAIRequest(request, profile, profile.stream) }),
 	pieces: openaiPieces,
 	mediaContent: (prompt, image) => [{ type: "text", text: prompt }, image],
-	parse: parseOpenAIResponse,
+	parse: (bytes) => parseOpenAIBytes(bytes),
 	assembler: (emit) => new OpenAIStreamAssembler(emit),
 });

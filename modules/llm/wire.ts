@@ -10,11 +10,12 @@
 // the attempt fails after message_start. Unstreamed replies emit their text,
 // reasoning and tool calls as single deltas, so consumers need one code path.
 import { LLM_REPLY_MAX_BYTES } from "budgets";
-import { encodeUtf8 } from "net/utf8";
+import { decodeUtf8, encodeUtf8, utf8Boundary } from "net/utf8";
 import { HttpError, type HttpResponse } from "net/types";
 import { base64Length, encodeInto } from "util/base64";
 import { heapBuffers, type BufferPool } from "util/buffers";
-import { emptyUsage, parseJson } from "llm/json";
+import { emptyUsage } from "llm/json";
+import { JsonSyntax } from "llm/scan";
 import { SseParser } from "net/sse";
 import {
 	LlmError,
@@ -34,8 +35,8 @@ export interface ParsedReply {
 }
 
 export interface StreamAssembler {
-	/** One SSE event ("" when unnamed). Throws LlmError for error events and bad data. */
-	push(event: string, data: string): void;
+	/** One SSE event's data, as bytes (a view valid only during the call). Throws LlmError for error events and bad data. */
+	push(data: Uint8Array): void;
 	/** The whole reply; throws LlmError when the stream ended early. */
 	finish(): ParsedReply;
 }
@@ -50,7 +51,8 @@ export interface ExchangeSpec {
 	body: JsonObject | BodyWriter;
 	attachment?: Attachment;
 	stream: boolean;
-	parse(json: JsonValue): ParsedReply;
+	/** A whole reply from its bytes (llm/scan); throws JsonSyntax when they are not JSON. */
+	parse(bytes: Uint8Array): ParsedReply;
 	assembler(emit: (delta: AssistantDelta) => void): StreamAssembler;
 }
 
@@ -177,6 +179,17 @@ function emitWhole(message: AssistantMessage, emit: (event: LlmEvent) => void): 
 	});
 }
 
+/** A whole reply read from its bytes; bytes that are no JSON get a sentence quoting their start. */
+function parseWhole(spec: ExchangeSpec, bytes: Uint8Array): ParsedReply {
+	try {
+		return spec.parse(bytes);
+	} catch (error) {
+		if (!(error instanceof JsonSyntax)) throw error;
+		const head = decodeUtf8(bytes, 0, utf8Boundary(bytes, 40));
+		throw new LlmError("protocol", `the LLM reply is not JSON (${bytes.length} bytes starting ${JSON.stringify(head)}): check that llm.base_url is the API's address`);
+	}
+}
+
 /** One POST and its reply. Rejects with LlmError only. */
 export async function exchange(env: BackendEnv, profile: ModelProfile, spec: ExchangeSpec, options: ChatOptions): Promise<ChatResponse> {
 	const emit = safeEmitter(options.onEvent);
@@ -187,7 +200,8 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 		started = true;
 		emit({ type: "message_start", attempt: 1 });
 	};
-	let streamError: LlmError | undefined = undefined;
+	// What a body callback threw, kept so the transport's "protocol" wrapper does not hide kind and status.
+	let sinkError: LlmError | undefined = undefined;
 	let assembler: StreamAssembler | undefined = undefined;
 	let reader: SseParser | undefined = undefined;
 	const buffers = env.buffers ?? heapBuffers;
@@ -201,10 +215,12 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 			headers.accept = "text/event-stream";
 			assembler = spec.assembler((delta) => emit({ type: "message_update", delta }));
 			const sink = assembler;
-			reader = new SseParser((event, data) => sink.push(event, data));
+			reader = new SseParser(() => {}, undefined, (data) => sink.push(data));
 		}
 		const stream = reader;
 		let streamed = 0;
+		// An unstreamed reply is read from the client's (PSRAM) body buffer: no string of the whole body.
+		let whole: ParsedReply | undefined = undefined;
 		let response: HttpResponse;
 		try {
 			response = await env.transport.request({
@@ -223,15 +239,25 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 							if (streamed > LLM_REPLY_MAX_BYTES) throw new LlmError("network", `the LLM reply is larger than ${LLM_REPLY_MAX_BYTES} bytes; it was cut off: lower llm.max_tokens or ask for a shorter answer`);
 							stream.push(bytes);
 						} catch (error) {
-							// Kept, so the transport's "protocol" wrapper does not hide kind and status.
-							streamError = toLlmError(error, profile);
+							sinkError = toLlmError(error, profile);
 							throw error;
 						}
 					}
 					: undefined,
+				onBody: stream
+					? undefined
+					: (bytes) => {
+						start();
+						try {
+							whole = parseWhole(spec, bytes);
+						} catch (error) {
+							sinkError = toLlmError(error, profile);
+							throw error;
+						}
+					},
 			});
 		} catch (error) {
-			throw streamError ?? error;
+			throw sinkError ?? error;
 		}
 		let reply: ParsedReply;
 		if (stream && assembler) {
@@ -240,9 +266,8 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 			reply = assembler.finish();
 		} else {
 			start();
-			const json = parseJson(response.body);
-			if (json === undefined) throw new LlmError("protocol", `the LLM reply is not JSON (${response.body.length} bytes starting ${JSON.stringify(response.body.slice(0, 40))}): check that llm.base_url is the API's address`);
-			reply = spec.parse(json);
+			// A transport without onBody (a custom or fake one) gave the body as a string.
+			reply = whole ?? parseWhole(spec, encodeUtf8(response.body));
 			emitWhole(reply.message, emit);
 		}
 		emit({ type: "message_end", message: reply.message, usage: reply.usage });
@@ -278,7 +303,8 @@ export interface ProtocolSpec extends Pick<BackendRegistration, "id" | "defaults
 	toBody(request: ChatRequest, profile: ModelProfile): { body: JsonObject; notes?: string[] };
 	/** The user message of a one-shot image request: the prompt and the image in the order the protocol prefers. */
 	mediaContent(prompt: string, image: ImagePart): ContentPart[];
-	parse(json: JsonValue): ParsedReply;
+	/** A whole reply from its bytes (llm/scan); throws JsonSyntax when they are not JSON. */
+	parse(bytes: Uint8Array): ParsedReply;
 	assembler(emit: (delta: AssistantDelta) => void): StreamAssembler;
 	/** Body assembly in byte pieces (llm/body); without it the body is JSON.stringify(toBody()). */
 	pieces?: PieceSpec;

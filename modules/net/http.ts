@@ -18,7 +18,8 @@
 // - Bodies: buffered bodies grow in a buffer from the injected BufferPool (the
 //   "psram" pool), from HTTP_BODY_START_BYTES doubling up to the cap (in place
 //   when the pool can resize); with a Content-Length the buffer is
-//   sized once. Streamed (onChunk) 2xx bodies are not buffered at all. Every
+//   sized once. Streamed (onChunk) 2xx bodies are not buffered at all; with
+//   onBody a whole 2xx body is handed over as bytes (no string of it). Every
 //   buffer is freed when the request settles.
 //
 // Structure: one Exchange object per request holds all of its state; every
@@ -508,11 +509,13 @@ class Exchange {
 		if (!(this.#parser as ResponseParser).complete) this.#reuseAllowed = false;
 		if (!(this.#parser as ResponseParser).keepAlive || this.#request.headers && wantsClose(this.#request.headers)) this.#reuseAllowed = false;
 		if (this.#isOk()) {
+			const onBody = this.#streaming ? undefined : this.#request.onBody;
+			if (onBody) onBody(sink ? sink.view() : new Uint8Array(0));
 			const now = this.#client.now();
 			this.#finish({
 				status: head.status,
 				headers: head.headers,
-				body: sink ? decodeUtf8(sink.view()) : "",
+				body: sink && !onBody ? decodeUtf8(sink.view()) : "",
 				bytesSent: this.#bytesSent,
 				bytesReceived: this.#bytesReceived,
 				reusedConnection: this.#reused,

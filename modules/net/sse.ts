@@ -16,17 +16,25 @@ import { HttpError } from "net/types";
 import { decodeUtf8 } from "net/utf8";
 
 export type SseListener = (event: string, data: string, id: string) => void;
+/** An event's data as bytes (its data lines joined by LF), a view valid only during the call. */
+export type SseDataListener = (data: Uint8Array) => void;
 
 const CR = 13, LF = 10, COLON = 0x3A, SPACE = 0x20;
 
-function fieldIs(line: Uint8Array, end: number, name: string): boolean {
-	if (end !== name.length) return false;
-	for (let i = 0; i < end; i++) if (line[i] !== name.charCodeAt(i)) return false;
+// Field names as bytes, compared without making strings.
+const DATA = new Uint8Array([0x64, 0x61, 0x74, 0x61]), EVENT = new Uint8Array([0x65, 0x76, 0x65, 0x6E, 0x74]);
+const ID = new Uint8Array([0x69, 0x64]), RETRY = new Uint8Array([0x72, 0x65, 0x74, 0x72, 0x79]);
+
+/** Whether line[start, end) is the field name. */
+function fieldIs(line: Uint8Array, start: number, end: number, name: Uint8Array): boolean {
+	if (end - start !== name.length) return false;
+	for (let i = 0; i < name.length; i++) if (line[start + i] !== name[i]) return false;
 	return true;
 }
 
 export class SseParser {
 	readonly #onEvent: SseListener;
+	readonly #onData: SseDataListener | undefined;
 	readonly #max: number;
 	readonly #overflow: () => never;
 	readonly #line: ByteBuffer;   // a line split across chunks
@@ -40,8 +48,14 @@ export class SseParser {
 	/** The last valid "retry:" field, in milliseconds. */
 	retryMs: number | undefined = undefined;
 
-	constructor(onEvent: SseListener, maxEventBytes = SSE_EVENT_MAX_BYTES) {
+	/**
+	 * With onData, each event's data goes there as bytes instead (nothing is
+	 * decoded: not the data, the event name, the id or retry), for a reader that wants
+	 * only a few values out of it (llm/scan).
+	 */
+	constructor(onEvent: SseListener, maxEventBytes = SSE_EVENT_MAX_BYTES, onData?: SseDataListener) {
 		this.#onEvent = onEvent;
+		this.#onData = onData;
 		this.#max = maxEventBytes;
 		const overflow = this.#overflow = (): never => {
 			this.#failed = true;
@@ -73,8 +87,8 @@ export class SseParser {
 				this.#checkSize();
 				const whole = this.#line.view();
 				this.#line.clear();
-				this.#processLine(whole);
-			} else this.#processLine(bytes.subarray(i, j));
+				this.#processLine(whole, 0, whole.length);
+			} else this.#processLine(bytes, i, j);
 			if (bytes[j] === CR) {
 				if (j + 1 < end) {
 					if (bytes[j + 1] === LF) j++;
@@ -95,28 +109,35 @@ export class SseParser {
 		if (this.#line.length + this.#data.length > this.#max) this.#overflow();
 	}
 
-	#processLine(line: Uint8Array): void {
+	/** One line: line[start, end), without its end of line. */
+	#processLine(line: Uint8Array, start: number, end: number): void {
 		if (this.#firstLine) {
 			this.#firstLine = false;
-			if (line.length >= 3 && line[0] === 0xEF && line[1] === 0xBB && line[2] === 0xBF) line = line.subarray(3);
+			if (end - start >= 3 && line[start] === 0xEF && line[start + 1] === 0xBB && line[start + 2] === 0xBF) start += 3;
 		}
-		if (!line.length) return this.#dispatch();
-		if (line[0] === COLON) return; // comment
-		let colon = line.indexOf(COLON);
-		if (colon < 0) colon = line.length;
+		if (start === end) return this.#dispatch();
+		if (line[start] === COLON) return; // comment
+		let colon = start;
+		while (colon < end && line[colon] !== COLON) colon++;
 		let valueStart = colon + 1;
-		if (valueStart < line.length && line[valueStart] === SPACE) valueStart++;
-		const value = valueStart < line.length ? line.subarray(valueStart) : new Uint8Array(0);
-		if (fieldIs(line, colon, "data")) {
+		if (valueStart < end && line[valueStart] === SPACE) valueStart++;
+		if (valueStart > end) valueStart = end;
+		if (fieldIs(line, start, colon, DATA)) {
 			if (this.#hasData) this.#data.appendByte(LF);
-			this.#data.append(value);
+			this.#data.append(line, valueStart, end);
 			this.#hasData = true;
 			this.#checkSize();
-		} else if (fieldIs(line, colon, "event")) this.#event = decodeUtf8(value);
-		else if (fieldIs(line, colon, "id")) {
-			if (value.indexOf(0) < 0) this.#lastId = decodeUtf8(value);
-		} else if (fieldIs(line, colon, "retry")) {
-			if (value.length && value.length <= 10 && value.every((b) => b >= 0x30 && b <= 0x39)) this.retryMs = Number(decodeUtf8(value));
+		} else if (this.#onData) {
+			// bytes only: the event name, id and retry are not needed
+		} else if (fieldIs(line, start, colon, EVENT)) this.#event = decodeUtf8(line, valueStart, end);
+		else if (fieldIs(line, start, colon, ID)) {
+			let nul = false;
+			for (let k = valueStart; k < end && !nul; k++) nul = line[k] === 0;
+			if (!nul) this.#lastId = decodeUtf8(line, valueStart, end);
+		} else if (fieldIs(line, start, colon, RETRY)) {
+			let digits = end > valueStart && end - valueStart <= 10;
+			for (let k = valueStart; k < end && digits; k++) digits = line[k] >= 0x30 && line[k] <= 0x39;
+			if (digits) this.retryMs = Number(decodeUtf8(line, valueStart, end));
 		}
 		// other fields are ignored
 	}
@@ -124,6 +145,14 @@ export class SseParser {
 	#dispatch(): void {
 		if (!this.#hasData) {
 			this.#event = "";
+			return;
+		}
+		if (this.#onData) {
+			try {
+				this.#onData(this.#data.view());
+			} finally {
+				this.#resetEvent();
+			}
 			return;
 		}
 		const data = decodeUtf8(this.#data.view());

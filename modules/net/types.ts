@@ -43,6 +43,13 @@ export interface HttpRequest {
 	 * Non-2xx bodies are still buffered (bounded) to build the HttpError message.
 	 */
 	onChunk?: (bytes: Uint8Array) => void;
+	/**
+	 * Without onChunk: the whole 2xx body as bytes, once, when it is complete (a
+	 * view of the client's buffer, valid only during the call; empty when there
+	 * is no body); HttpResponse.body is then ''. So a caller that parses the
+	 * body needs no string of it. A throw fails the request as onChunk's does.
+	 */
+	onBody?: (bytes: Uint8Array) => void;
 	/** TCP (+TLS) connect including DNS. Default budgets.HTTP_CONNECT_TIMEOUT_MS. */
 	connectTimeoutMs?: number;
 	/**

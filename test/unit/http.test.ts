@@ -6,6 +6,7 @@ import { assert, test } from "testing";
 import { Aborter } from "net/abort";
 import { HttpClient } from "net/http";
 import { HttpError, type HttpClientOptions, type HttpRequest } from "net/types";
+import { decodeUtf8 } from "net/utf8";
 import {
 	CountingAllocator, FakeServer, bytesOf, chunked, fakeResolver, response, sleep, textOf,
 } from "test/peer/http-fake";
@@ -497,6 +498,35 @@ test("onChunk gets the decoded body bytes of a 2xx stream and the body is not bu
 	assert.equal(pool.sizes.length, 0);
 	assert.equal(http.idleCount(), 1, "a complete stream keeps the connection");
 	http.close();
+});
+
+test("onBody gets a whole 2xx body as bytes from its pool buffer, once, and the body string is left empty", async () => {
+	const server = new FakeServer({ respond: (_r, s) => void s.trickle("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(["{\"a\":", "\"é\"}"]), 5, 1) });
+	const { http, pool } = client(server);
+	const seen: string[] = [];
+	let liveDuringCall = 0;
+	const res = await http.request(get({ onBody: (bytes) => { seen.push(decodeUtf8(bytes)); liveDuringCall = pool.live.size; } }));
+	assert.deepEqual(seen, ["{\"a\":\"é\"}"]);
+	assert.equal(liveDuringCall, 1, "the view is of the client's pool buffer");
+	assert.equal(res.body, "");
+	assert.equal(pool.live.size, 0, "body buffer freed after the call");
+	const empty: number[] = [];
+	const server2 = new FakeServer({ respond: (_r, s) => s.send(response(200, "")) });
+	const second = client(server2);
+	await second.http.request(get({ onBody: (bytes) => void empty.push(bytes.length) }));
+	assert.deepEqual(empty, [0], "a body-less 2xx still calls onBody, with no bytes");
+	const failed = await failure(second.http.request(get({ onBody: () => { throw new TypeError("not JSON"); } })));
+	assert.equal(failed.kind, "protocol");
+	assert.equal(failed.message, "not JSON");
+	const status = new FakeServer({ respond: (_r, s) => s.send(response(500, "{\"message\":\"boom\"}", {}, "Internal Server Error")) });
+	const third = client(status);
+	let called = false;
+	const error = await failure(third.http.request(get({ onBody: () => { called = true; } })));
+	assert.equal(error.message, "HTTP 500: boom");
+	assert.equal(called, false, "an error status is not handed to onBody");
+	http.close();
+	second.http.close();
+	third.http.close();
 });
 
 test("a non-2xx stream is not passed to onChunk; its body makes the error", async () => {

@@ -45,6 +45,33 @@ export function stream(text: string, piece = 0): Reply {
 	};
 }
 
+/** A streamed body given as bytes (it may hold invalid UTF-8), through onChunk in pieces of `piece` bytes (0: one piece). */
+export function streamBytes(bytes: Uint8Array, piece = 0): Reply {
+	return (request) => {
+		if (!request.onChunk) throw new Error("fake transport: a streamed reply for a request without onChunk");
+		const size = piece || bytes.length || 1;
+		try {
+			for (let at = 0; at < bytes.length; at += size) request.onChunk(bytes.slice(at, at + size));
+		} catch (error) {
+			throw new HttpError("protocol", error instanceof Error ? error.message : String(error));
+		}
+		return response("");
+	};
+}
+
+/** A whole body handed over as bytes through onBody, as the HTTP client does (HttpResponse.body stays ""). */
+export function wholeBytes(bytes: Uint8Array): Reply {
+	return (request) => {
+		if (!request.onBody) throw new Error("fake transport: a whole reply for a request without onBody");
+		try {
+			request.onBody(bytes);
+		} catch (error) {
+			throw new HttpError("protocol", error instanceof Error ? error.message : String(error));
+		}
+		return response("");
+	};
+}
+
 /** Never answers until the request's signal aborts, then fails as the real transport does. */
 export function hang(): Reply {
 	return (request) => new Promise((_resolve, reject) => {

@@ -4,7 +4,8 @@ import { assert, test } from "testing";
 import { LLM_REPLY_MAX_BYTES } from "budgets";
 import { Llm } from "llm/runtime";
 import { LlmError, type ChatResponse, type LlmEvent } from "llm/types";
-import { ANTHROPIC, FakeClock, FakeTransport, OPENAI, config, sse, stream } from "./llm_fakes";
+import { ANTHROPIC, FakeClock, FakeTransport, OPENAI, config, sse, stream, streamBytes, wholeBytes, type Reply } from "./llm_fakes";
+import { decodeUtf8, encodeUtf8 } from "net/utf8";
 
 const TEXT = "Héllo, 世界 😀!";
 
@@ -206,4 +207,133 @@ test("an unstreamed profile sends stream off and still emits start, deltas and e
 	assert.equal(transport.requests[0].request.onChunk, undefined);
 	assert.deepEqual(events.map((e) => e.type), ["message_start", "message_update", "message_end"]);
 	llm.close();
+});
+
+// ---- the byte-level reader (llm/scan) at the edges of chunks and events ----
+
+/** Bytes of strings and raw byte runs, one after the other. */
+function bytesOf(...parts: (string | number[])[]): Uint8Array {
+	const pieces = parts.map((p) => (typeof p === "string" ? encodeUtf8(p) : new Uint8Array(p)));
+	const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
+	let at = 0;
+	for (const p of pieces) {
+		out.set(p, at);
+		at += p.length;
+	}
+	return out;
+}
+
+async function runReply(values: Record<string, string>, reply: Reply, events: LlmEvent[] = []): Promise<ChatResponse> {
+	const llm = new Llm({ config: config(values), transport: new FakeTransport(reply), clock: new FakeClock() });
+	try {
+		return await llm.chat({ messages: [{ role: "user", content: "hi" }] }, { onEvent: (e) => events.push(e) });
+	} finally {
+		llm.close();
+	}
+}
+
+const openaiFrame = (delta: string) => `data: {"choices":[{"index":0,"delta":${delta},"finish_reason":null}]}\n\n`;
+const OPENAI_END = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+
+test("invalid UTF-8 in a streamed delta becomes U+FFFD as before, wherever the chunks split it", async () => {
+	// A 3-byte sequence cut short, a bad lead byte, and a 4-byte emoji: each split across chunks somewhere.
+	const event = bytesOf("{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a", [0xE4, 0xB8], "b", [0xFF], "c", [0xF0, 0x9F, 0x98, 0x80], "\"}}]}");
+	const body = bytesOf("data: ", Array.from(event), "\n\n", OPENAI_END);
+	const expected = (JSON.parse(decodeUtf8(event)) as { choices: { delta: { content: string } }[] }).choices[0].delta.content;
+	assert.equal(expected, "a\uFFFDb\uFFFDc😀");
+	for (let piece = 1; piece <= 9; piece++) {
+		const events: LlmEvent[] = [];
+		const reply = await runReply(OPENAI, streamBytes(body, piece), events);
+		assert.equal(reply.message.content, expected, `piece ${piece}`);
+		assert.equal(textOf(events, "text"), expected);
+	}
+});
+
+test("escaped surrogate pairs split across chunk boundaries are one character; a pair split across events joins as before", async () => {
+	const body = openaiFrame("{\"content\":\"x\\ud83d\\ude00y\"}") + openaiFrame("{\"content\":\"\\ud83d\"}") + openaiFrame("{\"content\":\"\\ude00\"}") + OPENAI_END;
+	const across = JSON.parse("\"\\ud83d\"") + JSON.parse("\"\\ude00\"");
+	for (let piece = 1; piece <= 13; piece++) {
+		const reply = await runReply(OPENAI, stream(body, piece));
+		assert.equal(reply.message.content, "x😀y" + across, `piece ${piece}`);
+	}
+	const anthropic = sse([
+		{ type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude-test", content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 1 } } },
+		{ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+		"{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"\\uD83D\\uDE00 \\u00e9\"}}",
+		{ type: "content_block_stop", index: 0 },
+		{ type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 3 } },
+		{ type: "message_stop" },
+	]);
+	for (const piece of [1, 2, 5, 0]) {
+		const reply = await runReply(ANTHROPIC, stream(anthropic, piece));
+		assert.equal(reply.message.content, "😀 é", `anthropic piece ${piece}`);
+	}
+});
+
+test("nested JSON in streamed tool arguments survives its escapes, for both protocols", async () => {
+	const args = { query: { all: [{ term: "a\"b" }, { range: { n: [1, 2.5, null] } }], note: "é\n😀" }, flat: true };
+	const wire = JSON.stringify(JSON.stringify(args)); // the arguments string, as a JSON string
+	const cut = [wire.slice(0, 17) + "\"", "\"" + wire.slice(17, 40) + "\"", "\"" + wire.slice(40)];
+	// Cuts must not split an escape: move a cut that lands after a backslash.
+	const pieces = cut.every((p) => !/[^\\]\\"$/.test(p)) ? cut : [wire];
+	const body = openaiFrame("{\"tool_calls\":[{\"index\":0,\"id\":\"call_n\",\"type\":\"function\",\"function\":{\"name\":\"search\",\"arguments\":\"\"}}]}")
+		+ pieces.map((p) => openaiFrame(`{"tool_calls":[{"index":0,"function":{"arguments":${p}}}]}`)).join("")
+		+ "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+	for (const piece of [1, 3, 0]) {
+		const reply = await runReply(OPENAI, stream(body, piece));
+		assert.deepEqual(JSON.parse(reply.message.tool_calls?.[0].function.arguments ?? ""), args, `openai piece ${piece}`);
+	}
+	const json = JSON.stringify(args);
+	const anthropic = sse([
+		{ type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude-test", content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 1 } } },
+		{ type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_n", name: "search", input: {} } },
+		{ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: json.slice(0, 9) } },
+		{ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: json.slice(9) } },
+		{ type: "content_block_stop", index: 0 },
+		{ type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 9 } },
+		{ type: "message_stop" },
+	]);
+	for (const piece of [1, 4, 0]) {
+		const reply = await runReply(ANTHROPIC, stream(anthropic, piece));
+		assert.deepEqual(JSON.parse(reply.message.tool_calls?.[0].function.arguments ?? ""), args, `anthropic piece ${piece}`);
+		const raw = reply.message.raw?.message as { content: { input: unknown }[] };
+		assert.deepEqual(raw.content[0].input, args, "the raw block keeps the input as an object");
+	}
+});
+
+test("a stream truncated inside an event, inside a string, is incomplete; a truncated event that ends is not JSON", async () => {
+	const whole = openaiFrame("{\"content\":\"Héllo, wor\"}") + OPENAI_END;
+	const inString = whole.indexOf("wor");
+	for (const piece of [1, 7, 0]) {
+		await assert.rejects(runReply(OPENAI, stream(whole.slice(0, inString), piece)), "ended before the reply was complete");
+	}
+	const anthropicEvents = sse([
+		{ type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude-test", content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 1 } } },
+		{ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+		{ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "cut here" } },
+	]);
+	await assert.rejects(runReply(ANTHROPIC, stream(anthropicEvents.slice(0, anthropicEvents.length - 8), 3)), "ended before the reply was complete");
+	// The event's blank line came, but its JSON was cut: that is a malformed event.
+	const cutEvent = anthropicEvents.slice(0, anthropicEvents.lastIndexOf("cut here")) + "\n\n";
+	const error = await assert.rejects(runReply(ANTHROPIC, stream(cutEvent, 5)), "the LLM stream sent an event that is not JSON");
+	assert.equal((error as LlmError).kind, "protocol");
+});
+
+test("an unstreamed reply is read from the body bytes the client hands over, and a cut one is not JSON", async () => {
+	const UNSTREAMED = { ...OPENAI, "llm.stream": "off" };
+	const whole = { id: "x", model: "gpt-test", choices: [{ index: 0, message: { role: "assistant", content: TEXT, refusal: null, annotations: [] }, finish_reason: "stop" }, { index: 1, message: { role: "assistant", content: "other" } }], usage: { prompt_tokens: 3, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 2 } } };
+	const events: LlmEvent[] = [];
+	const reply = await runReply(UNSTREAMED, wholeBytes(encodeUtf8(JSON.stringify(whole))), events);
+	assert.equal(reply.message.content, TEXT);
+	assert.deepEqual(reply.message.raw, { protocol: "openai", message: whole.choices[0].message });
+	assert.deepEqual(reply.usage, { input_tokens: 3, output_tokens: 4, cache_read_tokens: 2, cache_write_tokens: 0 });
+	assert.equal(reply.model, "gpt-test");
+	assert.deepEqual(events.map((e) => e.type), ["message_start", "message_update", "message_end"]);
+	const text = JSON.stringify(whole);
+	await assert.rejects(runReply(UNSTREAMED, wholeBytes(encodeUtf8(text.slice(0, 50)))), `the LLM reply is not JSON (50 bytes starting ${JSON.stringify(text.slice(0, 40))})`);
+	await assert.rejects(runReply(UNSTREAMED, wholeBytes(encodeUtf8("{\"error\":{\"message\":\"bad key\"}}"))), "the LLM reply is an error: bad key");
+	const anthropic = { id: "msg_1", type: "message", role: "assistant", model: "claude-test", content: [{ type: "text", text: TEXT }, { type: "tool_use", id: "t", name: "f", input: { a: { b: [1] } } }], stop_reason: "tool_use", stop_sequence: null, usage: { input_tokens: 5, output_tokens: 6 } };
+	const fromBytes = await runReply({ ...ANTHROPIC, "llm.stream": "off" }, wholeBytes(encodeUtf8(JSON.stringify(anthropic))));
+	assert.deepEqual(fromBytes.message.raw, { protocol: "anthropic", message: anthropic });
+	assert.equal(fromBytes.finish_reason, "tool_calls");
 });

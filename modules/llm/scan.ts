@@ -1,0 +1,459 @@
+// llm/scan: a JSON reader over bytes (an SSE event's data, or a whole reply in
+// its PSRAM buffer), so a reply is read without turning every event into an
+// object tree or the whole body into a string. The assemblers walk an event's
+// members, note where the values they need start, and decode only those
+// afterwards: text deltas, tool-call ids, names and arguments, stop reasons,
+// usage numbers. What a reply keeps verbatim (an Anthropic content block, an
+// OpenAI message) is built straight from the bytes by value().
+//
+// Same answers as JSON.parse(decodeUtf8(bytes)), which it replaces:
+//  - the whole input is checked (a syntax error anywhere throws JsonSyntax),
+//    whitespace is JSON's four characters, and a raw control character in a
+//    string is an error;
+//  - invalid UTF-8 inside a string becomes U+FFFD per maximal subpart (as
+//    decodeUtf8 does); outside strings any byte of 0x80 or more is an error;
+//  - \uXXXX escapes of a surrogate pair become one character, a lone
+//    surrogate stays one (as JSON.parse leaves it);
+//  - object keys: the last of a duplicate wins, "__proto__" is an own property.
+// Nesting is bounded by LLM_JSON_DEPTH_MAX (JsonSyntax beyond).
+//
+// One reader is reused for every event of a reply: reset() points it at new
+// bytes, which must stay unchanged while it reads them.
+import { LLM_JSON_DEPTH_MAX } from "budgets";
+import { decodeUtf8, encodeUtf8 } from "net/utf8";
+import type { JsonObject, JsonValue } from "llm/types";
+
+/** The bytes are not one JSON value. */
+export class JsonSyntax extends Error {
+	override name = "JsonSyntax";
+}
+
+const QUOTE = 0x22, BACKSLASH = 0x5C, COMMA = 0x2C, COLON = 0x3A;
+const OPEN_OBJECT = 0x7B, CLOSE_OBJECT = 0x7D, OPEN_ARRAY = 0x5B, CLOSE_ARRAY = 0x5D;
+const MINUS = 0x2D, PLUS = 0x2B, DOT = 0x2E, ZERO = 0x30, NINE = 0x39;
+
+/** What the value at the reader's position is, from its first byte. */
+export const enum Kind { None, String, Number, Object, Array, True, False, Null }
+
+function isSpace(b: number): boolean {
+	return b === 0x20 || b === 0x0A || b === 0x0D || b === 0x09;
+}
+
+function hexDigit(b: number): number {
+	if (b >= ZERO && b <= NINE) return b - ZERO;
+	const lower = b | 0x20;
+	return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
+}
+
+function isDigit(bytes: Uint8Array, at: number, end: number): boolean {
+	return at < end && bytes[at] >= ZERO && bytes[at] <= NINE;
+}
+
+/**
+ * A name as bytes, made once at module level: the readers compare keys and
+ * string values with these, since reading a primitive string's length or its
+ * characters makes a wrapper object in XS each time.
+ */
+export function ascii(text: string): Uint8Array {
+	return new Uint8Array(ArrayBuffer.fromString(text));
+}
+
+const EMPTY = new Uint8Array(0);
+const TRUE = ascii("true"), FALSE = ascii("false"), NULL = ascii("null");
+
+function fail(why: string): never {
+	throw new JsonSyntax(why);
+}
+
+export class JsonReader {
+	#bytes: Uint8Array = EMPTY;
+	#pos = 0;
+	#end = 0;
+	// Per open container: whether its next member is its first (1) or needs a comma (0).
+	readonly #first = new Uint8Array(LLM_JSON_DEPTH_MAX + 1);
+	// For skip(): whether each open container is an object (1) or an array (0).
+	readonly #isObject = new Uint8Array(LLM_JSON_DEPTH_MAX + 1);
+	#depth = 0;
+	/** The current key's bytes [keyStart, keyEnd) inside its quotes, and whether it has escapes. */
+	#keyStart = 0;
+	#keyEnd = 0;
+	#keyEscaped = false;
+
+	/** Reads bytes[start, end) from now on. */
+	reset(bytes: Uint8Array, start = 0, end = bytes.length): this {
+		this.#bytes = bytes;
+		this.#pos = start;
+		this.#end = end;
+		this.#depth = 0;
+		return this;
+	}
+
+	/** Where the reader is: pass it to seek() to read a value noted earlier. */
+	get position(): number { return this.#pos; }
+
+	/** Goes back (or forward) to a position noted with `position`, at depth 0. */
+	seek(position: number): this {
+		this.#pos = position;
+		this.#depth = 0;
+		return this;
+	}
+
+	/** Lets go of the bytes (a view of a buffer about to be freed). */
+	release(): void {
+		this.#bytes = EMPTY;
+		this.#pos = this.#end = 0;
+	}
+
+	#space(): number {
+		const bytes = this.#bytes, end = this.#end;
+		let i = this.#pos;
+		while (i < end && isSpace(bytes[i])) i++;
+		this.#pos = i;
+		return i < end ? bytes[i] : -1;
+	}
+
+	/** The kind of the next value (after whitespace); Kind.None at the end or on a byte no value starts with. */
+	kind(): Kind {
+		const b = this.#space();
+		switch (b) {
+			case QUOTE: return Kind.String;
+			case OPEN_OBJECT: return Kind.Object;
+			case OPEN_ARRAY: return Kind.Array;
+			case 0x74: return Kind.True;
+			case 0x66: return Kind.False;
+			case 0x6E: return Kind.Null;
+			default: return b === MINUS || (b >= ZERO && b <= NINE) ? Kind.Number : Kind.None;
+		}
+	}
+
+	/** Only whitespace is left; else JsonSyntax. */
+	end(): void {
+		if (this.#space() >= 0) fail("unexpected data after the JSON value");
+	}
+
+	#push(object: boolean): void {
+		if (this.#depth >= LLM_JSON_DEPTH_MAX) fail(`nested more than ${LLM_JSON_DEPTH_MAX} levels deep`);
+		this.#depth++;
+		this.#first[this.#depth] = 1;
+		this.#isObject[this.#depth] = object ? 1 : 0;
+	}
+
+	/** Enters the object at the position; false (nothing read) when the value there is not an object. */
+	openObject(): boolean {
+		if (this.#space() !== OPEN_OBJECT) return false;
+		this.#pos++;
+		this.#push(true);
+		return true;
+	}
+
+	/** Enters the array at the position; false (nothing read) when the value there is not an array. */
+	openArray(): boolean {
+		if (this.#space() !== OPEN_ARRAY) return false;
+		this.#pos++;
+		this.#push(false);
+		return true;
+	}
+
+	/**
+	 * The next member of the object entered last: reads its key and colon, so the
+	 * value is next (read it or skip() it). False when the object closed.
+	 */
+	nextKey(): boolean {
+		let b = this.#space();
+		if (b === CLOSE_OBJECT) {
+			this.#pos++;
+			this.#depth--;
+			return false;
+		}
+		if (!this.#first[this.#depth]) {
+			if (b !== COMMA) fail("expected , or } in an object");
+			this.#pos++;
+			b = this.#space();
+		}
+		this.#first[this.#depth] = 0;
+		if (b !== QUOTE) fail("expected a key in an object");
+		this.#keyStart = this.#pos + 1;
+		this.#keyEscaped = this.#skipString();
+		this.#keyEnd = this.#pos - 1;
+		if (this.#space() !== COLON) fail("expected : after a key");
+		this.#pos++;
+		return true;
+	}
+
+	/** The next item of the array entered last (its value is next); false when the array closed. */
+	nextItem(): boolean {
+		const b = this.#space();
+		if (b === CLOSE_ARRAY) {
+			this.#pos++;
+			this.#depth--;
+			return false;
+		}
+		if (!this.#first[this.#depth]) {
+			if (b !== COMMA) fail("expected , or ] in an array");
+			this.#pos++;
+		}
+		this.#first[this.#depth] = 0;
+		return true;
+	}
+
+	/** Whether the current key is name (ascii()), without making a string. */
+	keyIs(name: Uint8Array): boolean {
+		if (this.#keyEscaped) return bytesAre(encodeUtf8(this.#decode(this.#keyStart, this.#keyEnd)), name);
+		return bytesAre(this.#bytes, name, this.#keyStart, this.#keyEnd);
+	}
+
+	/** The current key as a string. */
+	key(): string {
+		return this.#keyEscaped ? this.#decode(this.#keyStart, this.#keyEnd) : decodeUtf8(this.#bytes, this.#keyStart, this.#keyEnd);
+	}
+
+	/** Whether the value at the position is a string of exactly these UTF-8 bytes (ascii(), encodeUtf8()), without making one; the position does not move. */
+	stringIs(text: Uint8Array): boolean {
+		if (this.#space() !== QUOTE) return false;
+		const bytes = this.#bytes, start = this.#pos + 1, n = text.length;
+		let i = 0, at = start;
+		for (; i < n && at < this.#end; i++, at++) {
+			const b = bytes[at];
+			if (b === BACKSLASH) {
+				const save = this.#pos;
+				const whole = encodeUtf8(this.string());
+				this.#pos = save;
+				return bytesAre(whole, text);
+			}
+			if (b !== text[i]) return false;
+		}
+		if (at < this.#end && bytes[at] === BACKSLASH) {
+			const save = this.#pos;
+			const whole = encodeUtf8(this.string());
+			this.#pos = save;
+			return bytesAre(whole, text);
+		}
+		return i === n && at < this.#end && bytes[at] === QUOTE;
+	}
+
+	/** Skips the string at the position (checked); returns whether it had escapes. */
+	#skipString(): boolean {
+		const bytes = this.#bytes, end = this.#end;
+		let i = this.#pos + 1, escaped = false;
+		for (;;) {
+			if (i >= end) fail("unterminated string");
+			const b = bytes[i];
+			if (b === QUOTE) break;
+			if (b < 0x20) fail("a control character in a string");
+			if (b !== BACKSLASH) {
+				i++;
+				continue;
+			}
+			escaped = true;
+			if (i + 1 >= end) fail("unterminated string");
+			const e = bytes[i + 1];
+			if (e === 0x75) { // \uXXXX
+				if (i + 6 > end) fail("unterminated string");
+				for (let k = 2; k < 6; k++) if (hexDigit(bytes[i + k]) < 0) fail("a bad \\u escape");
+				i += 6;
+			} else if (e === QUOTE || e === BACKSLASH || e === 0x2F || e === 0x62 || e === 0x66 || e === 0x6E || e === 0x72 || e === 0x74) {
+				i += 2;
+			} else fail("a bad escape");
+		}
+		this.#pos = i + 1;
+		return escaped;
+	}
+
+	/** The string at the position, decoded; JsonSyntax when the value there is no string. */
+	string(): string {
+		if (this.#space() !== QUOTE) fail("expected a string");
+		const start = this.#pos + 1;
+		const escaped = this.#skipString();
+		const end = this.#pos - 1;
+		return escaped ? this.#decode(start, end) : decodeUtf8(this.#bytes, start, end);
+	}
+
+	/** A string's bytes [start, end) (already checked) with their escapes decoded. */
+	#decode(start: number, end: number): string {
+		const bytes = this.#bytes;
+		let out = "";
+		let run = start;
+		let i = start;
+		while (i < end) {
+			if (bytes[i] !== BACKSLASH) {
+				i++;
+				continue;
+			}
+			if (run < i) out += decodeUtf8(bytes, run, i);
+			const e = bytes[i + 1];
+			if (e !== 0x75) {
+				out += e === 0x62 ? "\b" : e === 0x66 ? "\f" : e === 0x6E ? "\n" : e === 0x72 ? "\r" : e === 0x74 ? "\t" : String.fromCharCode(e);
+				i += 2;
+			} else {
+				const unit = this.#hex4(i + 2);
+				i += 6;
+				// A high surrogate escaped right before a low one: one character, as JSON.parse makes it.
+				if (unit >= 0xD800 && unit <= 0xDBFF && i + 6 <= end && bytes[i] === BACKSLASH && bytes[i + 1] === 0x75) {
+					const low = this.#hex4(i + 2);
+					if (low >= 0xDC00 && low <= 0xDFFF) {
+						out += String.fromCharCode(unit, low);
+						i += 6;
+						run = i;
+						continue;
+					}
+				}
+				out += String.fromCharCode(unit);
+			}
+			run = i;
+		}
+		if (run < end) out += decodeUtf8(bytes, run, end);
+		return out;
+	}
+
+	#hex4(at: number): number {
+		const bytes = this.#bytes;
+		return (hexDigit(bytes[at]) << 12) | (hexDigit(bytes[at + 1]) << 8) | (hexDigit(bytes[at + 2]) << 4) | hexDigit(bytes[at + 3]);
+	}
+
+	/** Skips the number at the position (checked against JSON's grammar); returns whether it is a plain integer. */
+	#skipNumber(): boolean {
+		const bytes = this.#bytes, end = this.#end;
+		let i = this.#pos;
+		if (bytes[i] === MINUS) i++;
+		if (!isDigit(bytes, i, end)) fail("a bad number");
+		if (bytes[i] === ZERO) i++;
+		else while (isDigit(bytes, i, end)) i++;
+		let integer = true;
+		if (i < end && bytes[i] === DOT) {
+			integer = false;
+			i++;
+			if (!isDigit(bytes, i, end)) fail("a bad number");
+			while (isDigit(bytes, i, end)) i++;
+		}
+		if (i < end && (bytes[i] | 0x20) === 0x65) {
+			integer = false;
+			i++;
+			if (i < end && (bytes[i] === PLUS || bytes[i] === MINUS)) i++;
+			if (!isDigit(bytes, i, end)) fail("a bad number");
+			while (isDigit(bytes, i, end)) i++;
+		}
+		this.#pos = i;
+		return integer;
+	}
+
+	/** The number at the position; JsonSyntax when the value there is no number. */
+	number(): number {
+		if (this.kind() !== Kind.Number) fail("expected a number");
+		const start = this.#pos;
+		const integer = this.#skipNumber();
+		const end = this.#pos;
+		const bytes = this.#bytes;
+		// Small integers (token counts, indexes) without making a string.
+		if (integer && end - start <= 15) {
+			const negative = bytes[start] === MINUS;
+			let value = 0;
+			for (let i = negative ? start + 1 : start; i < end; i++) value = value * 10 + (bytes[i] - ZERO);
+			return negative ? -value : value;
+		}
+		return Number(decodeUtf8(bytes, start, end));
+	}
+
+	#literal(text: Uint8Array): void {
+		const n = text.length;
+		if (!bytesAre(this.#bytes, text, this.#pos, Math.min(this.#pos + n, this.#end))) fail("a bad literal");
+		this.#pos += n;
+	}
+
+	/** Skips the value at the position, checking all of it. */
+	skip(): void {
+		const base = this.#depth;
+		for (;;) {
+			// One value, or the opening of a container.
+			switch (this.kind()) {
+				case Kind.String: this.#skipString(); break;
+				case Kind.Number: this.#skipNumber(); break;
+				case Kind.True: this.#literal(TRUE); break;
+				case Kind.False: this.#literal(FALSE); break;
+				case Kind.Null: this.#literal(NULL); break;
+				case Kind.Object:
+					this.openObject();
+					if (this.nextKey()) continue;
+					break;
+				case Kind.Array:
+					this.openArray();
+					if (this.nextItem()) continue;
+					break;
+				default: fail(this.#pos < this.#end ? "an unexpected character" : "unexpected end of data");
+			}
+			// After a value: the next member of the open container, or close it.
+			for (;;) {
+				if (this.#depth === base) return;
+				const more = this.#isObject[this.#depth] ? this.nextKey() : this.nextItem();
+				if (more) break;
+			}
+		}
+	}
+
+	/** The value at the position, built (as JSON.parse would build it). */
+	value(): JsonValue {
+		const containers: (JsonObject | JsonValue[])[] = [];
+		const keys: string[] = [];
+		for (;;) {
+			let value: JsonValue;
+			switch (this.kind()) {
+				case Kind.String: value = this.string(); break;
+				case Kind.Number: value = this.number(); break;
+				case Kind.True: this.#literal(TRUE); value = true; break;
+				case Kind.False: this.#literal(FALSE); value = false; break;
+				case Kind.Null: this.#literal(NULL); value = null; break;
+				case Kind.Object: {
+					this.openObject();
+					const object: JsonObject = {};
+					if (this.nextKey()) {
+						containers.push(object);
+						keys.push(this.key());
+						continue;
+					}
+					value = object;
+					break;
+				}
+				case Kind.Array: {
+					this.openArray();
+					const array: JsonValue[] = [];
+					if (this.nextItem()) {
+						containers.push(array);
+						keys.push("");
+						continue;
+					}
+					value = array;
+					break;
+				}
+				default: fail(this.#pos < this.#end ? "an unexpected character" : "unexpected end of data");
+			}
+			// Put the value into its container; close every container that ends here.
+			for (;;) {
+				const top = containers.length - 1;
+				if (top < 0) return value;
+				const container = containers[top];
+				if (Array.isArray(container)) {
+					container.push(value);
+					if (this.nextItem()) break;
+				} else {
+					const key = keys[top];
+					if (key === "__proto__") Object.defineProperty(container, key, { value, writable: true, enumerable: true, configurable: true });
+					else container[key] = value;
+					if (this.nextKey()) {
+						keys[top] = this.key();
+						break;
+					}
+				}
+				value = container;
+				containers.pop();
+				keys.pop();
+			}
+		}
+	}
+}
+
+/** bytes[start, end) are exactly text's bytes. */
+export function bytesAre(bytes: Uint8Array, text: Uint8Array, start = 0, end = bytes.length): boolean {
+	const n = text.length;
+	if (end - start !== n) return false;
+	for (let i = 0; i < n; i++) if (bytes[start + i] !== text[i]) return false;
+	return true;
+}
