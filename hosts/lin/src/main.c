@@ -238,6 +238,10 @@ xsMachine *hostCreateMachine(const xsCreation *creation, const char *name)
 	pthread_mutex_unlock(&gMachineLock);
 	if (machine && tLoop)
 		tLoop->machine = machine;
+#ifdef mxProfile
+	if (machine && getenv("XSCLAW_PROFILE"))
+		fxStartProfiling(machine);
+#endif
 	return machine;
 }
 
@@ -245,6 +249,17 @@ static void freeKeptCode(txMachine *the);
 
 void hostDeleteMachine(xsMachine *machine)
 {
+#ifdef mxProfile
+	const char *profileDir = getenv("XSCLAW_PROFILE");
+	if (profileDir && ((txMachine *)machine)->profiler) {
+		static int profiles = 0;
+		char path[1024];
+		snprintf(path, sizeof(path), "%s/%d-%d.cpuprofile", profileDir, (int)getpid(), __atomic_fetch_add(&profiles, 1, __ATOMIC_SEQ_CST));
+		FILE *file = fopen(path, "w");
+		if (file)
+			fxStopProfiling(machine, file);
+	}
+#endif
 	pthread_mutex_lock(&gMachineLock);
 	xsDeleteMachine(machine);
 	pthread_mutex_unlock(&gMachineLock);
