@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Benchmarks (SPEC §11): runs every tools/bench/*.mjs, prints one JSON line per
-// figure, {"name","unit","median","p99","min","max","runs"}, then a short table.
+// figure, {"name","unit","median","p99","min","max","runs"}, then a short table
+// and how long it took; a whole run fails if a figure SPEC §11 names is missing.
 // Benchmarks report; they assert nothing. Run after a build: `npm run bench`.
 //
 //   node tools/bench.mjs [--only <file stem>] [--variant release|asan] [--json]
@@ -30,6 +31,15 @@ function percentile(sorted, p) {
 	return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 const round = (x) => (x === null ? null : Math.round(x * 1000) / 1000);
+
+/** The figures SPEC §11 names: a whole run (no --only) that misses one fails. */
+export const SPEC_FIGURES = [
+	"http.requests_per_handshake", "http.abort_to_close_ms", "http.psram_peak_per_body_byte",
+	"core.iteration_overhead_ms", "core.interrupt_to_abort_ms", "core.prompt_prefix_stable_ratio", "core.peak_heap_per_body_byte",
+	"store.append_ms", "store.read_last24_ms_10k", "store.read_last24_ms_150k", "store.compact_150k_ms",
+	"boot.to_prompt_ms", "app.bytecode_bytes",
+	"peer.cpu_per_turn_ratio", "peer.peak_rss_ratio",
+];
 
 export function summarise({ name, unit, values, p99 = true }) {
 	if (!values.length) throw new Error(`bench ${name}: no values`);
@@ -88,6 +98,7 @@ function table(rows) {
 }
 
 async function main() {
+	const started = process.hrtime.bigint();
 	if (!existsSync(hostBinary(VARIANT))) throw new Error(`no ${VARIANT} host: run node tools/build.mjs first`);
 	const dir = join(ROOT, "tools", "bench");
 	const files = readdirSync(dir).filter((f) => f.endsWith(".mjs") && (!ONLY || f === `${ONLY}.mjs`)).sort();
@@ -102,7 +113,10 @@ async function main() {
 			console.log(JSON.stringify(row));
 		}
 	}
-	if (!JSON_ONLY) console.log(`\n${table(rows)}\n\n${provenance()}`);
+	const seconds = Math.round(Number(process.hrtime.bigint() - started) / 1e9);
+	if (!JSON_ONLY) console.log(`\n${table(rows)}\n\n${provenance()}; the benchmarks took ${seconds} s`);
+	const missing = ONLY ? [] : SPEC_FIGURES.filter((name) => !rows.some((r) => r.name === name));
+	if (missing.length) throw new Error(`these figures of SPEC §11 were not measured: ${missing.join(", ")}`);
 }
 
 if (process.argv[1] && process.argv[1].endsWith("bench.mjs")) {
