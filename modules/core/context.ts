@@ -24,17 +24,36 @@ function isEmpty(content: ContextContent): boolean {
 	return true;
 }
 
-/** One provider's content for this iteration; a throw or empty content fails the request naming it. */
-async function collect(run: Run, provider: ContextProvider): Promise<ContextContent | undefined> {
+type Collected = ContextContent | undefined;
+
+/**
+ * One provider's content for this iteration; a throw or empty content fails the
+ * request naming it. A promise only when the provider answered with one: a
+ * provider that answers at once costs no promise, no closure and no await (each
+ * costs heap in XS, per provider per iteration).
+ */
+function collect(run: Run, provider: ContextProvider): Collected | Promise<Collected> {
 	const startOnly = ((provider.flags ?? 0) & ProviderFlag.REQUEST_START_ONLY) !== 0;
 	if (startOnly && run.startCache.has(provider.name)) return run.startCache.get(provider.name);
-	let content: ContextContent | undefined;
+	let answer: Collected | Promise<Collected>;
 	try {
-		// Raced with cancel: a provider stuck on flash must not hold a cancelled request.
-		content = await untilAborted(Promise.resolve().then(() => provider.collect(run.request)), run.aborter.signal);
+		answer = provider.collect(run.request);
 	} catch (error) {
-		throw new RequestFailure(`the context provider "${provider.name}" failed: ${failureText(error)}`);
+		throw providerFailed(provider, error);
 	}
+	if (!(answer instanceof Promise)) return checked(run, provider, answer, startOnly);
+	// Raced with cancel: a provider stuck on flash must not hold a cancelled request.
+	return untilAborted(answer, run.aborter.signal).then(
+		(content) => checked(run, provider, content, startOnly),
+		(error) => { throw providerFailed(provider, error); },
+	);
+}
+
+function providerFailed(provider: ContextProvider, error: unknown): RequestFailure {
+	return new RequestFailure(`the context provider "${provider.name}" failed: ${failureText(error)}`);
+}
+
+function checked(run: Run, provider: ContextProvider, content: Collected, startOnly: boolean): Collected {
 	if (content !== undefined && isEmpty(content)) {
 		throw new RequestFailure(`the context provider "${provider.name}" returned empty or unknown content (a bug: "nothing this time" must be undefined)`);
 	}
@@ -54,23 +73,40 @@ function volatileBlock(run: Run, sections: string[]): string {
 	].join("\n");
 }
 
-/** Builds this iteration's chat request from scratch. Records which providers gave content in run.providersUsed. */
+/** Provider sections ("## name\ntext") from name, text pairs. */
+function sectionsOf(pairs: string[]): string[] {
+	const out: string[] = [];
+	for (let i = 0; i < pairs.length; i += 2) out.push(`## ${pairs[i]}\n${pairs[i + 1]}`);
+	return out;
+}
+
+function sameStrings(a: string[], b: string[]): boolean {
+	if (a.length !== b.length) return false;
+	for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+	return true;
+}
+
+/**
+ * Builds this iteration's chat request from scratch. Records which providers
+ * gave content in run.providersUsed. What the providers give again unchanged is
+ * not rebuilt: the system message, the marked last history message and the user
+ * message of the previous iteration are reused (run.prompt), so a tool round
+ * does not make a new copy of the system prompt or the volatile block.
+ */
 export async function buildContext(run: Run, systemPrompt: string, providers: readonly ContextProvider[]): Promise<ChatRequest> {
-	const stable: string[] = [systemPrompt];
+	const stable: string[] = [];     // name, text pairs
 	const volatile: string[] = [];
 	const tools: ToolDefinition[] = [];
 	const histories: Message[][] = [];
 	for (const provider of providers) {
-		const content = await collect(run, provider);
+		const answer = collect(run, provider);
+		const content = answer instanceof Promise ? await answer : answer;
 		if (content === undefined) continue;
 		if (!run.providersUsed.includes(provider.name)) run.providersUsed.push(provider.name);
 		switch (content.kind) {
-			case "system_prompt": {
-				const section = `## ${provider.name}\n${content.content}`;
-				if ((provider.flags ?? 0) & ProviderFlag.VOLATILE) volatile.push(section);
-				else stable.push(section);
+			case "system_prompt":
+				((provider.flags ?? 0) & ProviderFlag.VOLATILE ? volatile : stable).push(provider.name, content.content);
 				break;
-			}
 			case "messages":
 				histories.push(content.content);
 				break;
@@ -79,16 +115,27 @@ export async function buildContext(run: Run, systemPrompt: string, providers: re
 				break;
 		}
 	}
+	const last = run.prompt;
+	const system: Message = last && sameStrings(last.stable, stable) ? last.system
+		: { role: "system", content: [systemPrompt, ...sectionsOf(stable)].join("\n\n"), cache_breakpoint: true };
 	// MESSAGES providers return history from before this request (the contract on
 	// ContextProvider; the store's provider ends before this request's USER
 	// record): the current message is injected below, exactly once. No dedupe
 	// by text here: a person may well have sent the same words last time.
 	// One array, filled once: the history (hundreds of messages) is not copied per step.
-	const messages: Message[] = [{ role: "system", content: stable.join("\n\n"), cache_breakpoint: true }];
-	for (const history of histories) for (const message of history) messages.push(message);
-	if (messages.length > 1) messages[messages.length - 1] = { ...messages[messages.length - 1], cache_breakpoint: true };
-	messages.push({ role: "user", content: `${run.request.user_text}\n\n${volatileBlock(run, volatile)}` });
+	const messages: Message[] = [system];
+	for (const history of histories) for (let i = 0; i < history.length; i++) messages.push(history[i]);
+	let lastHistory: Message | undefined = undefined, marked: Message | undefined = undefined;
+	if (messages.length > 1) {
+		lastHistory = messages[messages.length - 1];
+		marked = last && last.lastHistory === lastHistory ? last.marked! : { ...lastHistory, cache_breakpoint: true };
+		messages[messages.length - 1] = marked;
+	}
+	const user: Message = last && sameStrings(last.volatile, volatile) ? last.user
+		: { role: "user", content: `${run.request.user_text}\n\n${volatileBlock(run, sectionsOf(volatile))}` };
+	messages.push(user);
 	for (const message of run.runtime) messages.push(message);
+	run.prompt = { stable, volatile, system, user, lastHistory, marked };
 	const chatRequest: ChatRequest = { messages };
 	if (tools.length) chatRequest.tools = tools;
 	return chatRequest;

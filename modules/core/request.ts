@@ -19,6 +19,21 @@ export class RequestFailure extends Error {
 
 export const CANCELLED = "request cancelled";
 
+/**
+ * What the last iteration of a request laid out (core/context), reused by the
+ * next one when the providers gave the same again: the system message, the
+ * history's last message marked as a cache breakpoint, the current user message.
+ * `stable` and `volatile` hold provider name and text, pairwise.
+ */
+export interface PromptParts {
+	stable: string[];
+	volatile: string[];
+	system: Message;
+	user: Message;
+	lastHistory: Message | undefined;
+	marked: Message | undefined;
+}
+
 /** The state of the request in flight. */
 export interface Run {
 	request: AgentRequest;
@@ -35,6 +50,8 @@ export interface Run {
 	/** REQUEST_START_ONLY results (undefined = "nothing" is cached too). */
 	startCache: Map<string, ContextContent | undefined>;
 	providersUsed: string[];
+	/** The last iteration's prompt parts (core/context), for the next iteration to reuse. */
+	prompt?: PromptParts;
 	/** This request's messages after the current user message. */
 	runtime: Message[];
 	/** Minute-resolution wall time, computed once per request. */

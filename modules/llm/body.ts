@@ -122,17 +122,33 @@ function kept(bytes: Uint8Array, buffers: BufferPool): Uint8Array {
 /** The stable prefix a backend keeps: what it was made from, compared by identity (strings by value). */
 export interface Prefix { made: unknown[]; bytes: Uint8Array; breakpoints: number }
 
+// Compared once per message in the loops below: named once (the lin host copies a
+// string literal into the heap each time it is evaluated; the device reads it in flash).
+const SYSTEM = "system", LIST = "list";
+
 /** The leading system messages of a request, and where the conversation starts; undefined when a system message comes later. */
 function leadingSystem(messages: Message[]): { system: SystemMessage[]; start: number } | undefined {
 	let start = 0;
-	while (start < messages.length && messages[start].role === "system") start++;
-	for (let i = start; i < messages.length; i++) if (messages[i].role === "system") return undefined;
+	while (start < messages.length && messages[start].role === SYSTEM) start++;
+	for (let i = start; i < messages.length; i++) if (messages[i].role === SYSTEM) return undefined;
 	return { system: messages.slice(0, start) as SystemMessage[], start };
 }
 
-function sameMade(a: unknown[], b: unknown[]): boolean {
-	if (a.length !== b.length) return false;
-	for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+/** What a prefix is made from, in the order sameMade() compares it. */
+function madeOf(spec: PieceSpec, request: ChatRequest, profile: ModelProfile, system: SystemMessage[]): unknown[] {
+	return [spec.protocol, profile.model, profile.max_tokens_field, profile.max_tokens, profile.stream, request.max_tokens, ...system.map((m) => m.content), ...system.map((m) => m.cache_breakpoint === true), ...(request.tools ?? [])];
+}
+
+/** Whether made (madeOf) still describes this request: compared in place, without building a new list per call. */
+function sameMade(made: unknown[], spec: PieceSpec, request: ChatRequest, profile: ModelProfile, system: SystemMessage[]): boolean {
+	const tools = request.tools ?? [];
+	if (made.length !== 6 + 2 * system.length + tools.length) return false;
+	if (made[0] !== spec.protocol || made[1] !== profile.model || made[2] !== profile.max_tokens_field || made[3] !== profile.max_tokens
+		|| made[4] !== profile.stream || made[5] !== request.max_tokens) return false;
+	let at = 6;
+	for (let i = 0; i < system.length; i++) if (made[at++] !== system[i].content) return false;
+	for (let i = 0; i < system.length; i++) if (made[at++] !== (system[i].cache_breakpoint === true)) return false;
+	for (let i = 0; i < tools.length; i++) if (made[at++] !== tools[i]) return false;
 	return true;
 }
 
@@ -146,8 +162,8 @@ function sameMade(a: unknown[], b: unknown[]): boolean {
 export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelProfile, writer: BodyWriter, buffers: BufferPool, prefix: Prefix | undefined, notes: string[]): Prefix | undefined {
 	const lead = leadingSystem(request.messages);
 	if (!lead) return undefined;
-	const made: unknown[] = [spec.protocol, profile.model, profile.max_tokens_field, profile.max_tokens, profile.stream, request.max_tokens, ...lead.system.map((m) => m.content), ...lead.system.map((m) => m.cache_breakpoint === true), ...(request.tools ?? [])];
-	if (!prefix || !sameMade(prefix.made, made)) {
+	if (!prefix || !sameMade(prefix.made, spec, request, profile, lead.system)) {
+		const made = madeOf(spec, request, profile, lead.system);
 		const built = spec.prefix(request, lead.system, profile);
 		notes.push(...built.notes);
 		// The JSON ends with the (for now) closing "]}" of its messages: the conversation goes there.
@@ -161,7 +177,8 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 		notes.push(`more than ${LLM_CACHE_BREAKPOINTS} cache breakpoints; the later ones were left out`);
 		return 0;
 	};
-	let listed = spec.join === "list" ? lead.system.length : 0;
+	const list = spec.join === LIST;
+	let listed = list ? lead.system.length : 0;
 	// turns: the last piece of the open turn waits until it is known whether the turn goes on.
 	let pending: { role: "user" | "assistant"; bytes: Uint8Array; cache: boolean } | undefined = undefined;
 	const closeTurn = () => {
@@ -178,7 +195,7 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 	for (let i = lead.start; i < request.messages.length; i++) {
 		const message = request.messages[i];
 		const piece = pieceOf(spec, message, buffers, notes);
-		if (spec.join === "list") {
+		if (list) {
 			if (listed++) writer.write(COMMA);
 			writer.write(piece.bytes);
 			continue;

@@ -7,7 +7,7 @@ import { LLM_MAX_TOKENS } from "budgets";
 import { ProviderFlag, type CompletionSummary, type ContextContent, type ContextProvider } from "core/types";
 import { toAnthropicRequest } from "llm/anthropic";
 import { toOpenAIRequest } from "llm/openai";
-import type { ChatRequest, ModelProfile, ToolDefinition } from "llm/types";
+import type { ChatRequest, Message, ModelProfile, ToolDefinition } from "llm/types";
 import { FakeModel, harness, request, textOf, userTexts, waitFor } from "./core_fakes";
 
 const TOOL: ToolDefinition = { type: "function", function: { name: "lookup", description: "finds things", parameters: { type: "object", properties: {} } } };
@@ -146,6 +146,42 @@ test("two iterations' messages share their whole first iteration as a byte prefi
 		const after = JSON.stringify(model.requests[i].messages);
 		assert.ok(after.startsWith(before), `iteration ${i + 1} keeps the prefix of iteration ${i}`);
 	}
+});
+
+test("a tool round reuses the system, marked history and user messages the providers gave again, and rebuilds what changed", async () => {
+	let memory = "facts", clock = "tick 1";
+	const model = new FakeModel({ calls: [{ name: "a" }] }, { calls: [{ name: "b" }] }, { calls: [{ name: "c" }] }, { text: "done" });
+	const { core } = harness(model, {
+		providers: [
+			{ name: "history", flags: ProviderFlag.REQUEST_START_ONLY, collect: () => ({ kind: "messages", content: [{ role: "user", content: "earlier" }, { role: "assistant", content: "noted" }] }) },
+			{ name: "memory", collect: () => ({ kind: "system_prompt", content: memory }) },
+			{ name: "clock", flags: ProviderFlag.VOLATILE, collect: () => ({ kind: "system_prompt", content: clock }) },
+		],
+	});
+	core.addListener((event) => {
+		// Between the second and third call: memory changes, then the volatile section.
+		if (event.type === "turn_end" && event.iteration === 2) memory = "new facts";
+		if (event.type === "turn_end" && event.iteration === 3) clock = "tick 2";
+	});
+	// The messages as the core handed them over (the fake model keeps copies).
+	const handed: Message[][] = [];
+	const chat = model.chat.bind(model);
+	model.chat = (sent, options) => {
+		handed.push(sent.messages.slice());
+		return chat(sent, options);
+	};
+	await core.receiveFor(await core.submit(request("go")), 2000);
+	const [first, second, third, fourth] = handed;
+	assert.equal(second[0], first[0], "the same system message object");
+	assert.equal(second[2], first[2], "the same marked history message");
+	assert.equal(second[3], first[3], "the same user message");
+	assert.equal(first[2].cache_breakpoint, true);
+	assert.notEqual(third[0], second[0], "memory changed: a new system message");
+	assert.match(textOf(third[0]), /## memory\nnew facts/);
+	assert.equal(third[3], second[3], "the volatile block did not change");
+	assert.notEqual(fourth[3], third[3], "the volatile section changed: a new user message");
+	assert.match(textOf(fourth[3]), /tick 2/);
+	assert.match(textOf(third[3]), /tick 1/);
 });
 
 test("request bodies put messages last, after model, max_tokens, stream, tools and system", () => {
