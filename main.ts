@@ -140,7 +140,7 @@ commands.add(
 		statusLines: [() => agent.statusLine(), () => agentStatusLines(agent.client), () => station.statusLine()],
 		reboot: restart,
 	}),
-	factoryResetCommand({ config, files: filesRoot, restart: () => void restart() }),
+	factoryResetCommand({ config, files: filesRoot, wipeAgent: () => (agent.client.attached ? agent.client.wipe() : undefined), restart: () => void restart() }),
 	...configCommands(config),
 	...agentCommands({ client: agent.client }),
 	...wifiCommands({ station, network, settings: config }),

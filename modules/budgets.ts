@@ -30,6 +30,7 @@ export const AGENT_PORT_CALLS_MAX = 32;        // calls from main awaiting the a
 export const AGENT_PORT_TEXT_MAX_CHARS = 32 * 1024; // one text field of a port message (user text, a reply, a command line): a message, not a file
 export const AGENT_PORT_ID_MAX_CHARS = 128;    // a channel name, chat id, session id or setting name: an identifier, never a text
 export const AGENT_PORT_LIST_MAX = 64;         // entries in one list of a message (commands, warnings, settings, subagents)
+export const AGENT_PORT_HEADROOM_BYTES = 128 * 1024; // chunk heap each machine keeps free after a port message (util/heap keepHeadroom): a message is copied in without collecting, and its text fields are bounded well below this
 export const AGENT_COMMAND_LINES_MAX = 512;    // output lines of one agent command (memory list: 200 records); more are cut with a note
 export const AGENT_REPLY_TIMEOUT_MS = 10_000;  // status, cancel, stop: the agent answers these at once; silence this long means it hangs
 export const AGENT_COMMAND_TIMEOUT_MS = 180_000; // an agent command (llm test: one LLM call, 120 s, plus retries within 45 s)
@@ -212,6 +213,7 @@ export const PSRAM_BYTES = 8 * 1024 * 1024;       // the PSRAM of the boards we 
 export const WORKER_QUEUE_MESSAGES = 64;          // messages waiting in one direction between two machines; a burst of stream events fits
 export const WORKER_QUEUE_BYTES = 1024 * 1024;    // marshalled bytes waiting in one direction; also the largest single message
 export const WORKER_QUEUE_WAIT_MS = 1000;         // postMessage waits this long for room, then throws (the SDK's debug task.queueWait)
+export const WORKER_DELIVER_MARGIN_BYTES = 16 * 1024; // a received message is demarshalled without collecting: the heap collects first unless twice its size plus this is free
 export const WORKER_TERMINATE_WAIT_MS = 1000;     // terminate() waits this long for the worker to finish its turn; a busier one ends later alone
 
 // ---- capabilities: tools, scheduler, skills, macros, scripts (modules/caps, sched, skills) ----

@@ -45,8 +45,8 @@ export function heap(): HeapFigures {
 		sockets: figure("Network Sockets"),
 	};
 }
-/** XS collects when a heap fills; the SDK gives a running app no call to force it. */
-export function collectGarbage(): void {}
+/** A collection now (platform.c): util/heap keeps room for the next port message with it. */
+export function collectGarbage(): void { native("xs_platform_gc")(); }
 export function resetPeak(): void {
 	chunkPeak = figure("XS Chunk Heap Used");
 	slotPeak = figure("XS Slot Heap Used");

@@ -13,6 +13,7 @@ import Timer from "timer";
 import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_REPLY_TIMEOUT_MS } from "budgets";
 import type { AgentEvent, AgentResponse, OutEvent } from "core/types";
 import type { OnlineState } from "net/online";
+import type { WipeResult } from "util/files";
 import type { AgentPort } from "router/types";
 import { messageOf } from "util/errors";
 import { log } from "util/log";
@@ -211,6 +212,12 @@ export class AgentClient implements AgentPort {
 		if (state === this.#online) return;
 		this.#online = state;
 		if (this.#post) this.#send({ type: "online", state });
+	}
+
+	/** Asks the agent to stop, then delete its storage directories (factory-reset); resolves with what it wiped. */
+	async wipe(): Promise<WipeResult> {
+		const { wiped, errors } = await this.#call("wiped", AGENT_REPLY_TIMEOUT_MS, (call) => ({ type: "wipe", call })) as Extract<FromAgent, { type: "wiped" }>;
+		return { wiped, errors };
 	}
 
 	/** Asks the agent to stop its cores and close its files; resolves when it has. */

@@ -25,7 +25,10 @@ import { boardHttp } from "net/board";
 import type { OnlineGate } from "net/online";
 import { sessionCommands } from "store/console";
 import { openSessions, type Sessions } from "store/sessions";
+import { AGENT_DIRECTORIES } from "console/reset";
 import { messageOf } from "util/errors";
+import { wipeDirectories } from "util/files";
+import { files as filesRoot } from "util/io";
 import { log } from "util/log";
 import { CONSOLE_CHAT, type ChatRef } from "agent/protocol";
 import type { AgentParts } from "agent/service";
@@ -123,5 +126,6 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 			llm.llm.close();
 			sessions?.close();
 		},
+		wipe: () => wipeDirectories(filesRoot, AGENT_DIRECTORIES),
 	};
 }

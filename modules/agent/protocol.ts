@@ -87,7 +87,9 @@ export type ToAgent =
 	/** Run one of the agent's console commands for a chat; replies "command_result". */
 	| { type: "command"; call: number; name: string; args: string; chat: ChatRef }
 	/** Stop the cores and close the files (before a reboot); replies "stopped". */
-	| { type: "stop"; call: number };
+	| { type: "stop"; call: number }
+	/** Stop as for "stop", then delete the agent's storage directories (factory-reset); replies "wiped". */
+	| { type: "wipe"; call: number };
 
 // ---- agent -> main ----
 
@@ -106,6 +108,8 @@ export type FromAgent =
 	/** error: the command failed with this sentence; usage: its arguments did not fit its usage (main prints the usage). */
 	| { type: "command_result"; call: number; lines: string[]; error?: string; usage?: boolean }
 	| { type: "stopped"; call: number }
+	/** What the wipe deleted ("sessions (3 files)") and a sentence for each directory it could not. */
+	| { type: "wiped"; call: number; wiped: string[]; errors: string[] }
 	/** The tool's result text. */
 	| { type: "cap_result"; call: number; content: string }
 	/** A call that could not be done, with a sentence for a person. */
@@ -250,6 +254,8 @@ export function readToAgent(message: unknown): ToAgent {
 			};
 		case "stop":
 			return { type: "stop", call: r.callNumber() };
+		case "wipe":
+			return { type: "wipe", call: r.callNumber() };
 		case "call_cap": {
 			const call = r.callNumber();
 			const args = r.object(m.args, "args");
@@ -362,6 +368,12 @@ export function readFromAgent(message: unknown): FromAgent {
 		}
 		case "stopped":
 			return { type: "stopped", call: r.callNumber() };
+		case "wiped":
+			return {
+				type: "wiped", call: r.callNumber(),
+				wiped: r.list(m.wiped, "wiped", AGENT_PORT_LIST_MAX).map((line, i) => r.string(line, `wiped[${i}]`)),
+				errors: r.list(m.errors, "errors", AGENT_PORT_LIST_MAX).map((line, i) => r.string(line, `errors[${i}]`)),
+			};
 		case "cap_result":
 			return { type: "cap_result", call: r.callNumber(), content: r.string(m.content, "content") };
 		case "failed":

@@ -24,6 +24,7 @@ import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, ty
 import type { HeapFigures } from "host/platform";
 import { OnlineWaiters, type OnlineGate, type OnlineState } from "net/online";
 import { messageOf } from "util/errors";
+import type { WipeResult } from "util/files";
 import { log as logLine } from "util/log";
 import { CONSOLE_CHAT, PortError, readToAgent, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent } from "agent/protocol";
 import { SettingsMirror } from "agent/settings";
@@ -54,6 +55,8 @@ export interface AgentParts {
 	warnings: string[];
 	/** Stops the cores (requests in flight end cancelled) and closes the files. */
 	stop(): void;
+	/** After stop: deletes the agent's storage directories (factory-reset). */
+	wipe(): WipeResult;
 }
 
 /** Opens the agent from its settings; publish carries outbound events to the main machine; online holds name lookups until the board is online. */
@@ -244,6 +247,16 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 				}
 				post({ type: "stopped", call: m.call });
 				return;
+			case "wipe": {
+				// The files are closed first, so nothing writes into a wiped directory.
+				if (!stopped) {
+					stopped = true;
+					agent.stop();
+				}
+				const { wiped, errors } = agent.wipe();
+				post({ type: "wiped", call: m.call, wiped, errors });
+				return;
+			}
 		}
 	}
 
@@ -253,7 +266,7 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 			message = readToAgent(raw);
 			if (message.type === "start") return start(message);
 			if (!parts) throw new PortError(`the agent machine is not open yet, so it cannot take a "${message.type}"; try again in a moment`, "call" in message ? message.call : 0);
-			if (stopped && message.type !== "stop" && message.type !== "setting") {
+			if (stopped && message.type !== "stop" && message.type !== "wipe" && message.type !== "setting") {
 				throw new PortError(`the agent has stopped for a reboot, so it cannot take a "${message.type}"`, "call" in message ? message.call : 0);
 			}
 			handle(parts, message);

@@ -17,6 +17,7 @@ import { log as logLine } from "util/log";
 import { AgentClient, type Ready } from "agent/client";
 import type { ToAgent } from "agent/protocol";
 import { agentSettings, isAgentSetting } from "agent/settings";
+import { keepHeadroom } from "util/heap";
 
 /** One running agent machine, as the supervisor drives it. */
 export interface AgentMachine {
@@ -135,6 +136,7 @@ export class AgentSupervisor {
 			machine = this.#options.spawn({
 				onmessage: (message) => {
 					if (generation === this.#generation) this.client.receive(message);
+					keepHeadroom();
 				},
 				onerror: (reason) => {
 					if (generation !== this.#generation) return;

@@ -5,6 +5,7 @@
 // returns at once.
 import { openAgent } from "agent/machine";
 import { serveAgent } from "agent/service";
+import { keepHeadroom } from "util/heap";
 
 // The worker machine's global port (onmessage, postMessage). The lin typings
 // declare it (typings/lin/worker.d.ts); the SDK's, which the device build uses,
@@ -16,7 +17,12 @@ declare const self: { onmessage: unknown; postMessage(message: unknown): void };
 // without it runs unlocked (and without scripts).
 if (typeof lockdown === "function") lockdown();
 
-self.onmessage = serveAgent({
+const serve = serveAgent({
 	post: (message) => self.postMessage(message),
 	open: (settings, publish, online) => openAgent(settings, publish, online),
 });
+// Room for the next message: it is copied in without collecting (util/heap).
+self.onmessage = (message: unknown) => {
+	serve(message);
+	keepHeadroom();
+};

@@ -59,6 +59,8 @@ export class Repl {
 	#heldBack = false;
 	/** A waiting line restarts the firmware: nothing past it is read. */
 	#restartWaits = false;
+	/** A command that restarts the firmware runs: nothing past it is read (the restarted console reads it). */
+	#restarting = false;
 
 	constructor(options: ReplOptions) {
 		this.#options = options;
@@ -92,7 +94,7 @@ export class Repl {
 
 	/** True while receive() takes bytes: accepting, and fewer than CONSOLE_PENDING_LINES lines wait. */
 	get wantsInput(): boolean {
-		return this.accepting && this.#pending.length < CONSOLE_PENDING_LINES && !this.#restartWaits;
+		return this.accepting && this.#pending.length < CONSOLE_PENDING_LINES && !this.#restartWaits && !this.#restarting;
 	}
 
 	/** Shows the first prompt. */
@@ -131,7 +133,11 @@ export class Repl {
 		if (event.type === "end") return this.end();
 		if (event.type === "too_long") return this.#refuse(`that line was longer than ${CONSOLE_LINE_MAX_BYTES} bytes and was ignored: type a shorter one.`);
 		if (event.type === "bad_utf8") return this.#refuse("that line was not valid UTF-8 and was ignored: check the terminal's encoding.");
-		if (!this.#busy || this.#isConcurrent(event.text)) return this.#run(event.text);
+		if (!this.#busy || this.#isConcurrent(event.text)) {
+			this.#run(event.text);
+			if (!this.wantsInput) this.#heldBack = true;
+			return;
+		}
 		this.#pending.push(event.text); // bounded: receive() stops taking bytes while CONSOLE_PENDING_LINES wait
 		const resolution = this.#options.table.resolve(event.text);
 		if ("command" in resolution && resolution.command.restarts) this.#restartWaits = true;
@@ -171,13 +177,18 @@ export class Repl {
 		const { command, args } = resolution;
 		if (!command.secret?.(args)) this.#editor.remember(line);
 		let result: void | Promise<void>;
+		this.#restarting = command.restarts === true;
 		try {
 			result = command.run(args, this.#output);
 		} catch (error) {
+			this.#restarting = false;
 			this.#report(command.name, command.usage, error);
 			return this.#prompt(concurrent);
 		}
-		if (!(result instanceof Promise)) return this.#prompt(concurrent);
+		if (!(result instanceof Promise)) {
+			this.#restarting = false;
+			return this.#prompt(concurrent);
+		}
 		if (concurrent) {
 			result.catch((error) => this.#report(command.name, command.usage, error));
 			return;
@@ -187,6 +198,7 @@ export class Repl {
 			.catch((error) => this.#report(command.name, command.usage, error))
 			.finally(() => {
 				this.#busy = false;
+				this.#restarting = false;
 				this.#prompt(false);
 				this.#drain();
 			});

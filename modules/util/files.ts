@@ -3,14 +3,15 @@
 // cannot tear (write <path>.tmp, flush, close, move over <path>: the move is an
 // atomic rename on littlefs and on the lin host), the clean-up of a temp file an
 // interrupted replacement left, reading a bounded file whole, keeping a damaged
-// file aside as <path>.bad for a person to look at, and checking that bytes are
-// UTF-8 text.
+// file aside as <path>.bad for a person to look at, checking that bytes are
+// UTF-8 text, and wiping directories (factory-reset: each machine wipes its own).
 //
 // Known limits: the durability of the directory entry after a rename is the
 // filesystem's (littlefs commits it atomically; on lin it is rename(2) without a
 // directory fsync, which the host's fault injection does not model).
 import type { Directory } from "util/io";
-import { STORAGE_BAD_COPIES_MAX } from "budgets";
+import { FACTORY_RESET_MAX_ENTRIES, STORAGE_BAD_COPIES_MAX } from "budgets";
+import { messageOf } from "util/errors";
 
 export const TEMP_SUFFIX = ".tmp";
 export const BAD_SUFFIX = ".bad";
@@ -145,4 +146,41 @@ export function decodeText(bytes: ArrayBuffer): string | undefined {
 		i += extra + 1;
 	}
 	return String.fromArrayBuffer(bytes);
+}
+
+/** A directory a factory reset wipes, with what a person calls it. */
+export interface WipedDirectory { path: string; what: string }
+
+/** What a wipe did: "sessions (3 files)" for each directory wiped, and a sentence for each that failed. */
+export interface WipeResult { wiped: string[]; errors: string[] }
+
+/** Deletes path below directory and all it holds; returns the files deleted. Bounded by budget.left entries. */
+function removeTree(directory: Directory, path: string, budget: { left: number }): number {
+	let files = 0;
+	if (directory.status(path).isDirectory()) {
+		for (const name of [...directory.scan(path)]) {
+			if (--budget.left < 0) throw new Error(`more than ${FACTORY_RESET_MAX_ENTRIES} files under ${path}`);
+			files += removeTree(directory, `${path}/${name}`, budget);
+		}
+	} else {
+		files++;
+	}
+	directory.delete(path);
+	return files;
+}
+
+/** Deletes each of directories that exists, at most FACTORY_RESET_MAX_ENTRIES entries in all; a failure is reported and the rest still wiped. */
+export function wipeDirectories(directory: Directory, directories: readonly WipedDirectory[]): WipeResult {
+	const result: WipeResult = { wiped: [], errors: [] };
+	const budget = { left: FACTORY_RESET_MAX_ENTRIES };
+	for (const { path, what } of directories) {
+		if (!exists(directory, path)) continue;
+		try {
+			const files = removeTree(directory, path, budget);
+			result.wiped.push(`${what} (${files} file${files === 1 ? "" : "s"})`);
+		} catch (error) {
+			result.errors.push(`${what} could not be wiped completely (${messageOf(error)})`);
+		}
+	}
+	return result;
 }

@@ -27,6 +27,7 @@ export const HEAP = { chunkUsed: 1, chunkPeak: 2, chunkSize: 3, slotUsed: 4, slo
 
 /** AgentParts over a started Core; commands and the session of a chat as given. */
 export function partsOf(core: Core, more: Partial<AgentParts> = {}): AgentParts {
+	let stopped = false;
 	return {
 		core,
 		subagents: () => [],
@@ -35,7 +36,8 @@ export function partsOf(core: Core, more: Partial<AgentParts> = {}): AgentParts 
 		callCap: async (name, args) => (name === "fails" ? { content: "the tool failed: check its pin", is_error: true } : { content: `${name} ran with ${args}` }),
 		heap: () => HEAP,
 		warnings: [],
-		stop: () => core.stop(),
+		stop: () => { stopped = true; core.stop(); },
+		wipe: () => ({ wiped: [`sessions (${stopped ? "stopped first" : "still running"})`], errors: ["macro tools could not be wiped completely (the disk is busy)"] }),
 		...more,
 	};
 }

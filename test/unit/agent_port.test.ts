@@ -27,6 +27,7 @@ const TO_AGENT: ToAgent[] = [
 	{ type: "status", call: 4 },
 	{ type: "command", call: 5, name: "session list", args: "", chat: { channel: "telegram", chat_id: "42" } },
 	{ type: "stop", call: 6 },
+	{ type: "wipe", call: 7 },
 ];
 
 const FROM_AGENT: FromAgent[] = [
@@ -40,6 +41,7 @@ const FROM_AGENT: FromAgent[] = [
 	{ type: "cancelled", call: 3, request_id: 0 },
 	{ type: "status", call: 4, status: { phase: "IN_LLM_HTTP", in_flight: 3, queued: 1, subagents: [{ agent_id: "sub-1", phase: "IDLE" }], heap: HEAP } },
 	{ type: "command_result", call: 5, lines: ["a", "b"] },
+	{ type: "wiped", call: 7, wiped: ["sessions (3 files)"], errors: [] },
 	{ type: "command_result", call: 5, lines: [], error: "no such session" },
 	{ type: "command_result", call: 5, lines: [], usage: true },
 	{ type: "stopped", call: 6 },
@@ -365,4 +367,17 @@ test("stop (reboot) has the agent stop its cores and close its files, then ends 
 	await delay(30);
 	assert.equal(s.agents.machines.length, 1, "no restart after a stop");
 	assert.equal(s.supervisor.state, "stopped");
+});
+
+test("wipe (factory-reset) has the agent stop its cores first, then wipe its own directories; it takes no ask after", async () => {
+	const s = setup(new FakeModel({ hang: true }));
+	await s.supervisor.start();
+	const answer = s.client.ask(ask("wait"), { waitMs: 1000, responseMs: 5000 });
+	await waitFor(() => s.cores[0].core.phase === "IN_LLM_HTTP", "the call in flight");
+	const result = await s.client.wipe();
+	assert.deepEqual(result, { wiped: ["sessions (stopped first)"], errors: ["macro tools could not be wiped completely (the disk is busy)"] });
+	const settled = await answer.then((response) => JSON.stringify(response), (error) => String(error));
+	assert.match(settled, /cancelled/, "the request in flight ended");
+	await assert.rejects(s.client.ask(ask("again"), { waitMs: 100, responseMs: 1000 }), /stopped for a reboot/);
+	await s.supervisor.stop();
 });

@@ -6,6 +6,10 @@ import { SETTINGS, isSecret } from "config/settings";
 import { configCommands, shownValue } from "config/commands";
 import { PRESETS } from "llm/profiles";
 import { maskSecret, maskedJson } from "util/secrets";
+import files from "embedded:storage/files";
+import type { Directory } from "embedded:storage/files";
+import { factoryResetCommand } from "console/reset";
+import { exists, writeAtomically, type WipeResult } from "util/files";
 import { assert, test } from "testing";
 
 // An in-memory key-value store with the shape of embedded:storage/key-value.
@@ -253,4 +257,50 @@ test("the declared llm.provider choices are the presets plus custom", () => {
 test("tool arguments are masked by field name with the one masking function; counts named like tokens are not", () => {
 	assert.equal(maskedJson('{"ssid":"home","password":"hunter22","api_key":"sk-abcdefghijkl","max_tokens":50}'), '{"ssid":"home","password":"********","api_key":"****ijkl","max_tokens":50}');
 	assert.equal(maskedJson('{"password": "x"'), "(16 characters of invalid JSON)");
+});
+
+// factory-reset: each machine wipes what it owns. A running agent wipes its own
+// directories (the main machine only reports them); a down one holds no file,
+// so the main machine wipes them itself.
+function resetDirectory(): Directory {
+	const root = "factory-reset-test";
+	try { files.createDirectory(root); } catch { /* there from an earlier run */ }
+	const directory = files.openDirectory({ path: root });
+	for (const dir of ["sessions", "memory", "telegram"]) {
+		try { directory.createDirectory(dir); } catch { /* there */ }
+		writeAtomically(directory, `${dir}/a.txt`, ArrayBuffer.fromString("x"));
+	}
+	return directory;
+}
+
+async function runReset(directory: Directory, wipeAgent: () => Promise<WipeResult> | undefined) {
+	const config = new Config(new MemoryStore());
+	config.set("llm.model", "m");
+	const lines: string[] = [];
+	let restarts = 0;
+	await factoryResetCommand({ config, files: directory, wipeAgent, restart: () => void restarts++ }).run("confirm", { line: (text) => void lines.push(text) });
+	return { lines, restarts, model: config.get("llm.model") };
+}
+
+test("factory-reset has a running agent wipe its own directories, then wipes the config and the pairing", async () => {
+	const directory = resetDirectory();
+	const r = await runReset(directory, () => Promise.resolve({ wiped: ["sessions (9 files)"], errors: ["memory and profile could not be wiped completely (busy)"] }));
+	assert.deepEqual(r.lines, [
+		"error: memory and profile could not be wiped completely (busy); the rest was wiped, run factory-reset confirm again after the restart.",
+		"factory reset: wiped 1 setting, sessions (9 files), Telegram pairing (1 file); restarting…",
+	]);
+	assert.equal(r.restarts, 1);
+	assert.equal(r.model, undefined);
+	assert.equal(exists(directory, "sessions/a.txt"), true, "the agent's directories are the agent's to wipe");
+	assert.equal(exists(directory, "telegram"), false);
+});
+
+test("factory-reset with no agent machine running wipes the agent's directories itself; an agent that fails is reported", async () => {
+	const directory = resetDirectory();
+	const r = await runReset(directory, () => undefined);
+	assert.deepEqual(r.lines, ["factory reset: wiped 1 setting, sessions (1 file), memory and profile (1 file), Telegram pairing (1 file); restarting…"]);
+	assert.equal(exists(directory, "sessions") || exists(directory, "memory"), false);
+	const failing = await runReset(resetDirectory(), () => Promise.reject(new Error("the agent is restarting")));
+	assert.equal(failing.lines[0], "error: the agent could not wipe its files (the agent is restarting); the rest was wiped, run factory-reset confirm again after the restart.");
+	assert.equal(failing.restarts, 1, "it still restarts");
 });

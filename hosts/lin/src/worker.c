@@ -47,6 +47,7 @@
 #define WORKER_QUEUE_BYTES BUDGET_WORKER_QUEUE_BYTES
 #define WORKER_QUEUE_WAIT_MS BUDGET_WORKER_QUEUE_WAIT_MS
 #define WORKER_TERMINATE_WAIT_MS BUDGET_WORKER_TERMINATE_WAIT_MS
+#define WORKER_DELIVER_MARGIN_BYTES BUDGET_WORKER_DELIVER_MARGIN_BYTES
 #define WORKER_SPECIFIER_CHARS 256   /* a module specifier; the map's are far shorter */
 
 typedef struct WorkerMessage {
@@ -292,6 +293,14 @@ static WorkerMessage *take(WorkerLink *link, WorkerQueue *queue)
 static void deliverCall(xsMachine *the, xsSlot *receiver, WorkerMessage *message)
 {
 	xsVars(2);
+	/* XS cannot collect while it demarshalls (fxDemarshall clears
+	 * XS_COLLECTING_FLAG), so a heap full of garbage would abort on a copy that
+	 * fits once collected: collect first when the copy might not fit. The
+	 * marshalled size bounds both the chunks and the slots the copy takes. */
+	size_t room = (size_t)message->size * 2 + WORKER_DELIVER_MARGIN_BYTES;
+	if ((size_t)(the->maximumChunksSize - the->currentChunksSize) < room
+			|| (size_t)(the->maximumHeapCount - the->currentHeapCount) * sizeof(txSlot) < room)
+		xsCollectGarbage();
 	xsVar(0) = xsDemarshallAlien(message->data);
 	free(message->data);
 	message->data = NULL;
