@@ -23,8 +23,8 @@ import type { Command } from "console/types";
 import { agentCommands, agentStatusLines, consoleMessages, proxyCommand } from "agent/console";
 import { spawnAgentWorker } from "agent/spawn";
 import { AgentSupervisor } from "agent/supervisor";
-import { openTelegram } from "channels/telegram/setup";
-import { openQq } from "channels/qq/setup";
+import { TELEGRAM_DIRECTORY, openTelegram } from "channels/telegram/setup";
+import { QQ_DIRECTORY, openQq } from "channels/qq/setup";
 import { boardHttp } from "net/board";
 import { openRouter } from "router/setup";
 import { openLogSettings } from "console/log";
@@ -140,7 +140,14 @@ commands.add(
 		statusLines: [() => agent.statusLine(), () => agentStatusLines(agent.client), () => station.statusLine()],
 		reboot: restart,
 	}),
-	factoryResetCommand({ config, files: filesRoot, wipeAgent: () => (agent.client.attached ? agent.client.wipe() : undefined), restart: () => void restart() }),
+	factoryResetCommand({
+		config,
+		files: filesRoot,
+		// The channels' pairing is this machine's; the agent wipes its own.
+		directories: [{ path: TELEGRAM_DIRECTORY, what: "Telegram pairing" }, { path: QQ_DIRECTORY, what: "QQ pairing" }],
+		wipeAgent: () => (agent.client.attached ? agent.client.wipe() : undefined),
+		restart: () => void restart(),
+	}),
 	...configCommands(config),
 	...agentCommands({ client: agent.client }),
 	...wifiCommands({ station, network, settings: config }),

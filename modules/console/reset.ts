@@ -7,7 +7,7 @@
 // Each machine wipes what it owns (ARCHITECTURE.md): the agent machine is asked
 // over the port to stop its cores, close its files and delete its directories
 // (AGENT_DIRECTORIES); the main machine then clears the config and deletes the
-// channels' pairing (MAIN_DIRECTORIES). An agent machine that is down holds no
+// channels' pairing (its own directories, given by main.ts). An agent machine that is down holds no
 // file, so then the main machine deletes the agent's directories itself.
 //
 // Known limit: the LLM usage counts (namespace "llm") and the request-id block
@@ -27,15 +27,12 @@ export const AGENT_DIRECTORIES: readonly WipedDirectory[] = Object.freeze([
 	{ path: "caps", what: "macro tools" },
 ]);
 
-/** The main machine's: the channels' pairing. */
-export const MAIN_DIRECTORIES: readonly WipedDirectory[] = Object.freeze([
-	{ path: "telegram", what: "Telegram pairing" },
-]);
-
 export interface ResetDeps {
 	config: Config;
 	/** The storage root (embedded:storage/files). */
 	files: Directory;
+	/** The main machine's own directories (the channels' pairing). */
+	directories: readonly WipedDirectory[];
 	/** Has the agent machine stop and wipe its directories; undefined when no agent machine runs. */
 	wipeAgent(): Promise<WipeResult> | undefined;
 	/** Restarts the firmware (as `reboot` does). */
@@ -62,7 +59,7 @@ export function factoryResetCommand(deps: ResetDeps): Command {
 				agent = { wiped: [], errors: [`the agent could not wipe its files (${messageOf(error)})`] };
 			}
 			const settings = deps.config.clear();
-			const own = wipeDirectories(deps.files, MAIN_DIRECTORIES);
+			const own = wipeDirectories(deps.files, deps.directories);
 			for (const error of [...agent.errors, ...own.errors]) out.line(`error: ${error}; the rest was wiped, run factory-reset confirm again after the restart.`);
 			const wiped = [`${settings} setting${settings === 1 ? "" : "s"}`, ...agent.wiped, ...own.wiped];
 			out.line(`factory reset: wiped ${wiped.join(", ")}; restarting…`);

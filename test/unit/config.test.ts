@@ -278,7 +278,7 @@ async function runReset(directory: Directory, wipeAgent: () => Promise<WipeResul
 	config.set("llm.model", "m");
 	const lines: string[] = [];
 	let restarts = 0;
-	await factoryResetCommand({ config, files: directory, wipeAgent, restart: () => void restarts++ }).run("confirm", { line: (text) => void lines.push(text) });
+	await factoryResetCommand({ config, files: directory, directories: [{ path: "telegram", what: "Telegram pairing" }], wipeAgent, restart: () => void restarts++ }).run("confirm", { line: (text) => void lines.push(text) });
 	return { lines, restarts, model: config.get("llm.model") };
 }
 
