@@ -10,7 +10,8 @@
 // first line is read; if it cannot start, the console still comes up and says so.
 import * as network from "host/network";
 import Timer from "timer";
-import { consoleKind, exit, heap, name as platformName, now, reboot } from "host/platform";
+import { collectGarbage, consoleKind, exit, heap, name as platformName, now, reboot } from "host/platform";
+import * as psram from "psram";
 import { configCommands } from "config/commands";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
 import { Config, type KeyValueStore } from "config/store";
@@ -137,7 +138,9 @@ commands.add(
 		now,
 		bootMs,
 		heap,
-		statusLines: [() => agent.statusLine(), () => agentStatusLines(agent.client), () => station.statusLine()],
+		collect: collectGarbage,
+		pools: () => psram.stats(),
+		statusLines: [() => agent.statusLine(), (options) => agentStatusLines(agent.client, options), () => station.statusLine()],
 		reboot: restart,
 	}),
 	factoryResetCommand({

@@ -184,8 +184,9 @@ export class AgentClient implements AgentPort {
 		return (reply as Extract<FromAgent, { type: "cancelled" }>).request_id;
 	}
 
-	async status(): Promise<AgentStatus> {
-		const reply = await this.#call("status", AGENT_REPLY_TIMEOUT_MS, (call) => ({ type: "status", call }));
+	/** The agent's status; collect: its heap garbage-collected first, so the figures are what is live. */
+	async status({ collect = false }: { collect?: boolean } = {}): Promise<AgentStatus> {
+		const reply = await this.#call("status", AGENT_REPLY_TIMEOUT_MS, (call) => ({ type: "status", call, collect }));
 		return (reply as Extract<FromAgent, { type: "status" }>).status;
 	}
 

@@ -21,7 +21,7 @@
 // to take back printed text.
 import { CONSOLE_ASK_TIMEOUT_MS, CONSOLE_SUBMIT_TIMEOUT_MS } from "budgets";
 import { UsageError, words, type Command, type Output } from "console/types";
-import { heapLine } from "console/system";
+import { heapLine, type StatusOptions } from "console/system";
 import type { AgentEvent, OutEvent } from "core/types";
 import { messageOf } from "util/errors";
 import type { AgentClient } from "agent/client";
@@ -116,8 +116,8 @@ export function proxyCommand(client: AgentClient, info: CommandInfo): Command {
 }
 
 /** The agent's `status` lines: its phase and queue, its subagents, its machine's heap. */
-export async function agentStatusLines(client: AgentClient): Promise<string[]> {
-	const s = await client.status();
+export async function agentStatusLines(client: AgentClient, options: StatusOptions = { collect: false }): Promise<string[]> {
+	const s = await client.status(options);
 	return [
 		`agent: ${s.phase}, ${s.in_flight ? `request ${s.in_flight} in flight` : "nothing in flight"}, ${s.queued} waiting`,
 		`subagents: ${s.subagents.length ? s.subagents.map((sub) => `${sub.agent_id} ${sub.phase}`).join(", ") : "none running"}`,

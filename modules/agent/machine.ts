@@ -17,7 +17,7 @@ import { applyLogSettings } from "console/log";
 import type { Command } from "console/types";
 import type { ChatModel, OutEvent } from "core/types";
 import { openCore } from "core/setup";
-import { heap, name as platformName, now } from "host/platform";
+import { collectGarbage, heap, name as platformName, now } from "host/platform";
 import { openLlm } from "llm/setup";
 import { openMemory } from "memory/setup";
 import { Aborter } from "net/abort";
@@ -116,6 +116,7 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 		callCap: async (name, argumentsJson, request) => agent.registry.callCap({ id: "router", name, arguments: argumentsJson }, { request, signal: new Aborter().signal, progress() {} }),
 		commands: (chat: ChatRef): Command[] => [...llm.commands, ...(sessions ? sessionCommands(sessions, chat) : []), ...memory.commands, ...capsCommands],
 		heap,
+		collect: collectGarbage,
 		warnings,
 		stop() {
 			// The scheduler stops and the requests in flight are cancelled, so no

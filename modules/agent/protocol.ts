@@ -81,7 +81,8 @@ export type ToAgent =
 	| { type: "submit"; call: number; request: PortRequest; wait_ms: number; response: boolean; response_ms: number; events: WatchableEvent[] }
 	/** Cancel a request (0: the one in flight); replies "cancelled". */
 	| { type: "cancel"; call: number; request_id: number }
-	| { type: "status"; call: number }
+	/** The agent's phase, queue and heap; collect: garbage-collect its heap first, so the figures are what is live. */
+	| { type: "status"; call: number; collect?: boolean }
 	/** Run a tool without the LLM (a router call_cap rule) for request; replies "cap_result". */
 	| { type: "call_cap"; call: number; name: string; args: Record<string, unknown>; request: PortRequest }
 	/** Run one of the agent's console commands for a chat; replies "command_result". */
@@ -246,7 +247,7 @@ export function readToAgent(message: unknown): ToAgent {
 		case "cancel":
 			return { type: "cancel", call: r.callNumber(), request_id: r.count(m.request_id, "request_id") };
 		case "status":
-			return { type: "status", call: r.callNumber() };
+			return { type: "status", call: r.callNumber(), ...(m.collect === undefined ? {} : { collect: r.boolean(m.collect, "collect") }) };
 		case "command":
 			return {
 				type: "command", call: r.callNumber(), name: r.string(m.name, "name", AGENT_PORT_ID_MAX_CHARS), args: r.string(m.args, "args"),

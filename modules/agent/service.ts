@@ -51,6 +51,8 @@ export interface AgentParts {
 	/** Runs a tool for request without the LLM (the toolbox's checks apply). */
 	callCap(name: string, argumentsJson: string, request: AgentRequest): Promise<ToolOutcome>;
 	heap(): HeapFigures;
+	/** Collects the agent machine's garbage (status with collect). */
+	collect(): void;
 	/** Sentences for the person (a part that works only partly). */
 	warnings: string[];
 	/** Stops the cores (requests in flight end cancelled) and closes the files. */
@@ -223,6 +225,7 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 				return;
 			}
 			case "status": {
+				if (m.collect) agent.collect();
 				const root = agent.core.status();
 				post({
 					type: "status", call: m.call,

@@ -2,8 +2,9 @@
 // reboot. Other areas add lines to `status` through statusLines (the agent
 // machine's heap and phase, ...), which may be asked for across the agent port.
 import type { HeapFigures } from "host/platform";
+import type { PoolStats } from "psram";
 import type { CommandTable } from "console/table";
-import type { Command } from "console/types";
+import { UsageError, words, type Command } from "console/types";
 import { messageOf } from "util/errors";
 
 export interface SystemDeps {
@@ -13,10 +14,19 @@ export interface SystemDeps {
 	now(): number;
 	bootMs: number;
 	heap(): HeapFigures;
-	/** Extra `status` lines, asked each time, printed in order. A rejection prints as an error line. */
-	statusLines: Array<() => string | string[] | Promise<string | string[]>>;
+	/** Collects this machine's garbage (`status gc`). */
+	collect(): void;
+	/** The host buffer pools ("psram", "internal"): the board's, shared by both machines. */
+	pools?(): Record<string, PoolStats>;
+	/** Extra `status` lines, asked each time, printed in order (collect: `status gc`, collect first). A rejection prints as an error line. */
+	statusLines: Array<(options: StatusOptions) => string | string[] | Promise<string | string[]>>;
 	/** Stops the console and the agent machine, then restarts the firmware (the data is kept). */
 	reboot(): void | Promise<void>;
+}
+
+export interface StatusOptions {
+	/** Garbage-collect before reading heap figures, so they are what is live. */
+	collect: boolean;
 }
 
 const KIB = 1024;
@@ -28,6 +38,12 @@ function kib(bytes: number): string {
 /** One machine's XS heap use, as `status` shows it. */
 export function heapLine(h: HeapFigures): string {
 	return `chunks ${kib(h.chunkUsed)} of ${kib(h.chunkSize)} (peak ${kib(h.chunkPeak)}), slots ${kib(h.slotUsed)} of ${kib(h.slotSize)} (peak ${kib(h.slotPeak)})`;
+}
+
+/** The buffer pools and open sockets, as `status` shows them. */
+export function poolsLine(pools: Record<string, PoolStats>, sockets: number): string {
+	const each = Object.entries(pools).map(([pool, s]) => `${pool} ${kib(s.used)} of ${kib(s.size)} (peak ${kib(s.peak)}, ${s.count} live)`);
+	return `buffers: ${each.join(", ")}; open sockets: ${sockets}`;
 }
 
 /** "2d 03:04:05" */
@@ -52,10 +68,14 @@ export function systemCommands(deps: SystemDeps): Command[] {
 		},
 		{
 			name: "status",
-			usage: "",
-			help: "firmware version, uptime and heap use",
+			usage: "[gc]",
+			help: "firmware version, uptime, heap use (gc: of both machines after collecting their garbage) and buffer pools",
 			concurrent: true,
-			run(_args, out) {
+			run(args, out) {
+				const given = words(args);
+				if (given.length > 1 || (given.length === 1 && given[0] !== "gc")) throw new UsageError();
+				const options: StatusOptions = { collect: given.length === 1 };
+				if (options.collect) deps.collect();
 				const { name, version, platform } = deps.firmware;
 				out.line(`firmware: ${name} ${version} (${platform})`);
 				out.line(`uptime: ${formatUptime(deps.now() - deps.bootMs)}`);
@@ -63,13 +83,18 @@ export function systemCommands(deps: SystemDeps): Command[] {
 				// Asked all at once; printed in order, at once when none has to wait.
 				const answers = deps.statusLines.map((line) => {
 					try {
-						return line();
+						return line(options);
 					} catch (error) {
 						return Promise.reject(error);
 					}
 				});
 				const print = (answer: string | string[]) => { for (const text of [answer].flat()) out.line(text); };
-				if (!answers.some((a) => a instanceof Promise)) return void answers.forEach((a) => print(a as string | string[]));
+				// Last, so that with gc they count what both machines' collections freed.
+				const pools = () => { if (deps.pools) out.line(poolsLine(deps.pools(), deps.heap().sockets)); };
+				if (!answers.some((a) => a instanceof Promise)) {
+					answers.forEach((a) => print(a as string | string[]));
+					return pools();
+				}
 				return (async () => {
 					for (const answer of answers) {
 						try {
@@ -78,6 +103,7 @@ export function systemCommands(deps: SystemDeps): Command[] {
 							out.line(`error: ${messageOf(error)}`);
 						}
 					}
+					pools();
 				})();
 			},
 		},

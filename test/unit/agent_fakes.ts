@@ -35,6 +35,7 @@ export function partsOf(core: Core, more: Partial<AgentParts> = {}): AgentParts 
 		commands: () => [],
 		callCap: async (name, args) => (name === "fails" ? { content: "the tool failed: check its pin", is_error: true } : { content: `${name} ran with ${args}` }),
 		heap: () => HEAP,
+		collect: () => {},
 		warnings: [],
 		stop: () => { stopped = true; core.stop(); },
 		wipe: () => ({ wiped: [`sessions (${stopped ? "stopped first" : "still running"})`], errors: ["macro tools could not be wiped completely (the disk is busy)"] }),

@@ -25,6 +25,7 @@ const TO_AGENT: ToAgent[] = [
 	{ type: "call_cap", call: 8, name: "gpio_write", args: { pin: 2, value: 1 }, request: { flags: 0, session_id: "", user_text: "lights on", source: SOURCE, role: "owner" } },
 	{ type: "cancel", call: 3, request_id: 0 },
 	{ type: "status", call: 4 },
+	{ type: "status", call: 4, collect: true },
 	{ type: "command", call: 5, name: "session list", args: "", chat: { channel: "telegram", chat_id: "42" } },
 	{ type: "stop", call: 6 },
 	{ type: "wipe", call: 7 },
@@ -102,10 +103,11 @@ function setup(model: FakeModel, options: { commands?: boolean; backoffMs?: numb
 	const notices: string[] = [];
 	const logs: string[] = [];
 	const cores: ReturnType<typeof harness>[] = [];
+	const collections = { count: 0 };
 	const agents = new FakeAgents((settings, publish) => {
 		const h = harness(model, { publish });
 		cores.push(h);
-		return partsOf(h.core, { commands: () => (options.commands ? echoCommands() : []), warnings: settings.get("memory.mode") ? [`memory is ${settings.get("memory.mode")}`] : [] });
+		return partsOf(h.core, { collect: () => void collections.count++, commands: () => (options.commands ? echoCommands() : []), warnings: settings.get("memory.mode") ? [`memory is ${settings.get("memory.mode")}`] : [] });
 	});
 	const values = new Map<string, string>([["llm.model", "m1"], ["telegram.bot_token", "123:secret"]]);
 	const listeners: Array<(name: string, value: string | undefined) => void> = [];
@@ -121,7 +123,7 @@ function setup(model: FakeModel, options: { commands?: boolean; backoffMs?: numb
 		spawn: agents.spawn, config, now: () => Date.now(), notice: (line) => notices.push(line), log: (line) => logs.push(line),
 		backoffMs: options.backoffMs ?? [10, 20], windowMs: options.windowMs ?? 60_000, startTimeoutMs: 2000,
 	});
-	return { supervisor, client: supervisor.client, agents, notices, logs, cores, config };
+	return { supervisor, client: supervisor.client, agents, notices, logs, cores, config, collections };
 }
 
 const ask = (text: string, more: { session_id?: string; flags?: number } = {}) => ({ flags: more.flags ?? 0, user_text: text, source: SOURCE, ...(more.session_id === undefined ? {} : { session_id: more.session_id }) });
@@ -244,6 +246,9 @@ test("status carries the core's phase and the agent machine's heap", async () =>
 	await s.supervisor.start();
 	const status = await s.client.status();
 	assert.deepEqual(status, { phase: "IDLE", in_flight: 0, queued: 0, subagents: [], heap: HEAP });
+	assert.equal(s.collections.count, 0, "a plain status does not collect");
+	await s.client.status({ collect: true });
+	assert.equal(s.collections.count, 1, "status with collect collects the agent's garbage before reading its heap");
 	await s.supervisor.stop();
 });
 

@@ -45,7 +45,7 @@ class MemoryStore implements KeyValueStore {
 // A console wired as main.ts wires it, with fake IO.
 function harness(extra: Command[] = [], consoleKind: ConsoleKind = "pipe") {
 	const table = new CommandTable();
-	const state = { out: "", ended: 0, rebooted: 0, rooms: 0 };
+	const state = { out: "", ended: 0, rebooted: 0, rooms: 0, collections: 0 };
 	const config = new Config(new MemoryStore());
 	const repl: Repl = new Repl({ table, consoleKind, write: (t) => (state.out += t), onEnd: () => state.ended++, onRoom: () => state.rooms++ });
 	table.add(
@@ -54,8 +54,10 @@ function harness(extra: Command[] = [], consoleKind: ConsoleKind = "pipe") {
 			firmware: { name: "xsclaw", version: "9.9.9", platform: "test" },
 			now: () => 3_723_000,
 			bootMs: 0,
-			heap: () => ({ chunkUsed: 2048, chunkPeak: 4096, chunkSize: 8192, slotUsed: 1024, slotPeak: 1536, slotSize: 16384, sockets: 0 }),
-			statusLines: [() => "queue: 0 waiting"],
+			heap: () => ({ chunkUsed: 2048 - 1024 * state.collections, chunkPeak: 4096, chunkSize: 8192, slotUsed: 1024, slotPeak: 1536, slotSize: 16384, sockets: 2 }),
+			collect: () => void state.collections++,
+			pools: () => ({ psram: { used: 4096, peak: 8192, size: 8 * 1024 * 1024, count: 1, fallbacks: 0 } }),
+			statusLines: [(options) => `queue: 0 waiting${options.collect ? " (collected)" : ""}`],
 			reboot: () => { repl.stop(); state.rebooted++; },
 		}),
 		...configCommands(config),
@@ -179,7 +181,21 @@ test("status shows firmware, uptime, heap and the extra status lines", () => {
 	assert.match(state.out, /uptime: 0d 01:02:03\n/);
 	assert.match(state.out, /heap: chunks 2\.0 KiB of 8\.0 KiB \(peak 4\.0 KiB\), slots 1\.0 KiB of 16\.0 KiB \(peak 1\.5 KiB\)\n/);
 	assert.match(state.out, /queue: 0 waiting\n/);
+	assert.match(state.out, /buffers: psram 4\.0 KiB of 8192\.0 KiB \(peak 8\.0 KiB, 1 live\); open sockets: 2\n/, "the pools and sockets come last");
+	assert.equal(state.collections, 0, "a plain status collects nothing");
 	assert.equal(formatUptime(2 * 86_400_000 + 5_000), "2d 00:00:05");
+});
+
+test("status gc collects both machines' garbage before reading the heap; other arguments print the usage", () => {
+	const { state, type } = harness();
+	type("status gc\n");
+	assert.equal(state.collections, 1);
+	assert.match(state.out, /heap: chunks 1\.0 KiB of 8\.0 KiB/, "the heap read after the collection");
+	assert.match(state.out, /queue: 0 waiting \(collected\)\n/, "the other machine's line is asked to collect too");
+	const from = state.out.length;
+	type("status now\n");
+	assert.match(state.out.slice(from), /usage: status \[gc\]/);
+	assert.equal(state.collections, 1);
 });
 
 test("an unknown command prints the hint and the console carries on", () => {
