@@ -81,6 +81,8 @@ function agentRequest(agent: AgentParts, given: PortRequest): AgentRequest {
 		source: given.source,
 	};
 	if (given.target) request.target = given.target;
+	// The chat's role from its pairing: without it a paired owner's chat would run as a user.
+	if (given.role) request.role = given.role;
 	return request;
 }
 

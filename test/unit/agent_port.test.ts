@@ -241,6 +241,18 @@ test("cancel through the port ends the waiting ask with request cancelled and na
 	await s.supervisor.stop();
 });
 
+test("a request's role crosses the port to the core: a paired owner's chat runs as owner, a user's as user", async () => {
+	const s = setup(new FakeModel({ text: "a" }, { text: "b" }));
+	await s.supervisor.start();
+	for (const role of ["owner", "user"] as const) {
+		const seen: AgentEvent[] = [];
+		await s.client.ask({ ...ask(`as ${role}`), source: { ...SOURCE, channel: "telegram" }, role }, { waitMs: 1000, responseMs: 5000, events: ["agent_start"], onEvent: (e) => seen.push(e) });
+		const start = seen.find((e) => e.type === "agent_start");
+		assert.equal(start?.type === "agent_start" ? start.request.role : undefined, role);
+	}
+	await s.supervisor.stop();
+});
+
 test("status carries the core's phase and the agent machine's heap", async () => {
 	const s = setup(new FakeModel());
 	await s.supervisor.start();
