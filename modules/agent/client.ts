@@ -16,7 +16,7 @@ import type { OnlineState } from "net/online";
 import type { WipeResult } from "util/files";
 import type { AgentPort } from "router/types";
 import { messageOf } from "util/errors";
-import { log } from "util/log";
+import { log, maskSecretsDeep } from "util/log";
 import {
 	PortError, readFromAgent,
 	type AgentStatus, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent,
@@ -121,6 +121,10 @@ export class AgentClient implements AgentPort {
 		let reply: FromAgent;
 		try {
 			reply = readFromAgent(message);
+			// What reaches a person (answers, out events, command lines, errors) has
+			// every secret setting masked: the agent machine knows only its own.
+			// Streamed deltas stay as they are (a secret may span two); a preview masks the whole.
+			if (reply.type !== "event") reply = maskSecretsDeep(reply);
 		} catch (error) {
 			this.#log(`agent port: ${messageOf(error)}`);
 			if (error instanceof PortError && error.call) this.#end(error.call, undefined, error);

@@ -42,7 +42,7 @@ import { CANCELLED, RequestFailure, copyRequest, failureText, newRun, targetOf, 
 import { heapUsedBytes } from "util/heap";
 import { clip } from "util/text";
 import { isObject } from "util/values";
-import { log } from "util/log";
+import { log, maskSecretsDeep } from "util/log";
 
 export type { CoreTimers } from "core/mailbox";
 export type { StageVerbosity } from "core/format";
@@ -75,6 +75,12 @@ export interface CoreOptions {
 	heap?: () => number;
 	/** The METRIC line and warnings (default trace). */
 	log?: (line: string) => void;
+	/**
+	 * Masks secrets in the model's message (content, reasoning, tool call
+	 * arguments, raw blocks) and in tool results before they are kept, sent on
+	 * or shown (default util/log's maskSecretsDeep: this machine's secret settings).
+	 */
+	scrub?: <T>(value: T) => T;
 	/** Default MAX_TOOL_ITERATIONS. */
 	maxToolIterations?: number;
 	/** Gives each request its id: never 0, never repeated (default 1, 2, 3, ...). */
@@ -123,6 +129,7 @@ export class Core {
 	readonly #wallNow: () => number;
 	readonly #heap: () => number;
 	readonly #log: (line: string) => void;
+	readonly #scrub: <T>(value: T) => T;
 	readonly #maxIterations: number;
 	readonly #mailbox: Mailbox;
 
@@ -153,6 +160,7 @@ export class Core {
 		this.#wallNow = options.wallNow ?? (() => Date.now());
 		this.#heap = options.heap ?? (() => heapUsedBytes(hostHeap()));
 		this.#log = options.log ?? log;
+		this.#scrub = options.scrub ?? maskSecretsDeep;
 		const max = options.maxToolIterations ?? MAX_TOOL_ITERATIONS;
 		if (!Number.isInteger(max) || max < 1) throw new Error("core: maxToolIterations must be a whole number of at least 1");
 		this.#maxIterations = max;
@@ -463,6 +471,8 @@ export class Core {
 			run.bytesSent += reply.bytes_sent ?? 0;
 			run.bytesReceived += reply.bytes_received ?? 0;
 			if (!isObject(reply.message) || reply.message.role !== "assistant") throw new RequestFailure("the model's reply had no assistant message; try again");
+			// A model that repeats a secret (one it was told elsewhere) repeats it to nobody: not to the chat, the session file or the next round.
+			reply.message = this.#scrub(reply.message);
 			this.#checkpoint(run, "IN_LLM_HTTP");
 			return reply;
 		} catch (error) {
@@ -565,7 +575,7 @@ export class Core {
 		this.#emit(run, { type: "tool_execution_end", call_id: call.id, name: info.name, is_error: failed, ms: this.#now() - started });
 		run.toolNames.push(info.name);
 		if (run.toolSummary.length < CORE_TOOL_SUMMARY_MAX_LINES) run.toolSummary.push(`- ${info.name}: ${failed ? "failed" : "ok"}`);
-		const message: ToolMessage = { role: "tool", tool_call_id: call.id, content: outcome.content };
+		const message: ToolMessage = { role: "tool", tool_call_id: call.id, content: this.#scrub(outcome.content) };
 		if (failed) message.is_error = true;
 		return message;
 	}

@@ -45,6 +45,38 @@ export function maskSecrets(text: string): string {
 	return out;
 }
 
+/**
+ * Text still growing (a streamed reply's preview) as it may be shown: every
+ * registered secret masked, and a tail that could be the start of one cut off,
+ * so no preview ever shows part of a secret (the whole one is masked once it
+ * has arrived).
+ */
+export function maskSecretsGrowing(text: string): string {
+	const out = maskSecrets(text);
+	let cut = 0;
+	for (const secret of secrets) {
+		for (let k = Math.min(secret.length - 1, out.length); k > cut; k--) {
+			if (out.endsWith(secret.slice(0, k))) {
+				cut = k;
+				break;
+			}
+		}
+	}
+	return cut ? out.slice(0, out.length - cut) : out;
+}
+
+/**
+ * A JSON-able value with every registered secret masked in its strings (a
+ * model's message, raw provider blocks included); the value itself when it
+ * holds none.
+ */
+export function maskSecretsDeep<T>(value: T): T {
+	const json = JSON.stringify(value);
+	if (json === undefined) return value;
+	const masked = maskSecrets(json);
+	return masked === json ? value : (JSON.parse(masked) as T);
+}
+
 /** For tests: where lines go (default: trace). */
 export function setLogSink(write: (line: string) => void): void {
 	sink = write;

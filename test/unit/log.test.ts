@@ -2,7 +2,7 @@
 // secret is masked wherever it appears (also inside a URL path), short values are
 // not treated as secrets, and a bad level is refused with a sentence.
 import { test, assert } from "testing";
-import { log, logLevel, logLine, maskSecrets, setLogLevel, setLogSecrets, setLogSink } from "util/log";
+import { log, logLevel, logLine, maskSecrets, maskSecretsDeep, maskSecretsGrowing, setLogLevel, setLogSecrets, setLogSink } from "util/log";
 
 const lines: string[] = [];
 setLogSink((line) => void lines.push(line));
@@ -34,4 +34,30 @@ test("every registered secret is masked wherever it appears; short values are no
 	assert.match(lines[0], /bot\*\*\*\*oken\/getUpdates failed; key \*\*\*\*cdef, again \*\*\*\*cdef; 1 2 3/);
 	setLogSecrets([]);
 	assert.equal(maskSecrets(token), token, "forgotten secrets are shown again (an unset setting)");
+});
+
+test("a growing text (a streamed preview) shows no secret and no start of one; a finished secret is masked", () => {
+	const key = "sk-test-0123456789abcdef";
+	setLogSecrets([key]);
+	assert.equal(maskSecretsGrowing("the key is sk-te"), "the key is ", "the start of a secret is held back");
+	assert.equal(maskSecretsGrowing("the key is s"), "the key is ");
+	assert.equal(maskSecretsGrowing(`the key is ${key}`), "the key is ****cdef");
+	assert.equal(maskSecretsGrowing(`the key is ${key}. And sk`), "the key is ****cdef. And ");
+	assert.equal(maskSecretsGrowing("nothing secret here"), "nothing secret here");
+	setLogSecrets([]);
+	assert.equal(maskSecretsGrowing("the key is sk-te"), "the key is sk-te");
+});
+
+test("a JSON-able value has the secrets in its strings masked, and is returned as is without any", () => {
+	const key = "sk-test-0123456789abcdef";
+	setLogSecrets([key]);
+	const clean = { role: "assistant", content: "hello" };
+	assert.equal(maskSecretsDeep(clean), clean, "the same object when nothing is secret");
+	const message = { role: "assistant", content: `key ${key}`, tool_calls: [{ id: "1", type: "function", function: { name: "send_message", arguments: JSON.stringify({ text: key }) } }], raw: { blocks: [{ text: key }] } };
+	const masked = maskSecretsDeep(message);
+	assert.ok(!JSON.stringify(masked).includes(key), JSON.stringify(masked));
+	assert.equal(masked.content, "key ****cdef");
+	assert.equal(JSON.parse(masked.tool_calls[0].function.arguments).text, "****cdef", "arguments stay valid JSON");
+	assert.equal(message.content, `key ${key}`, "the given value is not changed");
+	setLogSecrets([]);
 });

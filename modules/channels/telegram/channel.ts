@@ -29,6 +29,7 @@ import { Aborter } from "net/abort";
 import type { AgentPort, InMessage, OutboundSink, Role, RouteOutcome } from "router/types";
 import type { Watch } from "router/router";
 import { messageOf } from "util/errors";
+import { maskSecretsGrowing } from "util/log";
 import { clip } from "util/text";
 import { BotApiError, readBotUser, type BotUser, type CallOptions } from "channels/telegram/api";
 import { chunk, toHtml } from "channels/telegram/format";
@@ -488,7 +489,8 @@ export class TelegramChannel implements OutboundSink {
 			if (!work || stream.done) return;
 			// At most one preview waits in the outbox: it takes the newest text when it runs.
 			this.#enqueue(stream.chatId, work, async () => {
-				const shown = clip(stream.text, TELEGRAM_MESSAGE_MAX_CHARS);
+				// Never a secret, nor the start of one that is still arriving.
+				const shown = clip(maskSecretsGrowing(stream.text), TELEGRAM_MESSAGE_MAX_CHARS);
 				if (stream.done || !shown.trim() || shown === stream.shown) return;
 				stream.lastEditMs = this.#o.now();
 				stream.shown = shown;
