@@ -62,7 +62,10 @@ export function startFirmware(args, variant, { env = {} } = {}) {
 		get stdout() { return state.stdout; },
 		get stderr() { return state.stderr; },
 		get pid() { return child.pid; },
+		get exited() { return state.exited; },
 		send(line) { child.stdin.write(`${line}\n`); },
+		/** Raw bytes on the console's input (e.g. invalid UTF-8). */
+		write(bytes) { child.stdin.write(bytes); },
 		printed,
 		until(pattern, { from = 0, timeoutMs = WAIT_MS } = {}) {
 			return new Promise((resolve, reject) => {

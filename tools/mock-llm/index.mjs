@@ -6,7 +6,9 @@
 //   {type: 'tool_calls', calls: [{id?, name, arguments: object}], text?}
 //   {type: 'thinking', thinking, text?, signature?}
 // each with optional `usage: {input_tokens, output_tokens}` (defaults estimate ~4 bytes a
-// token) and `chunk` (code points per streamed delta, default 8).
+// token), `chunk` (code points per streamed delta, default 8) and `raw: {MARKER: bytes}`
+// (each MARKER in the rendered body is sent as those bytes, valid UTF-8 or not; keep a
+// marker within one delta: a chunk as long as the text).
 // A scenario with `fault` fails instead, using the reply above where it sends one:
 //   'stall'      headers, then nothing until the client or close() ends the connection
 //   'drop'       the first `afterBytes` (default half) of the body, then the socket is destroyed
@@ -84,6 +86,18 @@ function hugeReply(api, ctx, stream, bytes) {
   if (left - frame < 1) throw new RangeError(`huge: ${bytes} bytes cannot hold a reply`);
   pieces.push('x'.repeat(left - frame));
   return reply(pieces);
+}
+
+/** body with every marker of raw replaced by its bytes. */
+function withRaw(body, raw) {
+  let out = body;
+  for (const [marker, bytes] of Object.entries(raw ?? {})) {
+    const b = Buffer.from(bytes);
+    for (let at = out.indexOf(marker); at >= 0; at = out.indexOf(marker, at + b.length)) {
+      out = Buffer.concat([out.subarray(0, at), b, out.subarray(at + marker.length)]);
+    }
+  }
+  return out;
 }
 
 function malformed(api, reply, ctx, stream) {
@@ -237,7 +251,7 @@ export async function startMockLLM({ tls, host = '127.0.0.1', port = 0, requireK
     }
 
     const reply = fault === 'huge' ? hugeReply(api, ctx, stream, s.bytes ?? 4 * 1024 * 1024) : toReply(s, ctx.inputTokens);
-    const payload = Buffer.from(fault === 'malformed' ? malformed(api, reply, ctx, stream) : render(api, reply, ctx, stream));
+    const payload = withRaw(Buffer.from(fault === 'malformed' ? malformed(api, reply, ctx, stream) : render(api, reply, ctx, stream)), s.raw);
     rec.response.sha256 = createHash('sha256').update(payload).digest('hex');
     if (!stream) headers['content-length'] = payload.length;
     res.writeHead(200, headers);

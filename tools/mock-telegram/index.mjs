@@ -7,6 +7,7 @@
 //   const tg = await startMockTelegram({ token });
 //   tg.url                          base URL for telegram.base_url
 //   tg.say({ chat, text, from?, type?, entities?, replyTo? })  a user sends a message; resolves its update_id
+//   tg.sayRaw({ chat, bytes, ... })  as say, but the text is sent as these bytes, valid UTF-8 or not
 //   tg.raw(update)                  queue an arbitrary (even malformed) update object; update_id added when absent
 //   tg.clearFaults()                forget the faults not yet used
 //   tg.polling                      true while a long poll waits
@@ -78,6 +79,7 @@ export async function startMockTelegram({ token, username = 'xsclaw_test_bot', b
   const pollers = new Set();
   const watchers = new Set();
   const sockets = new Set();
+  const rawTexts = new Map(); // marker -> the bytes sent in its place
   let closed = false;
 
   const notify = () => { for (const w of [...watchers]) w(); };
@@ -88,8 +90,14 @@ export async function startMockTelegram({ token, username = 'xsclaw_test_bot', b
   };
 
   function reply(res, status, body, retryAfter) {
-    const text = typeof body === 'string' ? body : JSON.stringify(body);
-    const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+    let text = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+    // Raw texts (sayRaw) go out as the bytes given, valid UTF-8 or not.
+    for (const [marker, bytes] of rawTexts) {
+      for (let at = text.indexOf(marker); at >= 0; at = text.indexOf(marker, at + bytes.length)) {
+        text = Buffer.concat([text.subarray(0, at), bytes, text.subarray(at + marker.length)]);
+      }
+    }
+    const headers = { 'content-type': 'application/json', 'content-length': text.length };
     if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
     res.writeHead(status, headers);
     res.end(text);
@@ -266,6 +274,12 @@ export async function startMockTelegram({ token, username = 'xsclaw_test_bot', b
       else if (text.startsWith('/')) message.entities = [{ type: 'bot_command', offset: 0, length: text.split(/\s/)[0].length }];
       if (replyTo) message.reply_to_message = replyTo;
       return push({ update_id: nextUpdateId++, message });
+    },
+    /** A user sends a message whose text is these bytes as they are (e.g. invalid UTF-8); resolves its update_id. */
+    sayRaw({ chat, bytes, ...rest }) {
+      const marker = `RAWTEXT${rawTexts.size}RAWTEXT`;
+      rawTexts.set(marker, Buffer.from(bytes));
+      return this.say({ chat, text: marker, ...rest });
     },
     raw(update) {
       const u = typeof update === 'object' && update !== null && !Array.isArray(update) && update.update_id === undefined ? { update_id: nextUpdateId++, ...update } : update;
