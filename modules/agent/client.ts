@@ -11,7 +11,7 @@
 // the sentence the supervisor gave.
 import Timer from "timer";
 import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_REPLY_TIMEOUT_MS } from "budgets";
-import type { AgentEvent, AgentResponse, OutEvent } from "core/types";
+import { RequestFlag, type AgentEvent, type AgentResponse, type OutEvent } from "core/types";
 import type { OnlineState } from "net/online";
 import type { WipeResult } from "util/files";
 import type { AgentPort } from "router/types";
@@ -65,6 +65,15 @@ interface Pending {
 	timer: ReturnType<typeof Timer.set>;
 	onEvent?(event: AgentEvent): void;
 	onAccepted?(requestId: number): void;
+	/** A submit whose answer comes as an out_message: the chat it goes to. */
+	answersTo?: Answered;
+}
+
+/** Where an out_message answer goes (a chat, and the message it answers). */
+interface Answered {
+	channel: string;
+	chat_id: string;
+	correlation_id: string;
 }
 
 /** The one client of the agent port: the console uses it, and the router and channels through router/types' AgentPort. */
@@ -78,6 +87,11 @@ export class AgentClient implements AgentPort {
 	// a chat shows as it comes) follow; each is dropped at its agent_end.
 	#watchers = new Map<number, (event: AgentEvent) => void>();
 	#nextCall = 1;
+	// Accepted requests whose answer comes as an out_message, until it came: if
+	// the machine dies first, their chats are told so instead of waiting in
+	// silence. A chat's out_message ends all of its entries (interrupts that
+	// joined a request never get their own). At most AGENT_PORT_CALLS_MAX.
+	#unanswered = new Map<number, Answered>();
 	#outListeners = new Set<(event: OutEvent) => void>();
 	#log: (line: string) => void;
 	#onReady?: (ready: Ready) => void;
@@ -114,6 +128,11 @@ export class AgentClient implements AgentPort {
 			Timer.clear(call.timer);
 			call.reject(new Error(reason));
 		}
+		// One sentence per chat whose answer will not come.
+		const chats = new Map<string, [number, Answered]>();
+		for (const [id, to] of this.#unanswered) chats.set(`${to.channel}\n${to.chat_id}`, [id, to]);
+		this.#unanswered.clear();
+		for (const [id, to] of chats.values()) this.#tellOut({ type: "out_message", ...to, text: reason, request_id: id });
 	}
 
 	/** Takes one message from the agent machine (its onmessage). Never throws. */
@@ -134,15 +153,14 @@ export class AgentClient implements AgentPort {
 			case "ready":
 				this.#onReady?.({ commands: reply.commands, warnings: reply.warnings });
 				return;
-			case "out":
-				for (const listener of this.#outListeners) {
-					try {
-						listener(reply.event);
-					} catch (error) {
-						this.#log(`agent port: an outbound-event listener failed: ${messageOf(error)}`);
-					}
+			case "out": {
+				const event = reply.event;
+				if (event.type === "out_message") {
+					for (const [id, to] of this.#unanswered) if (to.channel === event.channel && to.chat_id === event.chat_id) this.#unanswered.delete(id);
 				}
+				this.#tellOut(event);
 				return;
+			}
 			case "refused":
 				this.#log(`agent port: the agent refused a message: ${reply.error}`);
 				return;
@@ -153,6 +171,10 @@ export class AgentClient implements AgentPort {
 			case "accepted": {
 				const call = this.#calls.get(reply.call);
 				call?.onAccepted?.(reply.request_id);
+				if (call?.answersTo) {
+					this.#unanswered.set(reply.request_id, call.answersTo);
+					if (this.#unanswered.size > AGENT_PORT_CALLS_MAX) this.#unanswered.delete(this.#unanswered.keys().next().value as number);
+				}
 				if (call?.ends !== "accepted") return;
 				break;
 			}
@@ -160,7 +182,21 @@ export class AgentClient implements AgentPort {
 		this.#end(reply.call, reply);
 	}
 
-	/** Hears outbound events (answers nobody waits for, stage messages); returns the removal. Listeners must not throw. */
+	#tellOut(event: OutEvent): void {
+		for (const listener of this.#outListeners) {
+			try {
+				listener(event);
+			} catch (error) {
+				this.#log(`agent port: an outbound-event listener failed: ${messageOf(error)}`);
+			}
+		}
+	}
+
+	/**
+	 * Hears outbound events (answers nobody waits for, stage messages); returns
+	 * the removal. Listeners must not throw. When the agent machine dies, each
+	 * chat still waiting for an out_message answer gets one with the reason.
+	 */
 	onOut(listener: (event: OutEvent) => void): () => void {
 		this.#outListeners.add(listener);
 		return () => this.#outListeners.delete(listener);
@@ -176,9 +212,11 @@ export class AgentClient implements AgentPort {
 
 	/** Submits a request nobody waits for here (its answer comes as an out event); resolves with its id. */
 	async submit(request: PortRequest, options: SubmitOptions): Promise<number> {
+		const to = request.target ?? request.source;
+		const answersTo = request.flags & RequestFlag.PUBLISH_OUT_MESSAGE ? { channel: to.channel, chat_id: to.chat_id, correlation_id: request.source.message_id } : undefined;
 		const reply = await this.#call("accepted", options.waitMs + AGENT_REPLY_TIMEOUT_MS, (call) => ({
 			type: "submit", call, request, wait_ms: options.waitMs, response: false, response_ms: 0, events: options.events ?? [],
-		}), options);
+		}), { ...options, answersTo });
 		return (reply as Extract<FromAgent, { type: "accepted" }>).request_id;
 	}
 
@@ -235,7 +273,7 @@ export class AgentClient implements AgentPort {
 		this.#post(message);
 	}
 
-	#call(ends: FromAgent["type"], timeoutMs: number, make: (call: number) => ToAgent, hooks: Partial<Pick<Pending, "onEvent" | "onAccepted">> = {}): Promise<FromAgent> {
+	#call(ends: FromAgent["type"], timeoutMs: number, make: (call: number) => ToAgent, hooks: Partial<Pick<Pending, "onEvent" | "onAccepted" | "answersTo">> = {}): Promise<FromAgent> {
 		if (!this.#post) return Promise.reject(new Error(this.#down));
 		if (this.#calls.size >= AGENT_PORT_CALLS_MAX) {
 			return Promise.reject(new Error(`the agent already has ${AGENT_PORT_CALLS_MAX} requests to answer; wait for some to finish, then try again`));
@@ -247,7 +285,7 @@ export class AgentClient implements AgentPort {
 				this.#calls.delete(call);
 				reject(new Error(`the agent did not answer within ${Math.round(timeoutMs / 1000)} s; it may be stuck: check status, or reboot`));
 			}, timeoutMs);
-			this.#calls.set(call, { ends, resolve, reject, timer, onEvent: hooks.onEvent, onAccepted: hooks.onAccepted });
+			this.#calls.set(call, { ends, resolve, reject, timer, onEvent: hooks.onEvent, onAccepted: hooks.onAccepted, answersTo: hooks.answersTo });
 			if (hooks.onEvent) {
 				this.#watchers.set(call, hooks.onEvent);
 				// Bounded: a request whose agent_end never came (its machine died) leaves one behind.

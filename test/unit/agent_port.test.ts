@@ -5,7 +5,7 @@
 import { AGENT_PORT_CALLS_MAX, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
 import { PortError, readFromAgent, readToAgent, type FromAgent, type ToAgent } from "agent/protocol";
 import { AgentSupervisor } from "agent/supervisor";
-import { RequestFlag, type AgentEvent } from "core/types";
+import { RequestFlag, type AgentEvent, type OutEvent } from "core/types";
 import type { OnlineGate } from "net/online";
 import Timer from "timer";
 import { assert, test } from "testing";
@@ -173,10 +173,15 @@ test("settings reach the agent machine: only the agent's ones at start, then eac
 	s.config.set("telegram.bot_token", "456:other");
 	s.config.set("llm.base_url", undefined);
 	s.config.set("llm.model", undefined);
-	await waitFor(() => heard.length === 2, "the changes in the agent machine");
+	await waitFor(() => heard.length === 3, "the changes in the agent machine");
 	await delay(5);
-	assert.deepEqual(heard, ["llm.model=m2", "llm.model=undefined"], "the agent's settings only, in order");
+	assert.deepEqual(heard.filter((h) => !h.startsWith("log.secret_prints=")), ["llm.model=m2", "llm.model=undefined"], "the agent's settings only, in order");
 	assert.equal(mirror.get("llm.model"), undefined);
+	// Of a channel's secret the agent gets only a fingerprint, at start and on each change.
+	const prints = heard.filter((h) => h.startsWith("log.secret_prints="));
+	assert.equal(prints.length, 1, "the token's change changed the fingerprints");
+	assert.ok(!heard.join().includes("456:other") && !heard.join().includes("123:secret"), heard.join());
+	assert.deepEqual(JSON.parse(mirror.get("log.secret_prints")!).map((p: { length: number }) => p.length), [9]);
 	await s.supervisor.stop();
 });
 
@@ -250,6 +255,30 @@ test("a request's role crosses the port to the core: a paired owner's chat runs 
 		const start = seen.find((e) => e.type === "agent_start");
 		assert.equal(start?.type === "agent_start" ? start.request.role : undefined, role);
 	}
+	await s.supervisor.stop();
+});
+
+test("when the agent machine dies, each chat still waiting for its out_message answer gets one saying so; an answered chat hears nothing more", async () => {
+	const s = setup(new FakeModel({ text: "first" }, { hang: true }));
+	await s.supervisor.start();
+	const outs: OutEvent[] = [];
+	s.client.onOut((e) => void outs.push(e));
+	const fromChat = (id: string) => ({
+		flags: RequestFlag.PUBLISH_OUT_MESSAGE | RequestFlag.SKIP_RESPONSE_QUEUE, user_text: `hi from ${id}`,
+		source: { channel: "telegram", chat_id: id, sender_id: id, message_id: `m${id}`, cap: "" },
+	});
+	await s.client.submit(fromChat("1"), { waitMs: 1000 });
+	await waitFor(() => outs.some((e) => e.type === "out_message" && e.chat_id === "1"), "chat 1's answer");
+	await s.client.submit(fromChat("2"), { waitMs: 1000 });
+	await s.client.submit(fromChat("2"), { waitMs: 1000 });
+	await waitFor(() => s.cores[0].core.phase === "IN_LLM_HTTP", "chat 2's call in flight");
+	s.agents.last.kill("out of memory");
+	await waitFor(() => outs.some((e) => e.chat_id === "2"), "chat 2 told");
+	const told = outs.filter((e) => e.type === "out_message" && e.chat_id === "2");
+	assert.equal(told.length, 1, "one sentence per chat, not one per request");
+	assert.match(told[0].type === "out_message" ? told[0].text : "", /^the agent stopped \(out of memory\) and is restarting; ask again in a moment$/);
+	assert.equal(told[0].type === "out_message" ? told[0].correlation_id : "", "m2", "it answers the chat's message");
+	assert.equal(outs.filter((e) => e.chat_id === "1").length, 1, "the answered chat hears nothing more");
 	await s.supervisor.stop();
 });
 
