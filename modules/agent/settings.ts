@@ -3,10 +3,15 @@
 // machine; the agent machine receives the settings under AGENT_SETTING_PREFIXES
 // when it starts and every change to them at once, so the LLM settings stay hot
 // (llm/runtime rebuilds its backend on the next request after a change).
-// Other settings (channel tokens, Wi-Fi) never enter the agent machine.
+// Other settings (channel tokens, Wi-Fi) never enter the agent machine: of the
+// secret ones it gets only their fingerprints (util/secrets), as the derived
+// setting SECRET_PRINTS_SETTING, so that its logger and its scrubbing of the
+// model's replies can mask one the model repeats without holding it.
 import type { ConfigSource } from "llm/runtime";
+import { isSecret } from "config/settings";
 import { messageOf } from "util/errors";
 import { log as logLine } from "util/log";
+import { secretPrint } from "util/secrets";
 
 /** Settings the agent machine reads: the LLM runtime's, memory's, its logger's and the capabilities' (time zone, pins, script grants). */
 export const AGENT_SETTING_PREFIXES = Object.freeze(["llm.", "memory.", "log.", "time.", "gpio.", "script."]);
@@ -15,10 +20,27 @@ export function isAgentSetting(name: string): boolean {
 	return AGENT_SETTING_PREFIXES.some((prefix) => name.startsWith(prefix));
 }
 
-/** The agent's settings out of every [name, value] (config/store's entries()). */
+/** Derived, never stored: JSON of the fingerprints of the secret settings the agent machine does not get. */
+export const SECRET_PRINTS_SETTING = "log.secret_prints";
+
+/** True for a setting whose change changes SECRET_PRINTS_SETTING. */
+export function isPrintedSecret(name: string): boolean {
+	return !isAgentSetting(name) && isSecret(name);
+}
+
+/** SECRET_PRINTS_SETTING's value for every [name, value]. */
+export function secretPrints(entries: Iterable<[string, string]>): string {
+	const prints = [];
+	for (const [name, value] of entries) if (value && isPrintedSecret(name)) prints.push(secretPrint(value));
+	return JSON.stringify(prints);
+}
+
+/** The agent's settings out of every [name, value] (config/store's entries()), with the fingerprints of the others' secrets. */
 export function agentSettings(entries: Iterable<[string, string]>): Record<string, string> {
+	const all = [...entries];
 	const settings: Record<string, string> = {};
-	for (const [name, value] of entries) if (isAgentSetting(name)) settings[name] = value;
+	for (const [name, value] of all) if (isAgentSetting(name)) settings[name] = value;
+	settings[SECRET_PRINTS_SETTING] = secretPrints(all);
 	return settings;
 }
 

@@ -16,7 +16,7 @@ import { messageOf } from "util/errors";
 import { log as logLine } from "util/log";
 import { AgentClient, type Ready } from "agent/client";
 import type { ToAgent } from "agent/protocol";
-import { agentSettings, isAgentSetting } from "agent/settings";
+import { SECRET_PRINTS_SETTING, agentSettings, isAgentSetting, isPrintedSecret, secretPrints } from "agent/settings";
 import { keepHeadroom } from "util/heap";
 
 /** One running agent machine, as the supervisor drives it. */
@@ -77,6 +77,7 @@ export class AgentSupervisor {
 		this.client = new AgentClient({ log: options.log, onReady: (ready) => this.#ready(ready) });
 		options.config.onChange((name, value) => {
 			if (isAgentSetting(name)) this.client.setting(name, value);
+			else if (isPrintedSecret(name)) this.client.setting(SECRET_PRINTS_SETTING, secretPrints(options.config.entries()));
 		});
 	}
 

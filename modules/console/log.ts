@@ -7,7 +7,9 @@
 import { SETTINGS, settingValue } from "config/settings";
 import type { Config } from "config/store";
 import { UsageError, words, type Command } from "console/types";
-import { LOG_LEVELS, logLevel, setLogLevel, setLogSecrets } from "util/log";
+import { LOG_LEVELS, logLevel, setLogLevel, setLogPrints, setLogSecrets } from "util/log";
+import { isSecretPrint, type SecretPrint } from "util/secrets";
+import { SECRET_PRINTS_SETTING } from "agent/settings";
 import { messageOf } from "util/errors";
 
 /** The settings the logger reads: a Config, or the agent machine's copy of its settings. */
@@ -16,10 +18,22 @@ export interface LogSettingsSource {
 	onChange(listener: (name: string, value: string | undefined) => void): () => void;
 }
 
-/** Applies log.level and the secret values to this machine's logger now and on every change. */
+// The agent machine's fingerprints of the secrets it does not hold (agent/settings); none in the main machine.
+function readPrints(value: string | undefined): SecretPrint[] {
+	if (!value) return [];
+	try {
+		const list: unknown = JSON.parse(value);
+		return Array.isArray(list) ? list.filter(isSecretPrint) : [];
+	} catch {
+		return [];
+	}
+}
+
+/** Applies log.level and the secret values (and fingerprints) to this machine's logger now and on every change. */
 export function applyLogSettings(config: LogSettingsSource): void {
 	const apply = () => {
 		setLogSecrets(SETTINGS.filter((spec) => spec.secret).map((spec) => config.get(spec.name) ?? ""));
+		setLogPrints(readPrints(config.get(SECRET_PRINTS_SETTING)));
 		try {
 			setLogLevel(settingValue((name) => config.get(name), "log.level") ?? "info");
 		} catch (error) {

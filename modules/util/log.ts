@@ -8,13 +8,14 @@
 // secret echoed by a server or put into a message by mistake never reaches the
 // log. On lin the sink is stderr (trace); on the device the debug UART.
 import { LOG_SECRET_MIN_CHARS, LOG_SECRETS_MAX } from "budgets";
-import { maskSecret } from "util/secrets";
+import { findPrinted, maskSecret, type SecretPrint } from "util/secrets";
 
 export const LOG_LEVELS = Object.freeze(["error", "warn", "info", "debug"] as const);
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 let threshold = LOG_LEVELS.indexOf("info");
 let secrets: string[] = [];
+let prints: SecretPrint[] = [];
 let sink = (line: string) => trace(`${line}\n`);
 
 /** The level in force. */
@@ -38,10 +39,26 @@ export function setLogSecrets(values: Iterable<string>): void {
 	secrets = [...new Set(values)].filter((v) => v.length >= LOG_SECRET_MIN_CHARS).sort((a, b) => b.length - a.length).slice(0, LOG_SECRETS_MAX);
 }
 
-/** text with every registered secret masked. */
+/**
+ * Registers the fingerprints of secrets this machine does not hold (the
+ * agent machine's view of the channels' secrets: util/secrets); text matching
+ * one is masked like a registered secret. Shorter than LOG_SECRET_MIN_CHARS
+ * are skipped, at most LOG_SECRETS_MAX.
+ */
+export function setLogPrints(values: readonly SecretPrint[]): void {
+	prints = values.filter((p) => p.length >= LOG_SECRET_MIN_CHARS).slice(0, LOG_SECRETS_MAX);
+}
+
+/** text with every registered secret (and fingerprinted one) masked. */
 export function maskSecrets(text: string): string {
 	let out = text;
 	for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(maskSecret(secret));
+	if (!prints.length) return out;
+	const ranges = findPrinted(out, prints);
+	for (let i = ranges.length - 1; i >= 0; i--) {
+		const [start, end] = ranges[i];
+		out = out.slice(0, start) + maskSecret(out.slice(start, end)) + out.slice(end);
+	}
 	return out;
 }
 

@@ -31,3 +31,79 @@ export function maskedJson(text: string): string {
 		return `(${text.length} characters of invalid JSON)`;
 	}
 }
+
+// ---- fingerprints: finding a secret a machine must not hold ----
+//
+// The agent machine never gets the channels' secrets (bot token, app secret,
+// Wi-Fi password), yet a model could repeat one it learnt elsewhere into a
+// session file. It gets their fingerprints instead: the length and two
+// polynomial hashes (moduli near 2^31 and 2^30, so ~61 bits together), enough
+// to find the secret in a text, not to recover it. A rolling hash makes the
+// search one pass per length. A false match (about 1 in 2^61 per position)
+// only masks innocent text. Every step stays an exact integer in a double.
+
+/** A secret as a machine that must not hold it knows it. */
+export interface SecretPrint {
+	length: number;
+	h1: number;
+	h2: number;
+}
+
+const PRINT_MOD_1 = 2_147_483_647;  // 2^31 - 1, prime
+const PRINT_MOD_2 = 1_000_000_007;  // prime
+const PRINT_BASE_1 = 65_599;        // above every UTF-16 code unit + 1
+const PRINT_BASE_2 = 92_821;
+
+function power(base: number, exponent: number, mod: number): number {
+	let result = 1;
+	for (let i = 0; i < exponent; i++) result = (result * base) % mod;
+	return result;
+}
+
+/** The fingerprint of a secret value. */
+export function secretPrint(value: string): SecretPrint {
+	let h1 = 0, h2 = 0;
+	for (let i = 0; i < value.length; i++) {
+		const c = value.charCodeAt(i) + 1;
+		h1 = (h1 * PRINT_BASE_1 + c) % PRINT_MOD_1;
+		h2 = (h2 * PRINT_BASE_2 + c) % PRINT_MOD_2;
+	}
+	return { length: value.length, h1, h2 };
+}
+
+/** True for a value shaped like a SecretPrint (from a setting, so checked). */
+export function isSecretPrint(value: unknown): value is SecretPrint {
+	const p = value as SecretPrint;
+	return typeof p === "object" && p !== null && [p.length, p.h1, p.h2].every((n) => Number.isInteger(n) && n >= 0) && p.length > 0;
+}
+
+/** The [start, end) ranges of text whose fingerprint is one of prints, in order, not overlapping. */
+export function findPrinted(text: string, prints: readonly SecretPrint[]): Array<[number, number]> {
+	const found: Array<[number, number]> = [];
+	for (const length of new Set(prints.map((p) => p.length))) {
+		if (length > text.length) continue;
+		const wanted = prints.filter((p) => p.length === length);
+		const top1 = power(PRINT_BASE_1, length - 1, PRINT_MOD_1);
+		const top2 = power(PRINT_BASE_2, length - 1, PRINT_MOD_2);
+		let h1 = 0, h2 = 0;
+		for (let i = 0; i < text.length; i++) {
+			if (i >= length) {
+				const out = text.charCodeAt(i - length) + 1;
+				h1 = (h1 + PRINT_MOD_1 - ((out * top1) % PRINT_MOD_1)) % PRINT_MOD_1;
+				h2 = (h2 + PRINT_MOD_2 - ((out * top2) % PRINT_MOD_2)) % PRINT_MOD_2;
+			}
+			const c = text.charCodeAt(i) + 1;
+			h1 = (h1 * PRINT_BASE_1 + c) % PRINT_MOD_1;
+			h2 = (h2 * PRINT_BASE_2 + c) % PRINT_MOD_2;
+			if (i + 1 >= length && wanted.some((p) => p.h1 === h1 && p.h2 === h2)) found.push([i + 1 - length, i + 1]);
+		}
+	}
+	found.sort((a, b) => a[0] - b[0]);
+	const merged: Array<[number, number]> = [];
+	for (const range of found) {
+		const last = merged.at(-1);
+		if (last && range[0] < last[1]) last[1] = Math.max(last[1], range[1]);
+		else merged.push([range[0], range[1]]);
+	}
+	return merged;
+}

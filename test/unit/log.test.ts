@@ -2,7 +2,8 @@
 // secret is masked wherever it appears (also inside a URL path), short values are
 // not treated as secrets, and a bad level is refused with a sentence.
 import { test, assert } from "testing";
-import { log, logLevel, logLine, maskSecrets, maskSecretsDeep, maskSecretsGrowing, setLogLevel, setLogSecrets, setLogSink } from "util/log";
+import { log, logLevel, logLine, maskSecrets, maskSecretsDeep, maskSecretsGrowing, setLogLevel, setLogPrints, setLogSecrets, setLogSink } from "util/log";
+import { findPrinted, secretPrint } from "util/secrets";
 
 const lines: string[] = [];
 setLogSink((line) => void lines.push(line));
@@ -60,4 +61,25 @@ test("a JSON-able value has the secrets in its strings masked, and is returned a
 	assert.equal(JSON.parse(masked.tool_calls[0].function.arguments).text, "****cdef", "arguments stay valid JSON");
 	assert.equal(message.content, `key ${key}`, "the given value is not changed");
 	setLogSecrets([]);
+});
+
+test("a secret this machine knows only by its fingerprint is found and masked wherever it appears, and nothing else is", () => {
+	const token = "7000001:AAHsecretTelegramBotToken";
+	const print = secretPrint(token);
+	assert.ok(!JSON.stringify(print).includes("AAH"), "the fingerprint does not hold the secret");
+	const text = `a ${token} b ${token}${token} c 7000001:AAHsecretTelegramBotTokeX`;
+	const ranges = findPrinted(text, [print]);
+	const n = token.length;
+	assert.deepEqual(ranges, [[2, 2 + n], [5 + n, 5 + 2 * n], [5 + 2 * n, 5 + 3 * n]], "each match, in order; a near miss is not one");
+	assert.deepEqual(findPrinted("aaaaaaa", [secretPrint("aaaaaa")]), [[0, 7]], "overlapping matches merge");
+	assert.deepEqual(findPrinted("short", [print]), []);
+	assert.deepEqual(findPrinted("", [print]), []);
+	setLogPrints([print, { length: 2, h1: 1, h2: 1 }]);
+	lines.length = 0;
+	log(`token ${token}.`);
+	assert.equal(lines[0], "token ****oken.");
+	assert.equal(maskSecrets("nothing here, not even 7000001:AAH"), "nothing here, not even 7000001:AAH");
+	assert.equal(maskSecretsDeep({ content: `x${token}` }).content, "x****oken");
+	setLogPrints([]);
+	assert.equal(maskSecrets(token), token);
 });
