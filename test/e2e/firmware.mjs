@@ -36,9 +36,9 @@ const unprompted = (text) => text.replaceAll(PROMPT, "");
  * removed) to match, and rejects at once if the firmware exits first; printed(from)
  * is that output; signal(name) sends a signal; kill() sends SIGKILL; end() closes
  * stdin; both resolve {code, signal, stdout, stderr} once the process is gone.
- * A watchdog kills it after CHILD_LIMIT_MS.
+ * A watchdog kills it after limitMs (default CHILD_LIMIT_MS: a soak run gives more).
  */
-export function startFirmware(args, variant, { env = {} } = {}) {
+export function startFirmware(args, variant, { env = {}, limitMs = CHILD_LIMIT_MS } = {}) {
 	const child = spawn(hostBinary(variant), args, {
 		env: { ...process.env, ASAN_OPTIONS: "detect_leaks=1:abort_on_error=0", ...env },
 		stdio: ["pipe", "pipe", "pipe"],
@@ -55,7 +55,7 @@ export function startFirmware(args, variant, { env = {} } = {}) {
 		wake();
 		resolve({ code, signal, stdout: state.stdout, stderr: state.stderr });
 	}));
-	const watchdog = setTimeout(() => child.kill("SIGKILL"), CHILD_LIMIT_MS);
+	const watchdog = setTimeout(() => child.kill("SIGKILL"), limitMs);
 	exited.then(() => clearTimeout(watchdog));
 	const printed = (from = 0) => unprompted(state.stdout.slice(from));
 	const fw = {

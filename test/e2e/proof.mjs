@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { startMockTelegram } from "../../tools/mock-telegram/index.mjs";
+import { startMockQQ } from "../../tools/mock-qq/index.mjs";
 import { APP_MAP } from "../../tools/build.mjs";
 import { startFirmware, until } from "./firmware.mjs";
 import { SANITIZER_ERROR, VARIANTS } from "./xs.mjs";
@@ -29,16 +30,23 @@ export const LONG = process.env.PROOF_LONG === "1";
 export const SIZE = (short, long) => (LONG ? long : short);
 /** The fastest host built: the ASan one only when the release one is missing. */
 export const VARIANT = VARIANTS[0] ?? "release";
+/** One firmware run of a proof test is killed after this (a hang fails the test instead of stalling it). */
+const FIRMWARE_LIMIT_MS = LONG ? 3 * 3600_000 : 600_000;
 
 export const SECRETS = Object.freeze({
 	apiKey: "sk-proof-SECRET-api-key-9f3a7c21d04b",
 	botToken: "7000001:AAHproofSECRETbotToken5e8d1b7c9a",
+	appSecret: "qqproofSECRETappSecret3c6e0a8f2b",
 });
 // A secret's tell-tale pieces: a leak of part of one is a leak too.
-const SECRET_PIECES = ["SECRET-api-key", "proofSECRETbot", "9f3a7c21d04b", "5e8d1b7c9a"];
+const SECRET_PIECES = ["SECRET-api-key", "proofSECRETbot", "proofSECRETapp", "9f3a7c21d04b", "5e8d1b7c9a", "3c6e0a8f2b"];
+const QQ_APP_ID = "102017017";
 
 export const OWNER_CHAT = 501;
 export const USER_CHAT = 502;
+/** The QQ user of the rig's QQ chat (C2C), and the chat's name in the mock's record. */
+export const QQ_USER = "PROOFQQ1";
+export const QQ_CHAT = `c2c:${QQ_USER}`;
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -125,7 +133,7 @@ export function filesUnder(dir) {
 
 /** Where a secret (or a tell-tale piece of one) occurs in text, else undefined. */
 export function secretIn(text) {
-	for (const piece of [SECRETS.apiKey, SECRETS.botToken, ...SECRET_PIECES]) {
+	for (const piece of [...Object.values(SECRETS), ...SECRET_PIECES]) {
 		const at = text.indexOf(piece);
 		if (at >= 0) return `${piece} in …${text.slice(Math.max(0, at - 160), at + piece.length + 40)}…`;
 	}
@@ -135,13 +143,14 @@ export function secretIn(text) {
 const HEAP_LINE = /chunks ([\d.]+) KiB of [\d.]+ KiB \(peak [\d.]+ KiB\), slots ([\d.]+) KiB of/;
 
 /**
- * The firmware with the mock LLM (requires the API key) and the mock Telegram,
- * configured on its console, with chats OWNER_CHAT (owner) and USER_CHAT (user)
- * paired unless `pair` is false. hooks.onRequest(record) sees each LLM request
+ * The firmware with the mock LLM (requires the API key), the mock Telegram and
+ * (qq) the mock QQ platform, configured on its console, with Telegram chats
+ * OWNER_CHAT (owner) and USER_CHAT (user) and the QQ chat QQ_CHAT paired unless
+ * `pair` is false. hooks.onRequest(record) sees each LLM request
  * before the mock takes its scenario (it may script one). prepare(dataDir) runs
  * before the first boot.
  */
-export async function startRig({ variant = VARIANT, pair = true, args = [], env = {}, prepare, report } = {}) {
+export async function startRig({ variant = VARIANT, pair = true, qq: withQQ = true, args = [], env = {}, settings = [], prepare, report } = {}) {
 	const dir = mkdtempSync(join(tmpdir(), "xsclaw-proof-"));
 	const data = join(dir, "data");
 	mkdirSync(data, { recursive: true });
@@ -149,14 +158,15 @@ export async function startRig({ variant = VARIANT, pair = true, args = [], env 
 	const hooks = {};
 	const llm = await startMockLLM({ requireKey: SECRETS.apiKey, onRequest: (record) => hooks.onRequest?.(record) });
 	const tg = await startMockTelegram({ token: SECRETS.botToken });
+	const qq = withQQ ? await startMockQQ({ appId: QQ_APP_ID, secret: SECRETS.appSecret, heartbeatMs: 2000 }) : undefined;
 	const firmwares = [];
 	if (report) report.context = () => (rig.fw ? `log tail:\n${rig.fw.stderr.slice(-1500)}` : "");
 	const rig = {
-		dir, data, llm, tg, hooks, variant,
+		dir, data, llm, tg, qq, hooks, variant,
 		fw: undefined,
 		/** Starts the firmware (again) on the same data; configure types the settings. */
 		async boot({ configure = true } = {}) {
-			const fw = startFirmware(["--modules", APP_MAP, "--data", data, ...args], variant, { env });
+			const fw = startFirmware(["--modules", APP_MAP, "--data", data, ...args], variant, { env, limitMs: FIRMWARE_LIMIT_MS });
 			firmwares.push(fw);
 			rig.fw = fw;
 			await fw.until(/type help for the commands/);
@@ -165,9 +175,12 @@ export async function startRig({ variant = VARIANT, pair = true, args = [], env 
 					"config set llm.provider custom", `config set llm.base_url ${llm.url}/v1`, "config set llm.model gpt-mock",
 					`config set llm.api_key ${SECRETS.apiKey}`, `config set telegram.base_url ${tg.url}`, "config set telegram.poll_timeout_s 2",
 					`config set telegram.token ${SECRETS.botToken}`,
+					...(qq ? [`config set qq.api_url ${qq.url}`, `config set qq.token_url ${qq.tokenUrl}`, `config set qq.app_id ${QQ_APP_ID}`, `config set qq.app_secret ${SECRETS.appSecret}`] : []),
+					...settings,
 				]) await rig.command(line, /^ok: /m);
 			}
 			await fw.until(/telegram: connected as @xsclaw_test_bot/);
+			if (qq) await fw.until(/qq: connected as/);
 			return fw;
 		},
 		/** Types a console line; resolves its output once it matches `done`. */
@@ -184,6 +197,15 @@ export async function startRig({ variant = VARIANT, pair = true, args = [], env 
 			tg.say({ chat, text: `/pair ${code}` });
 			const reply = await tg.waitFor(() => tg.chat(chat).slice(before).find((m) => /^Paired as/.test(m.text)), 10_000, "the pairing reply");
 			return /Paired as (\w+)/.exec(reply.text)[1];
+		},
+		/** Pairs the QQ chat; resolves the role it got. */
+		async pairQQ() {
+			const out = await rig.command("qq pair", /qq: pairing code ([A-Z0-9]+)/);
+			const code = /qq: pairing code ([A-Z0-9]+)/.exec(out)[1];
+			const before = qq.replies(QQ_CHAT).length;
+			qq.say({ user: QQ_USER, text: `/pair ${code}` });
+			const reply = await qq.waitFor(() => qq.replies(QQ_CHAT).slice(before).find((r) => /^Paired as/.test(r.content)), 20_000, "the QQ pairing reply");
+			return /Paired as (\w+)/.exec(reply.content)[1];
 		},
 		/** Heap of both machines after garbage collection, buffer pools, sockets, open files. */
 		async sample() {
@@ -212,21 +234,35 @@ export async function startRig({ variant = VARIANT, pair = true, args = [], env 
 			}
 			return count;
 		},
-		/** Ends the firmware, checks its exit, scans everything for secrets, removes the data. */
-		async close({ scan = true } = {}) {
+		/** Ends the firmware, runs after(), checks its exit, scans everything for secrets, removes the data. */
+		async close({ scan = true, after } = {}) {
 			const results = [];
-			for (const fw of firmwares) results.push(await fw.end().then((r) => (r.code === null ? r : r)));
+			for (const fw of firmwares) results.push(await fw.end());
+			// After the firmware ended, before the data goes (session-inspect).
+			after?.();
 			const outputs = [];
 			for (const r of results) outputs.push(["console", r.stdout], ["log", r.stderr]);
 			// PROOF_DUMP=dir keeps the console and log of each run there, to read after a failure.
 			if (process.env.PROOF_DUMP) {
 				mkdirSync(process.env.PROOF_DUMP, { recursive: true });
 				results.forEach((r, i) => writeFileSync(join(process.env.PROOF_DUMP, `${report?.title ?? "proof"}-${i}.txt`), `${r.stdout}\n---- log ----\n${r.stderr}`));
+				const t0 = llm.requests[0]?.response.receivedAt ?? 0;
+				const mocks = [
+					"---- Telegram calls ----",
+					...tg.calls.map((c) => `${c.at} ${c.method} ${c.params.chat_id ?? ""} ${JSON.stringify(c.params.text ?? "").slice(0, 100)}${c.fault ? ` FAULT ${JSON.stringify(c.fault)}` : ""}`),
+					"---- QQ replies ----",
+					...(qq?.record.replies ?? []).map((r) => `${r.at} ${r.chat} ${r.msg_id} seq ${r.msg_seq} ${r.status} ${JSON.stringify(r.content).slice(0, 100)}`),
+					"---- LLM requests ----",
+					...llm.requests.map((r) => `${Math.round(r.response.receivedAt - t0)} #${r.seq} ${[...r.body.matchAll(/q\d+-[a-z]+/g)].map((m) => m[0]).at(-1) ?? ""} ${JSON.stringify(r.scenario?.fault ?? null)} -> ${r.response.status}${r.response.aborted ? " aborted" : ""}`),
+				];
+				writeFileSync(join(process.env.PROOF_DUMP, `${report?.title ?? "proof"}-mocks.txt`), mocks.join("\n"));
 			}
 			for (const file of filesUnder(data)) outputs.push([file, readFileSync(file, "latin1")]);
 			for (const call of tg.calls) outputs.push([`telegram ${call.method}`, JSON.stringify(call.params)]);
 			for (const r of llm.requests) outputs.push(["LLM request", r.body]);
+			if (qq) outputs.push(["QQ record", JSON.stringify(qq.record)]);
 			await tg.close();
+			await qq?.stop();
 			await llm.close();
 			try {
 				if (scan && report) {
@@ -249,9 +285,11 @@ export async function startRig({ variant = VARIANT, pair = true, args = [], env 
 			const user = await rig.pair(USER_CHAT);
 			assert.equal(owner, "owner");
 			assert.equal(user, "user");
+			if (qq) rig.qqRole = await rig.pairQQ();
 		}
 	} catch (error) {
 		for (const fw of firmwares) await fw.kill();
+		await qq?.stop();
 		await tg.close();
 		await llm.close();
 		rmSync(dir, { recursive: true, force: true });
