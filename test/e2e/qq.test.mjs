@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { startMockQQ } from "../../tools/mock-qq/index.mjs";
 import { APP_MAP } from "../../tools/build.mjs";
-import { setSettings, startFirmware } from "./firmware.mjs";
+import { setSettings, startFirmware, until } from "./firmware.mjs";
 
 const APP_ID = "102030405";
 const SECRET = "qqAppSecretForTests0123456789abcdef";
@@ -177,6 +177,61 @@ test("the gateway drops mid-conversation: the session resumes and no message is 
 	assert.equal(llm.requests.filter((r) => /"second"/.test(r.body) || /second/.test(r.body)).length >= 1, true);
 	const asks = llm.requests.map((r) => r.body).filter((b) => /\bsecond\b/.test(b) && !/second answer/.test(b));
 	assert.equal(asks.length, 1, "the second message reached the LLM once");
+	await fw.end();
+});
+
+test("a drop while the agent answers: the answer still arrives, and a group message sent during the drop is answered once", async () => {
+	const { qq, llm, boot, pair } = await setup();
+	const fw = await boot();
+	await pair(fw, { user: "OWNER6" });
+	await pair(fw, { group: "GROUP6", user: "M6" });
+	llm.script({ type: "text", text: "a slow answer that trickles in while the link is down", chunk: 2, fault: "trickle", chunkBytes: 128, intervalMs: 100 });
+	const slow = qq.say({ user: "OWNER6", text: "a slow question" });
+	await until(() => llm.requests.length === 1, "the LLM request");
+	qq.drop();
+	llm.script({ type: "text", text: "the group's answer" });
+	const during = qq.say({ group: "GROUP6", user: "M7", text: "sent while the link is down" });
+	await qq.waitFor(() => repliesTo(qq, "c2c:OWNER6", slow).length, 60_000, "the slow answer");
+	await qq.waitFor(() => repliesTo(qq, "group:GROUP6", during).length, 60_000, "the group's answer");
+	assert.equal(repliesTo(qq, "c2c:OWNER6", slow)[0].content, "a slow answer that trickles in while the link is down");
+	assert.equal(repliesTo(qq, "group:GROUP6", during)[0].content, "the group's answer");
+	assert.equal(qq.record.resume.length, 1);
+	assert.equal(llm.requests.length, 2, "each message reached the LLM once");
+	await fw.end();
+});
+
+test("/stop cancels a slow answer, a second message steers the answer in progress, /new starts a new conversation", async () => {
+	const { qq, llm, boot, pair } = await setup();
+	const fw = await boot();
+	await pair(fw, { user: "OWNER7" });
+	llm.script({ type: "text", text: "never", fault: "stall" });
+	qq.say({ user: "OWNER7", text: "a slow question" });
+	await until(() => llm.requests.length === 1, "the LLM request");
+	const stop = qq.say({ user: "OWNER7", text: "/stop" });
+	await qq.waitFor(() => repliesTo(qq, "c2c:OWNER7", stop).some((r) => /request cancelled/.test(r.content)), 30_000, "the cancellation");
+	await until(() => llm.requests[0].response.closedAt !== null, "the LLM connection closed");
+
+	llm.script(
+		{ type: "text", text: "a first answer that takes its time to arrive here", chunk: 2, fault: "trickle", chunkBytes: 16, intervalMs: 100 },
+		{ type: "text", text: "one answer to both of your messages" },
+	);
+	qq.say({ user: "OWNER7", text: "what is the weather" });
+	await until(() => llm.requests.length === 2, "the first LLM request");
+	const steer = qq.say({ user: "OWNER7", text: "and in Paris, please" });
+	const steered = await qq.waitFor(() => repliesTo(qq, "c2c:OWNER7", steer)[0], 30_000, "the steered answer");
+	assert.equal(steered.content, "one answer to both of your messages", "the answer replies to the newest message");
+	assert.equal(llm.requests.length, 3);
+	assert.match(llm.requests[2].body, /what is the weather/);
+	assert.match(llm.requests[2].body, /and in Paris, please/);
+	assert.ok(llm.requests[1].response.aborted, "the first call was aborted by the interrupt");
+
+	const fresh = qq.say({ user: "OWNER7", text: "/new" });
+	const answer = await qq.waitFor(() => repliesTo(qq, "c2c:OWNER7", fresh)[0], 30_000, "the /new answer");
+	assert.match(answer.content, /session|conversation/i);
+	llm.script({ type: "text", text: "a clean slate" });
+	const after = qq.say({ user: "OWNER7", text: "do you remember Paris?" });
+	await qq.waitFor(() => repliesTo(qq, "c2c:OWNER7", after).length, 30_000, "the answer in the new conversation");
+	assert.doesNotMatch(llm.requests.at(-1).body, /and in Paris, please/, "the new conversation starts empty");
 	await fw.end();
 });
 
