@@ -5,7 +5,7 @@
 // it is in modules/channels/qq/NOTES.md.
 //
 //   const qq = await startMockQQ({ appId, secret, expiresIn?, heartbeatMs?, maxChars?, groupWindowMs?, c2cWindowMs? });
-//   qq.url                   the OpenAPI base, for qq.api_url
+//   qq.url                   the OpenAPI base, for qq.api_url (GET /gateway and /gateway/bot)
 //   qq.tokenUrl              the token endpoint, for qq.token_url
 //   qq.say({ user, text })              a C2C message from user (an openid); resolves its message id
 //   qq.say({ group, user, text })       a group @ message in group from member user
@@ -115,17 +115,20 @@ export async function startMockQQ({
         return json(res, 200, { access_token: token, expires_in: String(expiresIn) });
       }
       const tokenOk = validToken(req.headers.authorization);
-      if (req.method === 'GET' && url.pathname === '/gateway') {
-        record.gateways.push({ token_ok: tokenOk });
+      if (req.method === 'GET' && (url.pathname === '/gateway' || url.pathname === '/gateway/bot')) {
+        record.gateways.push({ path: url.pathname, token_ok: tokenOk });
         notify();
         if (await applyFault('gateway', req, res)) return;
         if (!tokenOk) return json(res, 401, { code: 11244, message: 'token not exist or expire' });
-        return json(res, 200, { url: `ws://${host}:${port}/websocket` });
+        const gateway = { url: `ws://${host}:${port}/websocket` };
+        // /gateway/bot adds the shard advice (QQ docs: event-emit, "分片连接").
+        if (url.pathname === '/gateway/bot') Object.assign(gateway, { shards: 1, session_start_limit: { total: 1000, remaining: 1000, reset_after: 86_400_000, max_concurrency: 1 } });
+        return json(res, 200, gateway);
       }
       const m = /^\/v2\/(users|groups)\/([^/]+)\/messages$/.exec(url.pathname);
       if (req.method === 'POST' && m) {
         const chat = `${m[1] === 'users' ? 'c2c' : 'group'}:${m[2]}`;
-        const entry = { chat, path: url.pathname, msg_id: body.msg_id, msg_seq: body.msg_seq, msg_type: body.msg_type, content: body.content, token_ok: tokenOk, at: Date.now(), status: 200 };
+        const entry = { body, chat, path: url.pathname, msg_id: body.msg_id, msg_seq: body.msg_seq, msg_type: body.msg_type, content: body.content, token_ok: tokenOk, at: Date.now(), status: 200 };
         record.replies.push(entry);
         const answer = (status, code, message) => { entry.status = status; notify(); json(res, status, { code, message }); };
         if (await applyFault('send', req, res)) { entry.status = 'fault'; notify(); return; }
@@ -236,8 +239,8 @@ export async function startMockQQ({
     const chat = group ? `group:${group}` : `c2c:${user}`;
     messages.set(id, { chat, at: Date.now(), seqs: new Set() });
     const timestamp = new Date().toISOString();
-    if (group) dispatch('GROUP_AT_MESSAGE_CREATE', { id, author: { member_openid: user }, content: ` ${text}`, group_openid: group, timestamp });
-    else dispatch('C2C_MESSAGE_CREATE', { id, author: { user_openid: user }, content: text, timestamp });
+    if (group) dispatch('GROUP_AT_MESSAGE_CREATE', { id, author: { id: user, member_openid: user }, content: ` ${text}`, group_openid: group, group_id: group, timestamp });
+    else dispatch('C2C_MESSAGE_CREATE', { id, author: { id: user, user_openid: user }, content: text, timestamp });
     return id;
   }
   function fault(what, spec, times = 1) {
