@@ -27,6 +27,7 @@ import { AgentSupervisor } from "agent/supervisor";
 import { TELEGRAM_DIRECTORY, openTelegram } from "channels/telegram/setup";
 import { QQ_DIRECTORY, openQq } from "channels/qq/setup";
 import { boardHttp } from "net/board";
+import { boardWebSocket } from "net/websocket/board";
 import { openRouter } from "router/setup";
 import { openLogSettings } from "console/log";
 import { messageOf } from "util/errors";
@@ -110,7 +111,8 @@ const routing = openRouter({
 });
 // The channels' own HTTP client (the agent machine has its own for the LLM); its
 // name lookups wait for the station.
-const { http, webSocket } = boardHttp(station.gate);
+const { http, buffers } = boardHttp(station.gate);
+const webSocket = boardWebSocket(buffers, station.gate);
 const telegram = openTelegram({
 	config, http, files: filesRoot, router: routing.router, port: agent.client, timers: Timer, now, log,
 	notify: (line) => print(line),

@@ -4,6 +4,7 @@
 import { TELEGRAM_PAIR_CODE_TTL_MS } from "budgets";
 import { UsageError, words, type Command } from "console/types";
 import type { Pairing } from "channels/pairing";
+import { messageOf } from "util/errors";
 
 export interface ChannelCommandsOptions {
 	/** The command prefix and the channel's name ("telegram", "qq"). */
@@ -19,6 +20,13 @@ export interface ChannelCommandsOptions {
 	restart(): Promise<boolean>;
 	/** The sentence for `restart` when the channel stays off. */
 	offHint: string;
+}
+
+/** Restarts a channel whenever one of its settings changes (a failure is logged). */
+export function restartOnChange(config: { onChange(listener: (name: string) => void): unknown }, names: readonly string[], name: string, restart: () => Promise<void>, log: (line: string) => void): void {
+	config.onChange((changed) => {
+		if (names.includes(changed)) restart().catch((error) => log(`${name}: restart failed: ${messageOf(error)}`));
+	});
 }
 
 /** The line printed with a new pairing code. */

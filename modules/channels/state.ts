@@ -4,6 +4,7 @@
 // and the channel starts from its empty state (unpaired: safe, the console prints
 // a new pairing code), with a warning naming the channel.
 import type { Directory } from "util/io";
+import { isObject } from "util/values";
 import { decodeText, keepAside, readWhole, staleTempRemoved, utf8, writeAtomically } from "util/files";
 
 export const STATE_FILE = "state.json";
@@ -16,6 +17,18 @@ export interface StateFileOptions<T> {
 	read(text: string): T | string;
 	empty: T;
 	warn(line: string): void;
+}
+
+/** A state file's text as its JSON object with version 1, or a sentence on what is wrong. */
+export function readVersioned(text: string): Record<string, unknown> | string {
+	let json: unknown;
+	try {
+		json = JSON.parse(text);
+	} catch {
+		return "it is not JSON";
+	}
+	if (!isObject(json) || json.version !== 1) return "it has no version 1";
+	return json;
 }
 
 export class ChannelStateFile<T extends object> {

@@ -9,11 +9,13 @@
 //                                         a temp data dir, a test CA, the mock LLM
 //                                         over TLS and the firmware; checks the exit
 //   PROTOCOLS, configureLlm(fw, mock, protocol, key)
+//   filesUnder(dir)                       every file below dir but the settings store (secret scans)
 //
 // Every wait is bounded by a generous WAIT_MS, never by how fast the machine is:
 // a test waits for the event itself, and a loaded machine only makes it slower.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { makeTestCA } from "../../tools/testca.mjs";
@@ -21,6 +23,17 @@ import { APP_MAP, hostBinary } from "../../tools/build.mjs";
 import { SANITIZER_ERROR, withTempDir } from "./xs.mjs";
 
 export const PROMPT = "xsclaw> ";
+
+/** Every file under dir except the settings store (config.kv keeps the secrets it is given, by design). */
+export function filesUnder(dir) {
+	const found = [];
+	for (const name of readdirSync(dir)) {
+		const path = join(dir, name);
+		if (statSync(path).isDirectory()) found.push(...filesUnder(path));
+		else if (name !== "config.kv") found.push(path);
+	}
+	return found;
+}
 /** How long a test waits for one thing the firmware should print (ASan, two suites on two cores). */
 export const WAIT_MS = 60_000;
 /** A firmware a test forgot (or that hangs) is killed after this. */

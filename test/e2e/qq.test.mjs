@@ -8,13 +8,13 @@
 // the thing it checks, with generous limits (the machine is shared).
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { startMockQQ } from "../../tools/mock-qq/index.mjs";
 import { APP_MAP } from "../../tools/build.mjs";
-import { setSettings, startFirmware, until } from "./firmware.mjs";
+import { filesUnder, setSettings, startFirmware, until } from "./firmware.mjs";
 
 const APP_ID = "102030405";
 const SECRET = "qqAppSecretForTests0123456789abcdef";
@@ -26,15 +26,6 @@ after(async () => {
 	for (const fn of cleanups.reverse()) await fn();
 });
 
-function filesUnder(dir) {
-	const found = [];
-	for (const name of readdirSync(dir)) {
-		const path = join(dir, name);
-		if (statSync(path).isDirectory()) found.push(...filesUnder(path));
-		else if (name !== "config.kv") found.push(path);
-	}
-	return found;
-}
 
 async function setup(mockOptions = {}) {
 	const dir = mkdtempSync(join(tmpdir(), "xsclaw-qq-"));

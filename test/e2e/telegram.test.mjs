@@ -7,13 +7,13 @@
 // bot token and the API key.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { startMockTelegram } from "../../tools/mock-telegram/index.mjs";
 import { APP_MAP } from "../../tools/build.mjs";
-import { startFirmware, until } from "./firmware.mjs";
+import { filesUnder, startFirmware, until } from "./firmware.mjs";
 import { SANITIZER_ERROR } from "./xs.mjs";
 
 const TOKEN = "7000001:AAHsecretTelegramBotTokenForTests0123";
@@ -25,16 +25,6 @@ after(async () => {
 	for (const fn of cleanups.reverse()) await fn();
 });
 
-/** Every file under dir except the settings store (config.kv keeps the secrets it is given, by design). */
-function filesUnder(dir) {
-	const found = [];
-	for (const name of readdirSync(dir)) {
-		const path = join(dir, name);
-		if (statSync(path).isDirectory()) found.push(...filesUnder(path));
-		else if (name !== "config.kv") found.push(path);
-	}
-	return found;
-}
 
 /** A data directory, the two mocks, and a firmware that uses them; everything is kept for the scan and cleaned up. */
 async function setup({ token = TOKEN } = {}) {

@@ -6,6 +6,7 @@
 // exception, a crash or a hang; the gateway's state machine, fed random
 // payloads on a fake socket, must stay bounded (no timer or socket left behind).
 import { test, assert } from "testing";
+import { generator, mutate, randomBytes } from "test/fuzz";
 import { QQ_PAYLOAD_MAX_BYTES, QQ_TEXT_MAX_CHARS } from "budgets";
 import { decodeUtf8, encodeUtf8 } from "net/utf8";
 import { FrameParser, Opcode } from "net/websocket/frame";
@@ -15,13 +16,6 @@ import { GatewayPayloadError, GROUP_AND_C2C_EVENT, parseGatewayPayload, parseMes
 
 const SEEDS = 300;
 
-function generator(seed: number) {
-	let state = (seed * 2654435761) >>> 0 || 1;
-	return (n: number) => {
-		state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-		return n > 0 ? (state >>> 8) % n : 0;
-	};
-}
 
 const VALID = [
 	{ op: 10, d: { heartbeat_interval: 41250 } },
@@ -32,19 +26,6 @@ const VALID = [
 	{ op: 11 }, { op: 7 }, { op: 9, d: false }, { op: 1, d: null },
 ].map((p) => JSON.stringify(p));
 
-function mutate(bytes: Uint8Array, rand: (n: number) => number): Uint8Array {
-	const out = bytes.slice(0, rand(4) === 0 ? rand(bytes.length + 1) : bytes.length);
-	const edits = 1 + rand(8);
-	for (let i = 0; i < edits && out.length; i++) {
-		const at = rand(out.length);
-		const kind = rand(4);
-		if (kind === 0) out[at] = rand(256);
-		else if (kind === 1) out[at] = [0x7b, 0x7d, 0x5b, 0x5d, 0x22, 0x3a, 0x2c, 0x30, 0x2d, 0x6e][rand(10)];
-		else if (kind === 2) out[at] = 0x80 | rand(64);
-		else out[at] = 0x20;
-	}
-	return out;
-}
 
 /** An unmasked server frame. */
 function serverFrame(opcode: number, payload: Uint8Array, fin = true): Uint8Array {
@@ -111,9 +92,7 @@ test("fuzz: gateway payloads, mutated, truncated and random, end in a payload or
 		readPayload(decodeUtf8(mutate(valid, rand)));
 		readPayload(reshape(VALID[rand(VALID.length)], rand));
 		readPayload(decodeUtf8(valid.slice(0, rand(valid.length))));
-		const random = new Uint8Array(rand(200));
-		for (let i = 0; i < random.length; i++) random[i] = rand(256);
-		readPayload(decodeUtf8(random));
+		readPayload(decodeUtf8(randomBytes(rand, 200)));
 	}
 	readPayload("x".repeat(QQ_PAYLOAD_MAX_BYTES + 1));
 	readPayload(`{"op":0,"s":1,"t":"C2C_MESSAGE_CREATE","d":{"id":"M","author":{"user_openid":"U"},"content":"${"y".repeat(100_000)}"}}`);

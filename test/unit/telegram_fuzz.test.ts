@@ -6,6 +6,7 @@
 // invariants: chunks within the limit that add up to the text, HTML that escapes
 // every "<" it did not write.
 import { test, assert } from "testing";
+import { generator, mutate, randomBytes } from "test/fuzz";
 import { TELEGRAM_MESSAGE_MAX_CHARS } from "budgets";
 import { BotApiError, readEnvelope } from "channels/telegram/api";
 import { chunk, toHtml } from "channels/telegram/format";
@@ -15,13 +16,6 @@ import { decodeUtf8, encodeUtf8 } from "net/utf8";
 
 const SEEDS = 400;
 
-function generator(seed: number) {
-	let state = (seed * 2654435761) >>> 0 || 1;
-	return (n: number) => {
-		state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-		return n > 0 ? (state >>> 8) % n : 0;
-	};
-}
 
 const VALID_UPDATES = JSON.stringify({
 	ok: true,
@@ -42,25 +36,7 @@ const VALID_RULES = JSON.stringify({
 	fallback: { type: "run_agent" },
 });
 
-function mutate(bytes: Uint8Array, rand: (n: number) => number): Uint8Array {
-	const out = bytes.slice(0, rand(4) === 0 ? rand(bytes.length + 1) : bytes.length);
-	const edits = 1 + rand(8);
-	for (let i = 0; i < edits && out.length; i++) {
-		const at = rand(out.length);
-		const kind = rand(4);
-		if (kind === 0) out[at] = rand(256);
-		else if (kind === 1) out[at] = [0x7b, 0x7d, 0x5b, 0x5d, 0x22, 0x3a, 0x2c, 0x30, 0xff, 0xc3][rand(10)];
-		else if (kind === 2) out[at] = 0x80 | rand(64); // a stray continuation byte: invalid UTF-8
-		else out[at] = 0x20;
-	}
-	return out;
-}
 
-function randomBytes(rand: (n: number) => number, max: number): Uint8Array {
-	const out = new Uint8Array(rand(max + 1));
-	for (let i = 0; i < out.length; i++) out[i] = rand(256);
-	return out;
-}
 
 // The channel's path for a getUpdates body: bytes -> text (as net/http decodes) -> envelope -> updates.
 function readUpdatesBody(bytes: Uint8Array): void {

@@ -18,6 +18,7 @@ import { QQ_BODY_MAX_BYTES, QQ_CALL_TIMEOUT_MS, QQ_TOKEN_LIFE_MAX_S, QQ_TOKEN_RE
 import { HttpError, type AbortSignalLike, type HttpTransport } from "net/types";
 import { messageOf } from "util/errors";
 import { isObject } from "util/values";
+import type { Timers } from "channels/sleeps";
 
 export const DEFAULT_API_URL = "https://api.sgroup.qq.com";
 export const SANDBOX_API_URL = "https://sandbox.api.sgroup.qq.com";
@@ -47,10 +48,7 @@ export class QqApiError extends Error {
 	}
 }
 
-export interface Timers {
-	set(callback: () => void, ms: number): unknown;
-	clear(id: unknown): void;
-}
+export type { Timers };
 
 export interface QqApiOptions {
 	http: HttpTransport;

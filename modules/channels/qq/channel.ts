@@ -28,6 +28,8 @@ import type { Watch } from "router/router";
 import type { AgentPort, InMessage, OutboundSink, Role, RouteOutcome } from "router/types";
 import { messageOf } from "util/errors";
 import type { Pairing } from "channels/pairing";
+import { cancelRequests, chatCommand, helpText, NOTHING_RUNNING, sessionCommand } from "channels/chat";
+import { Sleeps } from "channels/sleeps";
 import { chunk } from "channels/telegram/format";
 import { QqApiError, type Timers } from "channels/qq/api";
 import type { GatewayHealth } from "channels/qq/gateway";
@@ -38,14 +40,6 @@ export const CHANNEL = "qq";
 
 export const PAIRING_HINT = "This board answers paired chats only. To pair this chat, send /pair CODE with the code its console prints (`qq pair` there makes one).";
 
-const HELP = [
-	"Send a message and the agent answers; a message sent while it answers steers that answer.",
-	"/stop: stop the answer in progress",
-	"/new: start a new conversation",
-	"/session: this chat's conversation",
-	"/help: this list",
-];
-const OWNER_HELP = "/session list | show [ID] | switch ID | delete ID: every conversation on the board (owner only)";
 const CUT_NOTE = "\n… (cut: QQ allows 5 replies to one message; ask for the rest)";
 
 /** The API as the channel uses it (channels/qq/api's QqApi; a fake in tests). */
@@ -86,13 +80,14 @@ export class QqChannel implements OutboundSink {
 	readonly #o: QqChannelOptions;
 	readonly #chats = new Map<string, ChatWork>();
 	readonly #seen = new Set<string>();
-	readonly #sleeps = new Set<() => void>();
+	readonly #sleeps: Sleeps;
 	#stopped = false;
 	/** Replies sent (counted for status and tests). */
 	sent = 0;
 
 	constructor(options: QqChannelOptions) {
 		this.#o = options;
+		this.#sleeps = new Sleeps(options.timers);
 	}
 
 	status(): string[] {
@@ -106,7 +101,7 @@ export class QqChannel implements OutboundSink {
 
 	async stop(): Promise<void> {
 		this.#stopped = true;
-		for (const wake of [...this.#sleeps]) wake();
+		this.#sleeps.stop();
 		await Promise.all([...this.#chats.values()].map((w) => w.tail));
 	}
 
@@ -152,7 +147,7 @@ export class QqChannel implements OutboundSink {
 		switch (name) {
 			case "start":
 			case "help":
-				return this.#reply(chatId, [...HELP, ...(role === "owner" ? [OWNER_HELP] : [])].join("\n"));
+				return this.#reply(chatId, helpText(role));
 			case "stop":
 				return this.#stopChat(chatId, work);
 			case "new":
@@ -179,34 +174,17 @@ export class QqChannel implements OutboundSink {
 	}
 
 	async #session(chatId: string, role: Role, args: string): Promise<void> {
-		const [sub = "", ...rest] = args.split(/\s+/).filter(Boolean);
-		if (!(sub === "" || sub === "new") && role !== "owner") return this.#reply(chatId, "Only the owner's chat may look at other conversations; /session and /session new work here.");
-		if (!["", "new", "list", "show", "switch", "delete"].includes(sub)) return this.#reply(chatId, "Use /session, /session new, or (owner) /session list | show [ID] | switch ID | delete ID.");
-		await this.#command(chatId, sub ? `session ${sub}` : "session", rest.join(" "));
+		const command = sessionCommand(role, args);
+		if (typeof command === "string") return this.#reply(chatId, command);
+		await this.#command(chatId, command.name, command.args);
 	}
 
 	async #command(chatId: string, name: string, args: string): Promise<void> {
-		let text: string;
-		try {
-			const result = await this.#o.port.command(name, args, { channel: CHANNEL, chat_id: chatId });
-			text = [...result.lines, ...(result.error ? [result.error] : []), ...(result.usage ? ["Those arguments do not fit; /help lists the commands."] : [])].join("\n");
-		} catch (error) {
-			text = messageOf(error);
-		}
-		this.#reply(chatId, text || "done");
+		this.#reply(chatId, await chatCommand(this.#o.port, CHANNEL, chatId, name, args));
 	}
 
 	async #stopChat(chatId: string, work: ChatWork): Promise<void> {
-		let stopped = 0;
-		for (const id of [...work.requests]) {
-			try {
-				if (await this.#o.port.cancel(id)) stopped++;
-			} catch (error) {
-				this.#o.log(`qq: cancelling request ${id} failed: ${messageOf(error)}`);
-			}
-		}
-		// A cancelled request's answer ("request cancelled") comes as its out_message.
-		if (!stopped) this.#reply(chatId, "Nothing is running in this chat.");
+		if (!await cancelRequests(this.#o.port, [...work.requests], this.#o.log, CHANNEL)) this.#reply(chatId, NOTHING_RUNNING);
 	}
 
 	async #ask(message: QqMessage, role: Role, work: ChatWork): Promise<void> {
@@ -309,21 +287,8 @@ export class QqChannel implements OutboundSink {
 				if (!retry || attempt >= QQ_SEND_RETRIES || this.#stopped) throw error;
 				const wait = TELEGRAM_BACKOFF_START_MS * attempt;
 				this.#o.log(`qq: ${messageOf(error)}; sending again in ${Math.round(wait / 1000)} s`);
-				await this.#sleep(wait);
+				await this.#sleeps.sleep(wait);
 			}
 		}
-	}
-
-	#sleep(ms: number): Promise<void> {
-		if (this.#stopped) return Promise.resolve();
-		return new Promise((resolve) => {
-			const wake = () => {
-				this.#sleeps.delete(wake);
-				this.#o.timers.clear(timer);
-				resolve();
-			};
-			const timer = this.#o.timers.set(wake, ms);
-			this.#sleeps.add(wake);
-		});
 	}
 }

@@ -23,7 +23,8 @@ import {
 import type { AbortSignalLike } from "net/types";
 import { Aborter } from "net/abort";
 import { messageOf } from "util/errors";
-import { QqApiError, type Timers } from "channels/qq/api";
+import { QqApiError } from "channels/qq/api";
+import { Sleeps, type Timers } from "channels/sleeps";
 import { GatewayPayloadError, Op, parseGatewayPayload, readHello, readReady, type GatewayPayload } from "channels/qq/payload";
 
 /** The WebSocket as the gateway uses it (net/websocket/client's WebSocketClient). */
@@ -67,7 +68,7 @@ const CLOSE_RECONNECT = 4000; // our close before connecting again: not 1000, so
 export class QqGateway {
 	readonly #o: GatewayOptions;
 	readonly #aborter = new Aborter();
-	readonly #sleeps = new Set<() => void>();
+	readonly #sleeps: Sleeps;
 	#stopped = false;
 	#running?: Promise<void>;
 	#socket?: GatewaySocket;
@@ -81,6 +82,7 @@ export class QqGateway {
 
 	constructor(options: GatewayOptions) {
 		this.#o = options;
+		this.#sleeps = new Sleeps(options.timers);
 	}
 
 	get health(): GatewayHealth { return this.#health; }
@@ -98,7 +100,7 @@ export class QqGateway {
 		this.#stopped = true;
 		this.#health = "stopped";
 		this.#aborter.abort("qq stopped");
-		for (const wake of [...this.#sleeps]) wake();
+		this.#sleeps.stop();
 		this.#socket?.close(1000, "stopping");
 		await this.#running;
 	}
@@ -138,7 +140,7 @@ export class QqGateway {
 			this.#health = "retrying";
 			this.#lastProblem = problem;
 			if (!ending.now) {
-				await this.#sleep(backoff);
+				await this.#sleeps.sleep(backoff);
 				backoff = Math.min(backoff * 2, QQ_BACKOFF_MAX_MS);
 			}
 		}
@@ -287,18 +289,5 @@ export class QqGateway {
 		if (code >= 4010 && code <= 4014) return { resume: false, fatal: `QQ refused the connection's shard, version or intents (close ${code}): the QQ channel stopped. Check that the bot may receive group and C2C messages on q.qq.com, then \`qq restart\`.` };
 		if (code === 4006 || code === 4007 || (code >= 4900 && code <= 4913) || code === 4001 || code === 4002) return { resume: false, problem: why };
 		return { resume: true, problem: why };
-	}
-
-	#sleep(ms: number): Promise<void> {
-		if (this.#stopped) return Promise.resolve();
-		return new Promise((resolve) => {
-			const wake = () => {
-				this.#sleeps.delete(wake);
-				this.#o.timers.clear(timer);
-				resolve();
-			};
-			const timer = this.#o.timers.set(wake, ms);
-			this.#sleeps.add(wake);
-		});
 	}
 }

@@ -16,10 +16,9 @@ import { isLoopback, parseUrl } from "net/url";
 import type { Router } from "router/router";
 import type { AgentPort } from "router/types";
 import { messageOf } from "util/errors";
-import { isObject } from "util/values";
-import { channelCommands, pairingCodeLine } from "channels/console";
+import { channelCommands, pairingCodeLine, restartOnChange } from "channels/console";
 import { Pairing, readPairedChats, type PairedChat } from "channels/pairing";
-import { ChannelStateFile } from "channels/state";
+import { ChannelStateFile, readVersioned } from "channels/state";
 import { DEFAULT_API_URL, QqApi, SANDBOX_API_URL, type Timers } from "channels/qq/api";
 import { CHANNEL, QqChannel } from "channels/qq/channel";
 import { QqGateway, type OpenSocket } from "channels/qq/gateway";
@@ -34,13 +33,8 @@ export interface QqState {
 
 /** qq/state.json's text -> the state, or a sentence on what is wrong. */
 export function readQqState(text: string): QqState | string {
-	let json: unknown;
-	try {
-		json = JSON.parse(text);
-	} catch {
-		return "it is not JSON";
-	}
-	if (!isObject(json) || json.version !== 1) return "it has no version 1";
+	const json = readVersioned(text);
+	if (typeof json === "string") return json;
 	const chats = readPairedChats(json.chats, /^(c2c|group):[0-9A-Za-z_-]{1,128}$/);
 	return typeof chats === "string" ? chats : { chats };
 }
@@ -133,9 +127,7 @@ export function openQq(options: QqSetupOptions): QqSetup {
 		await stopChannel();
 		startChannel();
 	};
-	config.onChange((name) => {
-		if (QQ_SETTINGS.includes(name)) restart().catch((error) => log(`qq: restart failed: ${messageOf(error)}`));
-	});
+	restartOnChange(config, QQ_SETTINGS, "qq", restart, log);
 	const commands = channelCommands({
 		name: "qq", title: "QQ", pairing, printCode,
 		status: () => {

@@ -33,6 +33,8 @@ import { maskSecretsGrowing } from "util/log";
 import { clip } from "util/text";
 import { BotApiError, readBotUser, type BotUser, type CallOptions } from "channels/telegram/api";
 import { chunk, toHtml } from "channels/telegram/format";
+import { cancelRequests, chatCommand, helpText, NOTHING_RUNNING, sessionCommand } from "channels/chat";
+import { Sleeps, type Timers } from "channels/sleeps";
 import type { Pairing } from "channels/pairing";
 import type { StateFile } from "channels/telegram/store";
 import { parseUpdates, type IncomingMessage } from "channels/telegram/updates";
@@ -45,10 +47,7 @@ export interface BotApiLike {
 	call(method: string, params: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
 }
 
-export interface Timers {
-	set(callback: () => void, ms: number): unknown;
-	clear(id: unknown): void;
-}
+export type { Timers };
 
 export interface TelegramChannelOptions {
 	api: BotApiLike;
@@ -78,14 +77,6 @@ export const COMMANDS = Object.freeze([
 
 export const PAIRING_HINT = "This board answers paired chats only. To pair this chat, send /pair CODE with the code its console prints (`telegram pair` there makes one).";
 
-const HELP = [
-	"Send a message and the agent answers; a message sent while it answers steers that answer.",
-	"/stop: stop the answer in progress",
-	"/new: start a new conversation",
-	"/session: this chat's conversation",
-	"/help: this list",
-];
-const OWNER_HELP = "/session list | show [ID] | switch ID | delete ID: every conversation on the board (owner only)";
 
 interface Tracked {
 	started: boolean;
@@ -118,7 +109,7 @@ export class TelegramChannel implements OutboundSink {
 	readonly #o: TelegramChannelOptions;
 	readonly #chats = new Map<string, ChatWork>();
 	readonly #streams = new Map<number, Stream>();
-	readonly #sleeps = new Set<() => void>();
+	readonly #sleeps: Sleeps;
 	#aborter = new Aborter();
 	#stopped = false;
 	#running?: Promise<void>;
@@ -129,6 +120,7 @@ export class TelegramChannel implements OutboundSink {
 
 	constructor(options: TelegramChannelOptions) {
 		this.#o = options;
+		this.#sleeps = new Sleeps(options.timers);
 	}
 
 	get bot(): BotUser | undefined {
@@ -158,7 +150,7 @@ export class TelegramChannel implements OutboundSink {
 		this.#stopped = true;
 		this.#health = "stopped";
 		this.#aborter.abort("telegram stopped");
-		for (const wake of [...this.#sleeps]) wake();
+		this.#sleeps.stop();
 		for (const work of this.#chats.values()) this.#stopTyping(work);
 		for (const stream of this.#streams.values()) if (stream.timer !== undefined) this.#o.timers.clear(stream.timer);
 		await this.#running;
@@ -304,7 +296,7 @@ export class TelegramChannel implements OutboundSink {
 		switch (name) {
 			case "start":
 			case "help":
-				return this.#reply(chatId, [...HELP, ...(role === "owner" ? [OWNER_HELP] : [])].join("\n"));
+				return this.#reply(chatId, helpText(role));
 			case "stop":
 				return this.#stopChat(chatId);
 			case "new":
@@ -330,37 +322,19 @@ export class TelegramChannel implements OutboundSink {
 	}
 
 	async #session(chatId: string, role: Role, args: string): Promise<void> {
-		const [sub = "", ...rest] = args.split(/\s+/).filter(Boolean);
-		const userMay = sub === "" || sub === "new";
-		if (!userMay && role !== "owner") return this.#reply(chatId, "Only the owner's chat may look at other conversations; /session and /session new work here.");
-		if (!["", "new", "list", "show", "switch", "delete"].includes(sub)) return this.#reply(chatId, "Use /session, /session new, or (owner) /session list | show [ID] | switch ID | delete ID.");
-		await this.#command(chatId, sub ? `session ${sub}` : "session", rest.join(" "));
+		const command = sessionCommand(role, args);
+		if (typeof command === "string") return this.#reply(chatId, command);
+		await this.#command(chatId, command.name, command.args);
 	}
 
 	async #command(chatId: string, name: string, args: string): Promise<void> {
-		let text: string;
-		try {
-			const result = await this.#o.port.command(name, args, { channel: CHANNEL, chat_id: chatId });
-			text = [...result.lines, ...(result.error ? [result.error] : []), ...(result.usage ? ["Those arguments do not fit; /help lists the commands."] : [])].join("\n");
-		} catch (error) {
-			text = messageOf(error);
-		}
-		this.#reply(chatId, text || "done");
+		this.#reply(chatId, await chatCommand(this.#o.port, CHANNEL, chatId, name, args));
 	}
 
 	async #stopChat(chatId: string): Promise<void> {
 		const work = this.#chats.get(chatId);
-		const ids = work ? [...work.requests.keys()] : [];
-		let stopped = 0;
-		for (const id of ids) {
-			try {
-				if (await this.#o.port.cancel(id)) stopped++;
-			} catch (error) {
-				this.#o.log(`telegram: cancelling request ${id} failed: ${messageOf(error)}`);
-			}
-		}
-		// A cancelled request's answer ("request cancelled") comes as its out_message.
-		if (!stopped) this.#reply(chatId, "Nothing is running in this chat.");
+		const stopped = await cancelRequests(this.#o.port, work ? [...work.requests.keys()] : [], this.#o.log, CHANNEL);
+		if (!stopped) this.#reply(chatId, NOTHING_RUNNING);
 	}
 
 	async #ask(message: IncomingMessage, text: string, role: Role): Promise<void> {
@@ -587,15 +561,6 @@ export class TelegramChannel implements OutboundSink {
 	}
 
 	#sleep(ms: number): Promise<void> {
-		if (this.#stopped) return Promise.resolve();
-		return new Promise((resolve) => {
-			const wake = () => {
-				this.#sleeps.delete(wake);
-				this.#o.timers.clear(timer);
-				resolve();
-			};
-			const timer = this.#o.timers.set(wake, ms);
-			this.#sleeps.add(wake);
-		});
+		return this.#sleeps.sleep(ms);
 	}
 }

@@ -11,7 +11,7 @@ import type { Directory } from "util/io";
 import { settingValue } from "config/settings";
 import type { Config } from "config/store";
 import type { Command } from "console/types";
-import { channelCommands, pairingCodeLine } from "channels/console";
+import { channelCommands, pairingCodeLine, restartOnChange } from "channels/console";
 import type { HttpTransport } from "net/types";
 import { isLoopback, parseUrl } from "net/url";
 import type { Router } from "router/router";
@@ -110,9 +110,7 @@ export function openTelegram(options: TelegramSetupOptions): TelegramSetup {
 		await stopChannel();
 		startChannel();
 	};
-	config.onChange((name) => {
-		if (TELEGRAM_SETTINGS.includes(name)) restart().catch((error) => log(`telegram: restart failed: ${messageOf(error)}`));
-	});
+	restartOnChange(config, TELEGRAM_SETTINGS, "telegram", restart, log);
 	const commands = channelCommands({
 		name: "telegram", title: "Telegram", pairing, printCode,
 		status: () => {

@@ -12,9 +12,8 @@
 // console prints a new pairing code), with a warning.
 import type { Directory } from "util/io";
 import { TELEGRAM_PAIRING_FILE_MAX_BYTES } from "budgets";
-import { isObject } from "util/values";
 import { readPairedChats, type PairedChat } from "channels/pairing";
-import { ChannelStateFile, STATE_FILE } from "channels/state";
+import { ChannelStateFile, readVersioned, STATE_FILE } from "channels/state";
 
 export { STATE_FILE };
 
@@ -32,13 +31,8 @@ function isCount(value: unknown): value is number {
 
 /** Checks the file's JSON; a sentence on what is wrong, or the state. */
 export function readState(text: string): TelegramState | string {
-	let json: unknown;
-	try {
-		json = JSON.parse(text);
-	} catch {
-		return "it is not JSON";
-	}
-	if (!isObject(json) || json.version !== 1) return "it has no version 1";
+	const json = readVersioned(text);
+	if (typeof json === "string") return json;
 	if (!isCount(json.bot_id) || !isCount(json.offset)) return "bot_id or offset is not a whole number";
 	const chats = readPairedChats(json.chats, /^-?\d{1,20}$/);
 	if (typeof chats === "string") return chats;
