@@ -102,6 +102,7 @@ export const SESSION_RECORD_MAX_BYTES = 32 * 1024; // one stored record's JSON: 
 export const SESSION_HISTORY_MAX_BYTES = 48 * 1024; // history given to the prompt per request: about 12k tokens
 export const SESSION_HISTORY_MAX_RECORDS = 256;   // records read back per request at most, whatever their size
 export const SESSION_READ_BATCH_RECORDS = 16;     // index entries read per step when walking back through a session
+export const SESSION_INDEX_SYNC_APPENDS = 8;     // appends between index flushes: the data flush is the commit point; an index that lost its tail is completed at open by scanning at most this many batches
 export const SESSION_WRITE_BUFFER_BYTES = 16 * 1024; // compaction and index rebuilds write in pieces of this size
 export const SESSIONS_MAX = 32;                   // session files kept on flash; `session new` beyond this asks to delete one
 export const SESSION_CHATS_MAX = 64;              // channel+chat -> session entries; the oldest mapping is forgotten beyond this

@@ -31,7 +31,7 @@ import {
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type ContentPart, type FinishReason,
 	type JsonObject, type JsonValue, type Message, type ModelProfile, type ToolCall, type Usage,
 } from "llm/types";
-import { protocolBackend, retryableStatus, type ParsedReply, type StreamAssembler } from "llm/wire";
+import { protocolBackend, retryableStatus, type ParsedReply, EventAssembler } from "llm/wire";
 import type { PieceSpec } from "llm/body";
 
 export interface ConvertedRequest {
@@ -306,14 +306,13 @@ interface BlockState { block: JsonObject; pieces: string[]; signature: string[];
  * then only what its type uses is decoded; what the message keeps verbatim (the
  * message of message_start, content blocks, citations) is built from the bytes.
  */
-export class AnthropicStreamAssembler implements StreamAssembler {
+export class AnthropicStreamAssembler extends EventAssembler {
 	#emit: (delta: AssistantDelta) => void;
 	#message: JsonObject | undefined = undefined;
 	#blocks = new Map<number, BlockState>();
 	#calls = 0;
 	#usage: JsonObject = {};
 	#done = false;
-	readonly #reader = new JsonReader();
 	// Where the current event's members are (-1: absent, or not of the type used), reset per event.
 	#type = -1; #index = 0; #messageAt = -1; #blockAt = -1; #usageAt = -1;
 	#delta = false; #deltaType = -1; #text = -1; #thinking = -1; #signature = -1; #partialJson = -1; #citation = -1;
@@ -321,25 +320,11 @@ export class AnthropicStreamAssembler implements StreamAssembler {
 	#error = false; #errorType = -1; #errorMessage = -1;
 
 	constructor(emit: (delta: AssistantDelta) => void) {
+		super();
 		this.#emit = emit;
 	}
 
-	push(data: Uint8Array): void {
-		const r = this.#reader.reset(data);
-		try {
-			try {
-				this.#scan(r);
-			} catch (error) {
-				if (error instanceof JsonSyntax) throw new LlmError("protocol", "the LLM stream sent an event that is not JSON");
-				throw error;
-			}
-			this.#apply(r);
-		} finally {
-			r.release();
-		}
-	}
-
-	#scan(r: JsonReader): void {
+	protected scan(r: JsonReader): void {
 		this.#type = this.#messageAt = this.#blockAt = this.#usageAt = -1;
 		this.#index = 0;
 		this.#resetDelta();
@@ -408,14 +393,14 @@ export class AnthropicStreamAssembler implements StreamAssembler {
 
 	/** The string noted at position, or fallback when there was none. */
 	#string(at: number, fallback: string): string {
-		return at >= 0 ? this.#reader.seek(at).string() : fallback;
+		return at >= 0 ? this.reader.seek(at).string() : fallback;
 	}
 
 	#typeIs(name: Uint8Array): boolean {
-		return this.#type >= 0 && this.#reader.seek(this.#type).stringIs(name);
+		return this.#type >= 0 && this.reader.seek(this.#type).stringIs(name);
 	}
 
-	#apply(r: JsonReader): void {
+	protected apply(r: JsonReader): void {
 		if (this.#typeIs(NAME.content_block_delta)) return this.#applyDelta(r);
 		if (this.#typeIs(NAME.message_start)) {
 			const message = this.#messageAt >= 0 ? r.seek(this.#messageAt).value() as JsonObject : undefined;

@@ -15,7 +15,7 @@ import {
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type FinishReason, type JsonObject,
 	type JsonValue, type Message, type ModelProfile, type ToolCall, type Usage,
 } from "llm/types";
-import { protocolBackend, retryableStatus, type ParsedReply, type StreamAssembler } from "llm/wire";
+import { protocolBackend, retryableStatus, type ParsedReply, EventAssembler } from "llm/wire";
 import type { PieceSpec } from "llm/body";
 import { encodeUtf8 } from "net/utf8";
 
@@ -206,7 +206,7 @@ interface Fragment { index: number; id: number; fn: boolean; name: number; args:
  * come. Each event is read from its bytes (llm/scan): only the values it uses
  * become strings; the rest is checked and skipped.
  */
-export class OpenAIStreamAssembler implements StreamAssembler {
+export class OpenAIStreamAssembler extends EventAssembler {
 	#emit: (delta: AssistantDelta) => void;
 	#text: string[] = [];
 	#reasoning: string[] = [];
@@ -217,7 +217,6 @@ export class OpenAIStreamAssembler implements StreamAssembler {
 	#usage: Usage = emptyUsage();
 	#model = "";
 	#modelBytes: Uint8Array = new Uint8Array(0);   // the model's name as bytes: every event repeats it
-	readonly #reader = new JsonReader();
 	// Where the current event's values are (-1: absent), reset per event.
 	#error = false; #errorMessage = -1; #errorCode = -1;
 	#modelAt = -1; #usageAt = -1;
@@ -226,30 +225,20 @@ export class OpenAIStreamAssembler implements StreamAssembler {
 	#fragmentCount = 0;
 
 	constructor(emit: (delta: AssistantDelta) => void) {
+		super();
 		this.#emit = emit;
 	}
 
-	push(data: Uint8Array): void {
+	override push(data: Uint8Array): void {
 		if (bytesAre(data, DONE)) {
 			this.#done = true;
 			return;
 		}
-		const r = this.#reader.reset(data);
-		try {
-			try {
-				this.#scan(r);
-			} catch (error) {
-				if (error instanceof JsonSyntax) throw new LlmError("protocol", "the LLM stream sent an event that is not JSON");
-				throw error;
-			}
-			this.#apply(r);
-		} finally {
-			r.release();
-		}
+		super.push(data);
 	}
 
 	/** Notes where the event's values are, checking all of it. */
-	#scan(r: JsonReader): void {
+	protected scan(r: JsonReader): void {
 		this.#error = this.#choice = this.#delta = false;
 		this.#errorMessage = this.#errorCode = this.#modelAt = this.#usageAt = -1;
 		this.#content = this.#reasoningContent = this.#reasoningAt = this.#finishAt = -1;
@@ -352,7 +341,7 @@ export class OpenAIStreamAssembler implements StreamAssembler {
 	}
 
 	/** What the event says, in the order the reply is assembled: error, model, usage, deltas, finish reason. */
-	#apply(r: JsonReader): void {
+	protected apply(r: JsonReader): void {
 		if (this.#error) {
 			const message = this.#errorMessage >= 0 ? r.seek(this.#errorMessage).string() : "unknown error";
 			const code = this.#errorCode >= 0 ? r.seek(this.#errorCode).number() : 0;

@@ -15,7 +15,7 @@ import { HttpError, type HttpResponse } from "net/types";
 import { base64Length, encodeInto } from "util/base64";
 import { heapBuffers, type BufferPool } from "util/buffers";
 import { emptyUsage } from "llm/json";
-import { JsonSyntax } from "llm/scan";
+import { JsonReader, JsonSyntax } from "llm/scan";
 import { SseParser } from "net/sse";
 import {
 	LlmError,
@@ -39,6 +39,37 @@ export interface StreamAssembler {
 	push(data: Uint8Array): void;
 	/** The whole reply; throws LlmError when the stream ended early. */
 	finish(): ParsedReply;
+}
+
+/**
+ * A stream assembler that reads each event from its bytes (llm/scan): scan()
+ * notes where the values it uses are while the whole event is checked, then
+ * apply() decodes only those. A syntax error anywhere in the event is the
+ * stream's "not JSON" error, before anything of the event is applied.
+ */
+export abstract class EventAssembler implements StreamAssembler {
+	protected readonly reader = new JsonReader();
+
+	push(data: Uint8Array): void {
+		const r = this.reader.reset(data);
+		try {
+			try {
+				this.scan(r);
+			} catch (error) {
+				if (error instanceof JsonSyntax) throw new LlmError("protocol", "the LLM stream sent an event that is not JSON");
+				throw error;
+			}
+			this.apply(r);
+		} finally {
+			r.release();
+		}
+	}
+
+	/** Notes where the event's values are; must read (and so check) all of it. */
+	protected abstract scan(r: JsonReader): void;
+	/** What the event says, from the positions scan() noted. */
+	protected abstract apply(r: JsonReader): void;
+	abstract finish(): ParsedReply;
 }
 
 /** Local image bytes whose base64 replaces `marker` (a JSON string value) in the body. */

@@ -4,6 +4,7 @@ import { Config, type KeyValueStore } from "config/store";
 import { HttpError, type HttpRequest, type HttpResponse, type HttpTransport } from "net/types";
 import type { Clock } from "llm/retry";
 import { LlmError } from "llm/types";
+import { encodeUtf8 } from "net/utf8";
 
 export type Reply = (request: HttpRequest) => Promise<HttpResponse> | HttpResponse;
 
@@ -32,17 +33,19 @@ export function fail(kind: HttpError["kind"], message = `${kind} failure`, detai
 
 /** A streamed body delivered through onChunk, cut into pieces of `piece` bytes (0: one piece). */
 export function stream(text: string, piece = 0): Reply {
-	return (request) => {
-		const bytes = new Uint8Array(ArrayBuffer.fromString(text));
-		if (!request.onChunk) throw new Error("fake transport: a streamed reply for a request without onChunk");
-		const size = piece || bytes.length || 1;
-		try {
-			for (let at = 0; at < bytes.length; at += size) request.onChunk(bytes.slice(at, at + size));
-		} catch (error) {
-			throw new HttpError("protocol", error instanceof Error ? error.message : String(error));
-		}
-		return response("");
-	};
+	return streamBytes(new Uint8Array(ArrayBuffer.fromString(text)), piece);
+}
+
+/** Bytes of strings (as UTF-8) and raw byte runs (which may be invalid UTF-8), one after the other. */
+export function bytesOf(...parts: (string | number[])[]): Uint8Array {
+	const pieces = parts.map((p) => (typeof p === "string" ? encodeUtf8(p) : new Uint8Array(p)));
+	const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
+	let at = 0;
+	for (const p of pieces) {
+		out.set(p, at);
+		at += p.length;
+	}
+	return out;
 }
 
 /** A streamed body given as bytes (it may hold invalid UTF-8), through onChunk in pieces of `piece` bytes (0: one piece). */

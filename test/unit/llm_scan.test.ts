@@ -9,6 +9,7 @@ import { assert, test } from "testing";
 import { LLM_JSON_DEPTH_MAX } from "budgets";
 import { JsonReader, JsonSyntax, Kind, ascii } from "llm/scan";
 import { decodeUtf8, encodeUtf8 } from "net/utf8";
+import { bytesOf } from "./llm_fakes";
 
 const SEED = Number(option("seed") ?? 0x5CA7) >>> 0;
 const ITERATIONS = Number(option("fuzz-iterations") ?? 600);
@@ -58,17 +59,6 @@ function same(bytes: Uint8Array, label: string): void {
 }
 
 const text = (s: string) => encodeUtf8(s);
-const join = (...parts: (string | number[])[]) => {
-	const pieces = parts.map((p) => (typeof p === "string" ? encodeUtf8(p) : new Uint8Array(p)));
-	const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
-	let at = 0;
-	for (const p of pieces) {
-		out.set(p, at);
-		at += p.length;
-	}
-	return out;
-};
-
 const VALID = [
 	"0", "-0", "12", "-7.25e+3", "1E2", "0.5", "123456789012345678", "1e400", "true", "false", "null", "\"\"",
 	"\"plain\"", "\"Héllo, 世界 😀\"", "\"esc \\\" \\\\ \\/ \\b \\f \\n \\r \\t\"", "\"\\u00e9\\u4e16\"", "\"\\ud83d\\ude00\"",
@@ -99,18 +89,18 @@ test("\\uXXXX: a surrogate pair becomes one character, a lone surrogate stays on
 	assert.equal(lone.value, JSON.parse("\"\\ud83d\""));
 	assert.equal(lone.value, String.fromCharCode(0xD83D));
 	// Escaped surrogate then a raw one (invalid UTF-8 on the wire): U+FFFD for the raw one.
-	same(join("\"\\ud83d", [0xED, 0xB8, 0x80], "\""), "escaped + raw surrogate");
+	same(bytesOf("\"\\ud83d", [0xED, 0xB8, 0x80], "\""), "escaped + raw surrogate");
 });
 
 test("invalid UTF-8 inside a string becomes U+FFFD per broken sequence; outside strings it is refused", () => {
-	same(join("\"a", [0xE4, 0xB8], "b\""), "truncated 3-byte sequence");
-	same(join("\"", [0xFF, 0xC0, 0x80, 0xED, 0xA0, 0x80], "\""), "bad lead, overlong NUL, encoded surrogate");
-	same(join("\"tail ", [0xF0, 0x9F, 0x98], "\""), "sequence cut by the closing quote");
-	same(join("\"", [0xE4, 0xB8], "\\n", [0x96], "\""), "bytes around an escape");
-	const value = viaReader(join("\"a", [0xE4, 0xB8], "b\"")) as { ok: true; value: string };
+	same(bytesOf("\"a", [0xE4, 0xB8], "b\""), "truncated 3-byte sequence");
+	same(bytesOf("\"", [0xFF, 0xC0, 0x80, 0xED, 0xA0, 0x80], "\""), "bad lead, overlong NUL, encoded surrogate");
+	same(bytesOf("\"tail ", [0xF0, 0x9F, 0x98], "\""), "sequence cut by the closing quote");
+	same(bytesOf("\"", [0xE4, 0xB8], "\\n", [0x96], "\""), "bytes around an escape");
+	const value = viaReader(bytesOf("\"a", [0xE4, 0xB8], "b\"")) as { ok: true; value: string };
 	assert.equal(value.value, "a\uFFFDb");
-	same(join("[", [0xC3, 0xA9], "]"), "UTF-8 outside a string");
-	same(join("\"nul", [0x00], "\""), "a raw NUL in a string");
+	same(bytesOf("[", [0xC3, 0xA9], "]"), "UTF-8 outside a string");
+	same(bytesOf("\"nul", [0x00], "\""), "a raw NUL in a string");
 });
 
 test("__proto__ is an own property and the last of duplicate keys wins", () => {
@@ -179,15 +169,15 @@ const SEEDS = [
 const BYTES = [0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x2C, 0x3A, 0x20, 0x0A, 0x00, 0x30, 0x2D, 0x65, 0x75, 0x80, 0xBF, 0xC3, 0xE4, 0xED, 0xF0, 0xFF];
 
 function mutate(bytes: Uint8Array, random: ReturnType<typeof prng>): Uint8Array {
-	let out = bytes.slice();
+	let out: Uint8Array = bytes.slice();
 	const edits = 1 + random.int(4);
 	for (let e = 0; e < edits; e++) {
 		const at = random.int(out.length + 1);
 		switch (random.int(5)) {
 			case 0: if (at < out.length) out[at] = BYTES[random.int(BYTES.length)]; break;               // replace with a telling byte
 			case 1: if (at < out.length) out[at] = random.int(256); break;                              // replace with any byte
-			case 2: out = join(Array.from(out.subarray(0, at)), [BYTES[random.int(BYTES.length)]], Array.from(out.subarray(at))); break;
-			case 3: out = join(Array.from(out.subarray(0, at)), Array.from(out.subarray(Math.min(out.length, at + 1 + random.int(4))))); break;
+			case 2: out = bytesOf(Array.from(out.subarray(0, at)), [BYTES[random.int(BYTES.length)]], Array.from(out.subarray(at))); break;
+			case 3: out = bytesOf(Array.from(out.subarray(0, at)), Array.from(out.subarray(Math.min(out.length, at + 1 + random.int(4))))); break;
 			default: out = out.slice(0, at); break;                                                     // truncate
 		}
 	}

@@ -4,7 +4,7 @@ import { assert, test } from "testing";
 import { LLM_REPLY_MAX_BYTES } from "budgets";
 import { Llm } from "llm/runtime";
 import { LlmError, type ChatResponse, type LlmEvent } from "llm/types";
-import { ANTHROPIC, FakeClock, FakeTransport, OPENAI, config, sse, stream, streamBytes, wholeBytes, type Reply } from "./llm_fakes";
+import { ANTHROPIC, FakeClock, FakeTransport, OPENAI, bytesOf, config, sse, stream, streamBytes, wholeBytes, type Reply } from "./llm_fakes";
 import { decodeUtf8, encodeUtf8 } from "net/utf8";
 
 const TEXT = "Héllo, 世界 😀!";
@@ -210,18 +210,6 @@ test("an unstreamed profile sends stream off and still emits start, deltas and e
 });
 
 // ---- the byte-level reader (llm/scan) at the edges of chunks and events ----
-
-/** Bytes of strings and raw byte runs, one after the other. */
-function bytesOf(...parts: (string | number[])[]): Uint8Array {
-	const pieces = parts.map((p) => (typeof p === "string" ? encodeUtf8(p) : new Uint8Array(p)));
-	const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
-	let at = 0;
-	for (const p of pieces) {
-		out.set(p, at);
-		at += p.length;
-	}
-	return out;
-}
 
 async function runReply(values: Record<string, string>, reply: Reply, events: LlmEvent[] = []): Promise<ChatResponse> {
 	const llm = new Llm({ config: config(values), transport: new FakeTransport(reply), clock: new FakeClock() });

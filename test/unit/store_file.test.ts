@@ -7,6 +7,7 @@ import { test, assert } from "testing";
 import type { ContextRecord } from "core/types";
 import { SessionFile, type NewRecord } from "store/session";
 import { ENTRY_BYTES, HEADER_BYTES, encodeFrame } from "store/format";
+import { SESSION_INDEX_SYNC_APPENDS } from "budgets";
 import { crc32 } from "util/crc32";
 import { replacingFileMembers } from "./files_fakes";
 
@@ -153,6 +154,40 @@ test("open() of a clean session reads its index and two frame headers, not the d
 	const again = openWith(id);
 	assert.deepEqual(again.lines, [], "the repair holds");
 	again.session.close();
+});
+
+test("the data is flushed with every batch, the index every SESSION_INDEX_SYNC_APPENDS batches and at close; an index cut back to its last flush is completed at open", () => {
+	const id = fresh();
+	const flushes: string[] = [];
+	let indexAtFlush: Uint8Array = new Uint8Array(0);   // what a power loss would leave of the index on littlefs
+	const root = replacingFileMembers(files, (key, real) => key !== "flush" ? real : () => {
+		(real as () => void)();
+		flushes.push("flush");
+	});
+	const { log, lines } = logger();
+	const session = SessionFile.open(root, id, log);
+	const batches = SESSION_INDEX_SYNC_APPENDS + 3;
+	const perBatch: number[] = [];
+	for (let i = 0; i < batches; i++) {
+		const before = flushes.length;
+		session.append(userRecords(2, 2 * i));
+		perBatch.push(flushes.length - before);
+		if (perBatch[i] === 2) indexAtFlush = bytesOf(idx(id));
+	}
+	const expected = Array.from({ length: batches }, (_, i) => ((i + 1) % SESSION_INDEX_SYNC_APPENDS === 0 ? 2 : 1));
+	assert.deepEqual(perBatch, expected, "one data flush per batch, one index flush per SESSION_INDEX_SYNC_APPENDS");
+	const beforeClose = flushes.length;
+	session.close();
+	assert.equal(flushes.length, beforeClose + 1, "close flushes the index written since");
+	assert.equal(indexAtFlush.length, HEADER_BYTES + 2 * SESSION_INDEX_SYNC_APPENDS * ENTRY_BYTES);
+	put(idx(id), indexAtFlush);   // the power failed: the index as it was at its last flush
+	const { session: reopened, lines: repaired } = openWith(id);
+	assert.equal(repaired.length, 1, repaired.join("\n"));
+	assert.match(repaired[0], /the index lacked the last 6 record\(s\).*added them/);
+	assert.equal(reopened.count, 2 * batches);
+	assert.equal((reopened.readLast(1)[0].message as { content: string }).content, `message ${2 * batches - 1}`);
+	reopened.close();
+	assert.deepEqual(lines, []);
 });
 
 test("a truncated index is rebuilt from the data with one log line", () => {
