@@ -319,8 +319,8 @@ export class AnthropicStreamAssembler extends EventAssembler {
 	#stopReason = -1; #stopSequence = -1;
 	#error = false; #errorType = -1; #errorMessage = -1;
 
-	constructor(emit: (delta: AssistantDelta) => void) {
-		super();
+	constructor(emit: (delta: AssistantDelta) => void, reader?: JsonReader) {
+		super(reader);
 		this.#emit = emit;
 	}
 
@@ -509,6 +509,6 @@ export const anthropicCompatible: BackendRegistration = protocolBackend({
 	toBody: (request, profile) => toAnthropicRequest(request, profile, profile.stream),
 	pieces: anthropicPieces,
 	mediaContent: (prompt, image) => [image, { type: "text", text: prompt }], // Anthropic advises the image first
-	parse: (bytes) => parseAnthropicBytes(bytes),
-	assembler: (emit) => new AnthropicStreamAssembler(emit),
+	parse: (bytes, reader) => parseAnthropicBytes(bytes, reader),
+	assembler: (emit, reader) => new AnthropicStreamAssembler(emit, reader),
 });

@@ -224,8 +224,8 @@ export class OpenAIStreamAssembler extends EventAssembler {
 	#fragments: Fragment[] = [];
 	#fragmentCount = 0;
 
-	constructor(emit: (delta: AssistantDelta) => void) {
-		super();
+	constructor(emit: (delta: AssistantDelta) => void, reader?: JsonReader) {
+		super(reader);
 		this.#emit = emit;
 	}
 
@@ -417,6 +417,6 @@ export const openaiCompatible: BackendRegistration = protocolBackend({
 	toBody: (request, profile) => ({ body: toOpenAIRequest(request, profile, profile.stream) }),
 	pieces: openaiPieces,
 	mediaContent: (prompt, image) => [{ type: "text", text: prompt }, image],
-	parse: (bytes) => parseOpenAIBytes(bytes),
-	assembler: (emit) => new OpenAIStreamAssembler(emit),
+	parse: (bytes, reader) => parseOpenAIBytes(bytes, reader),
+	assembler: (emit, reader) => new OpenAIStreamAssembler(emit, reader),
 });

@@ -28,6 +28,7 @@ import {
 	LlmError,
 	type ChatOptions, type ChatRequest, type ChatResponse, type LlmBackend, type LlmEvent, type MediaRequest, type ModelProfile,
 	type PreparedImage,
+	type ContentPart, type ImagePart,
 } from "llm/types";
 import { messageOf } from "util/errors";
 import { logLine } from "util/log";
@@ -283,18 +284,24 @@ function traceRetry(info: RetryInfo): void {
 	logLine("info", `llm: ${info.error.message}; retrying in ${Math.round(info.delayMs / 100) / 10} s (attempt ${info.attempt + 1})`);
 }
 
+// Compared once per message of a request (hundreds): named once, since the lin host
+// copies a string literal into the heap each time it is evaluated.
+const USER = "user", STRING = "string", LOCAL = "local", IMAGE_URL = "image_url";
+
 function hasImages(request: ChatRequest): { any: boolean; local: boolean } {
 	let any = false, local = false;
-	for (const message of request.messages) {
+	const messages = request.messages;
+	for (let i = 0; i < messages.length; i++) {
+		const message = messages[i];
 		if (message.stored?.images) {
 			any = true;
-			if (message.stored.images === "local") local = true;
+			if (message.stored.images === LOCAL) local = true;
 		}
-		if (message.role !== "user" || typeof message.content === "string") continue;
-		for (const part of message.content) {
-			if (part.type !== "image_url") continue;
+		if (message.role !== USER || typeof message.content === STRING) continue;
+		for (const part of message.content as ContentPart[]) {
+			if (part.type !== IMAGE_URL) continue;
 			any = true;
-			if (!/^https?:/i.test(part.image_url.url)) local = true;
+			if (!/^https?:/i.test((part as ImagePart).image_url.url)) local = true;
 		}
 	}
 	return { any, local };

@@ -48,7 +48,12 @@ export interface StreamAssembler {
  * stream's "not JSON" error, before anything of the event is applied.
  */
 export abstract class EventAssembler implements StreamAssembler {
-	protected readonly reader = new JsonReader();
+	protected readonly reader: JsonReader;
+
+	/** reader: one a backend keeps for all its calls (one at a time), or a new one. */
+	constructor(reader = new JsonReader()) {
+		this.reader = reader;
+	}
 
 	push(data: Uint8Array): void {
 		const r = this.reader.reset(data);
@@ -83,8 +88,10 @@ export interface ExchangeSpec {
 	attachment?: Attachment;
 	stream: boolean;
 	/** A whole reply from its bytes (llm/scan); throws JsonSyntax when they are not JSON. */
-	parse(bytes: Uint8Array): ParsedReply;
-	assembler(emit: (delta: AssistantDelta) => void): StreamAssembler;
+	parse(bytes: Uint8Array, reader?: JsonReader): ParsedReply;
+	assembler(emit: (delta: AssistantDelta) => void, reader?: JsonReader): StreamAssembler;
+	/** The reader parse() and the assembler use (the backend's own, kept across calls). */
+	reader?: JsonReader;
 }
 
 /** base_url + "/" + path, with exactly one slash between them. */
@@ -213,7 +220,7 @@ function emitWhole(message: AssistantMessage, emit: (event: LlmEvent) => void): 
 /** A whole reply read from its bytes; bytes that are no JSON get a sentence quoting their start. */
 function parseWhole(spec: ExchangeSpec, bytes: Uint8Array): ParsedReply {
 	try {
-		return spec.parse(bytes);
+		return spec.parse(bytes, spec.reader);
 	} catch (error) {
 		if (!(error instanceof JsonSyntax)) throw error;
 		const head = decodeUtf8(bytes, 0, utf8Boundary(bytes, 40));
@@ -244,7 +251,7 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 		const headers: Record<string, string> = { "content-type": "application/json", ...spec.headers };
 		if (spec.stream) {
 			headers.accept = "text/event-stream";
-			assembler = spec.assembler((delta) => emit({ type: "message_update", delta }));
+			assembler = spec.assembler((delta) => emit({ type: "message_update", delta }), spec.reader);
 			const sink = assembler;
 			reader = new SseParser(() => {}, undefined, (data) => sink.push(data));
 		}
@@ -335,8 +342,8 @@ export interface ProtocolSpec extends Pick<BackendRegistration, "id" | "defaults
 	/** The user message of a one-shot image request: the prompt and the image in the order the protocol prefers. */
 	mediaContent(prompt: string, image: ImagePart): ContentPart[];
 	/** A whole reply from its bytes (llm/scan); throws JsonSyntax when they are not JSON. */
-	parse(bytes: Uint8Array): ParsedReply;
-	assembler(emit: (delta: AssistantDelta) => void): StreamAssembler;
+	parse(bytes: Uint8Array, reader?: JsonReader): ParsedReply;
+	assembler(emit: (delta: AssistantDelta) => void, reader?: JsonReader): StreamAssembler;
 	/** Body assembly in byte pieces (llm/body); without it the body is JSON.stringify(toBody()). */
 	pieces?: PieceSpec;
 }
@@ -348,6 +355,11 @@ class ProtocolBackend implements LlmBackend {
 	#env: BackendEnv | undefined = undefined;
 	/** The stable prefix of the last body written in pieces, until what it was made from changes. */
 	#prefix: Prefix | undefined = undefined;
+	/** The profile's URL and headers, made once at init. */
+	#url = "";
+	#headers: Readonly<Record<string, string>> = {};
+	/** The reply reader of every call (one call at a time: the runtime's LLM slot). */
+	readonly #reader = new JsonReader();
 	/** Stored history placeholders are welcome: their wire pieces are cached (llm/body). */
 	readonly acceptsStored = true;
 
@@ -358,6 +370,8 @@ class ProtocolBackend implements LlmBackend {
 	init(profile: ModelProfile, env: BackendEnv): void {
 		this.#profile = profile;
 		this.#env = env;
+		this.#url = joinUrl(profile.base_url, this.#spec.path);
+		this.#headers = Object.freeze({ ...authHeaders(profile), ...this.#spec.headers });
 	}
 
 	chat(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
@@ -413,13 +427,14 @@ class ProtocolBackend implements LlmBackend {
 		}
 		for (const note of notes) logLine("info", `llm: ${note}`);
 		return exchange(env, profile, {
-			url: joinUrl(profile.base_url, spec.path),
-			headers: { ...authHeaders(profile), ...spec.headers },
+			url: this.#url,
+			headers: this.#headers,
 			body,
 			attachment,
 			stream: profile.stream,
 			parse: spec.parse,
 			assembler: spec.assembler,
+			reader: this.#reader,
 		}, options);
 	}
 }
