@@ -23,7 +23,7 @@ const configure = (port) => [
 ];
 
 /** Runs a command from the repository with input on stdin (then ended). */
-const run = (command, args, input) => runCommand(command, args, { input, cwd: ROOT, timeoutMs: 300_000 });
+const run = (command, args, input) => runCommand(command, args, { input, cwd: ROOT });
 
 test("wrong start-up options are one line on stderr and exit 64, before anything runs", withData(async (data) => {
 	const file = join(data, "a-file");
@@ -67,7 +67,7 @@ test("request ids stay unique across a reboot, so session show never repeats one
 	const mock = await startMockLLM({ host: "127.0.0.1" });
 	try {
 		const input = [...configure(mock.port), "ask one", "ask two", "reboot", "ask three", "session show"].join("\n") + "\n";
-		const result = await runHost(["--modules", APP_MAP, "--data", data], { input, timeoutMs: 60_000 });
+		const result = await runHost(["--modules", APP_MAP, "--data", data], { input });
 		assertClean(result);
 		const ids = [...result.stdout.matchAll(/^#\d+ \S+ \S+ r(\d+) user:/gm)].map((m) => Number(m[1]));
 		assert.equal(ids.length, 3, result.stdout);
@@ -138,7 +138,7 @@ test("the mock LLM's --tools mode makes a tool round a person can watch without 
 		});
 		assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
 		const input = ["config set llm.provider custom", `config set llm.base_url ${url}/v1`, "config set llm.api_key sk-anything-at-all", "config set llm.model mock", "ask what time is it?"].join("\n") + "\n";
-		const result = await runHost(["--modules", APP_MAP, "--data", data], { input, timeoutMs: 60_000 });
+		const result = await runHost(["--modules", APP_MAP, "--data", data], { input });
 		assertClean(result);
 		assert.match(result.stdout, /\n… get_time\nThe get_time tool answered: \{"utc":"\d{4}-/);
 	} finally {

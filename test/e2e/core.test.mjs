@@ -6,7 +6,7 @@
 // one byte for byte (prompt-cache friendliness, SPEC §4).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { PROTOCOLS, configureLlm, until, withMockAndFirmware } from "./firmware.mjs";
+import { PROTOCOLS, WAIT_MS, configureLlm, until, withMockAndFirmware } from "./firmware.mjs";
 import { VARIANTS } from "./xs.mjs";
 
 const KEY = "sk-core-e2e-secret-0123456789";
@@ -130,7 +130,7 @@ for (const variant of VARIANTS) {
 			const from = fw.stdout.length;
 			fw.send("ask how long has the board been up? use a helper");
 			await fw.until(/^A helper is looking into it\.$/m, { from });
-			await fw.until(/agent \(request \d+\):\nThe helper reports: up a few seconds\.\n/, { from, timeoutMs: 30_000 });
+			await fw.until(/agent \(request \d+\):\nThe helper reports: up a few seconds\.\n/, { from });
 			const calls = mock.requests.slice(before);
 			const subCalls = calls.filter((r) => r.body.includes("You are a subagent inside xsclaw"));
 			const rootCalls = calls.filter((r) => !subCalls.includes(r));
@@ -154,6 +154,9 @@ for (const variant of VARIANTS) {
 	test(`cancel during a stalled request prints "request cancelled" at once; a second ask waits its turn; status shows the phase [${variant}]`, async (t) => {
 		await withFirmware(variant, async ({ fw, mock }) => {
 			await configure(fw, mock, PROTOCOLS[0]);
+			// The stalled call could end only at this timeout, ten times WAIT_MS: a
+			// "request cancelled" within WAIT_MS of the cancel came from the cancel.
+			await fw.run(`config set llm.timeout_ms ${10 * WAIT_MS}`, /^ok: /m);
 			mock.script({ type: "text", fault: "stall" }, { type: "text", text: "the second answer" });
 			const before = mock.requests.length;
 			const from = fw.stdout.length;
@@ -170,10 +173,6 @@ for (const variant of VARIANTS) {
 			await fw.until(/^error: request cancelled$/m, { from });
 			const ms = Date.now() - cancelAt;
 			t.diagnostic(`cancel typed -> "error: request cancelled" printed: ${ms} ms`);
-			// "At once" against the alternative, the stalled call running to llm.timeout_ms
-			// (LLM_TIMEOUT_MS in modules/budgets.ts, 120 s): a tenth of that is loose
-			// enough for a loaded CI machine and the ASan host.
-			assert.ok(ms < 12_000, `cancelled in ${ms} ms`);
 			await until(() => mock.requests[before].response.closedAt !== null, "the mock to see the stalled connection closed");
 			await fw.until(/^the second answer$/m, { from });
 			const printed = fw.printed(from);

@@ -15,7 +15,7 @@ const manifest = JSON.parse(readFileSync(join(ROOT, "manifest.json"), "utf8"));
 const withDataDir = withTempDir("xsclaw-firmware-");
 
 function firmware(data, input, variant = "release") {
-	return runHost(["--modules", APP_MAP, "--data", data], { variant, input, timeoutMs: 30_000 });
+	return runHost(["--modules", APP_MAP, "--data", data], { variant, input });
 }
 
 for (const variant of VARIANTS) {

@@ -20,7 +20,6 @@ for (const variant of TLS_VARIANTS) {
 		await withMockOverTLS("xsclaw-llm-ca-", async ({ ca, mock, control }) => {
 			await runXsTests(t, "test/peer/llm", {
 				variant,
-				timeoutMs: 240_000,
 				options: {
 					"mock-url": `https://localhost:${mock.port}`,
 					"control-url": control.url,
@@ -38,7 +37,7 @@ for (const variant of VARIANTS) {
 		const ca = await makeTestCA(join(dir, "ca"));
 		const mock = await startMockLLM({ tls: ca.server, host: "127.0.0.1" });
 		const key = "sk-e2e-secret-key-0123456789";
-		const firmware = (input) => runHost(["--modules", APP_MAP, "--data", data, "--ca", ca.paths.ca], { variant, input, timeoutMs: 60_000 });
+		const firmware = (input) => runHost(["--modules", APP_MAP, "--data", data, "--ca", ca.paths.ca], { variant, input });
 		try {
 			const unconfigured = await firmware("llm test\n");
 			assertClean(unconfigured);

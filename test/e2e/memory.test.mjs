@@ -18,7 +18,7 @@ const WRITES = 4;
 function peer(variant, data, options) {
 	const args = ["--modules", TEST_MAP, "--main", "test/peer/memory-writes", "--data", data];
 	for (const [key, value] of Object.entries(options)) args.push(`--${key}`, String(value));
-	return runHost(args, { variant, timeoutMs: 30_000 });
+	return runHost(args, { variant });
 }
 
 function found(r) {

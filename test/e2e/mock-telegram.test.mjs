@@ -7,8 +7,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Bot, GrammyError, HttpError } from "grammy";
 import { parseHtml, startMockTelegram } from "../../tools/mock-telegram/index.mjs";
+import { until } from "./firmware.mjs";
 
 const TOKEN = "123456:mock-telegram-token-AAAAAAAAAAAAAAAA";
+const LONG_POLL_S = 50;
 
 async function withMock(fn) {
 	const tg = await startMockTelegram({ token: TOKEN });
@@ -57,19 +59,22 @@ test("getUpdates confirms updates below the offset and long-polls until a user s
 	assert.deepEqual(rest.map((u) => u.message.text), ["two"]);
 	const again = await bot.api.getUpdates({ timeout: 0 });
 	assert.deepEqual(again.map((u) => u.message.text), ["two"], "update one was confirmed by the offset");
-	const waiting = bot.api.getUpdates({ offset: first + 2, timeout: 10 });
-	setTimeout(() => tg.say({ chat: 5, text: "three" }), 100);
+	// The poll may wait 50 s (Telegram's longest); the update comes once it waits.
+	// Had the poll ended only at its timeout, it would have taken the 50 s.
 	const started = Date.now();
+	const waiting = bot.api.getUpdates({ offset: first + 2, timeout: LONG_POLL_S });
+	await until(() => tg.polling, "the long poll to wait");
+	tg.say({ chat: 5, text: "three" });
 	const later = await waiting;
 	assert.deepEqual(later.map((u) => u.message.text), ["three"]);
-	assert.ok(Date.now() - started < 5000, "the long poll ends when the update comes");
+	assert.ok(Date.now() - started < LONG_POLL_S * 1000 * 0.8, "the long poll ended when the update came, not at its timeout");
 }));
 
 test("grammY's own long polling gets a scripted message and its reply lands in the chat", () => withMock(async (tg, bot) => {
 	bot.on("message:text", (ctx) => ctx.reply(`echo: ${ctx.message.text}`));
 	const running = bot.start({ timeout: 1, drop_pending_updates: false });
 	tg.say({ chat: 77, text: "ping" });
-	await tg.waitFor(() => tg.chat(77).length, 10_000, "the echo");
+	await tg.waitFor(() => tg.chat(77).length, 60_000, "the echo");
 	assert.equal(tg.chat(77)[0].text, "echo: ping");
 	await bot.stop();
 	await running;

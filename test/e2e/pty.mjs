@@ -6,9 +6,9 @@ import { join } from "node:path";
 import { ROOT, hostBinary } from "../../tools/build.mjs";
 
 const DRIVER = join(ROOT, "test", "e2e", "pty_driver.py");
-// The driver gives up on each wait after 10 s and on the exit after 10 s more;
-// this stops a driver that hangs anyway.
-const DRIVER_TIMEOUT_MS = 60_000;
+// The driver gives up on each wait after 60 s (its WAIT_SECONDS) and on the exit
+// after 60 s more; this stops a driver that hangs anyway.
+const DRIVER_TIMEOUT_MS = 600_000;
 
 // Runs the host binary of variant with args and returns the driver's report:
 // { output, code, signal, modes, restored, failure, stderr }. Throws when
@@ -30,6 +30,7 @@ export const type = (text) => ({ write: text });
 export const see = (text) => ({ wait: text });
 export const mode = (label) => ({ mode: label });
 export const signal = (name) => ({ signal: name });
+export const touch = (path) => ({ touch: path });
 
 // Character mode as the Serial sets it: no line editing, no echo; signals and
 // output processing as before.

@@ -11,6 +11,8 @@ STEPS_JSON is a list of steps, run in order:
                              found (WAIT_SECONDS at most; then the script stops)
     {"mode": LABEL}          records the terminal's mode as modes[LABEL]
     {"signal": NAME}         sends the signal (e.g. "SIGTERM") to the program
+    {"touch": PATH}          creates the file PATH (a signal to another process,
+                             e.g. a mock holding an answer until it exists)
 Then it waits for the program to exit (killing it after WAIT_SECONDS) and
 prints one JSON object: output (all the program showed), code (exit code, or
 null), signal (its name, or null), modes (LABEL -> {icanon, echo, isig, opost},
@@ -26,7 +28,9 @@ import sys
 import termios
 import time
 
-WAIT_SECONDS = 10
+# Each wait is for an event, so its bound is generous: a loaded machine running
+# the ASan host is slow, never wrong (XSCLAW_PTY_WAIT_S overrides it).
+WAIT_SECONDS = float(os.environ.get("XSCLAW_PTY_WAIT_S", "60"))
 READ_BYTES = 4096
 
 
@@ -95,6 +99,8 @@ def main():
             modes[step["mode"]] = mode_of(slave)
         elif "signal" in step:
             os.kill(pid, getattr(signal, step["signal"]))
+        elif "touch" in step:
+            open(step["touch"], "a").close()
         else:
             failure = "unknown step: %r" % step
             break

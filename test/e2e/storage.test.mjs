@@ -16,7 +16,7 @@ const withData = withTempDir("xsclaw-storage-");
 function peer(variant, data, name, options = {}, env = {}) {
 	const args = ["--modules", TEST_MAP, "--main", `test/peer/storage-${name}`, "--data", data];
 	for (const [key, value] of Object.entries(options)) args.push(`--${key}`, String(value));
-	return runHost(args, { variant, env, timeoutMs: 30_000 });
+	return runHost(args, { variant, env });
 }
 
 function cleanExit(r) {

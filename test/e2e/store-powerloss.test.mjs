@@ -32,7 +32,7 @@ const MAP = process.env.STORE_POWERLOSS_MAP ?? TEST_MAP;
 function peer(variant, data, options) {
 	const args = ["--modules", MAP, "--main", "test/peer/store_powerloss", "--data", data];
 	for (const [key, value] of Object.entries(options)) args.push(`--${key}`, String(value));
-	return runHost(args, { variant, timeoutMs: 30_000 });
+	return runHost(args, { variant });
 }
 
 /** The clean run's operations and marks. */

@@ -1,6 +1,7 @@
 // The console on a real terminal (a pty) while a channel prints on it: a line the
 // Telegram channel prints (here "connected", delayed by the mock Bot API running
-// as its own process) while a person is half-way through typing a command goes on
+// as its own process, held until the test has typed half a command and seen it
+// echoed) while a person is half-way through typing a command goes on
 // a line of its own, and the half-typed command is drawn again after it and runs
 // intact.
 import { test } from "node:test";
@@ -11,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { APP_MAP, ROOT } from "../../tools/build.mjs";
-import { runOnPty, see, type } from "./pty.mjs";
+import { runOnPty, see, touch, type } from "./pty.mjs";
 
 const TOKEN = "7000001:AAHsecretTelegramBotTokenForTests0123";
 
@@ -37,16 +38,17 @@ function screenLines(output) {
 }
 
 test("a channel's line printed while a command is half typed leaves the typed text intact on its own line", async () => {
-	const mock = spawn(process.execPath, [join(ROOT, "tools", "mock-telegram", "cli.mjs"), "--token", TOKEN, "--delay", "getMe=2500"], { stdio: ["ignore", "pipe", "inherit"] });
 	const dir = mkdtempSync(join(tmpdir(), "xsclaw-tgpty-"));
+	const release = join(dir, "release-getMe");
+	const mock = spawn(process.execPath, [join(ROOT, "tools", "mock-telegram", "cli.mjs"), "--token", TOKEN, "--hold", `getMe=${release}`], { stdio: ["ignore", "pipe", "inherit"] });
 	try {
 		const [first] = await once(mock.stdout, "data");
 		const { url } = JSON.parse(String(first).split("\n")[0]);
-		const run = runOnPty(["--modules", APP_MAP, "--data", dir], [
+		const run = runOnPty(["--modules", APP_MAP, "--data", join(dir, "data")], [
 			see("xsclaw> "),
 			type(`config set telegram.base_url ${url}\r`), see("ok: telegram.base_url"),
 			type(`config set telegram.token ${TOKEN}\r`), see("ok: telegram.token"),
-			type("sta"),
+			type("sta"), see("sta"), touch(release),
 			see("telegram: connected as @xsclaw_test_bot"),
 			type("tus\r"), see("uptime"),
 			type("\x04"),

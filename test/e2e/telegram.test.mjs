@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { startMockTelegram } from "../../tools/mock-telegram/index.mjs";
 import { APP_MAP } from "../../tools/build.mjs";
-import { filesUnder, startFirmware, until } from "./firmware.mjs";
+import { WAIT_MS, filesUnder, startFirmware, until } from "./firmware.mjs";
 import { SANITIZER_ERROR } from "./xs.mjs";
 
 const TOKEN = "7000001:AAHsecretTelegramBotTokenForTests0123";
@@ -59,7 +59,7 @@ async function setup({ token = TOKEN } = {}) {
 			const code = /pairing code ([A-Z0-9]+)/.exec(fw.printed(from))[1];
 			const before = tg.chat(chat).length;
 			tg.say({ chat, text: `/pair ${code}`, ...extra });
-			await tg.waitFor(() => tg.chat(chat).slice(before).some((m) => /^Paired as/.test(m.text)), 10_000, "the pairing reply");
+			await tg.waitFor(() => tg.chat(chat).slice(before).some((m) => /^Paired as/.test(m.text)), WAIT_MS, "the pairing reply");
 		},
 	};
 	cleanups.push(async () => {
@@ -83,11 +83,11 @@ test("an unpaired chat gets one pairing hint and nothing reaches the LLM; after 
 	const { tg, llm, boot, pair } = await setup();
 	const fw = await boot();
 	tg.say({ chat: 42, text: "hello, who are you?" });
-	await tg.waitFor(() => tg.chat(42).length === 1, 10_000, "the hint");
+	await tg.waitFor(() => tg.chat(42).length === 1, WAIT_MS, "the hint");
 	assert.match(tg.chat(42)[0].text, HINT);
 	tg.say({ chat: 42, text: "please answer" });
 	tg.say({ chat: 43, text: "/start" });
-	await tg.waitFor(() => tg.chat(43).length === 1, 10_000, "the second chat's hint");
+	await tg.waitFor(() => tg.chat(43).length === 1, WAIT_MS, "the second chat's hint");
 	await sleep(1500);
 	assert.equal(tg.chat(42).length, 1, "the hint is rate-limited per chat");
 	assert.equal(llm.requests.length, 0, "nothing from an unpaired chat reaches the LLM");
@@ -100,7 +100,7 @@ test("an unpaired chat gets one pairing hint and nothing reaches the LLM; after 
 	llm.script({ type: "text", text: answer, chunk: 4, fault: "trickle", chunkBytes: 48, intervalMs: 60 });
 	const from = tg.chat(42).length;
 	tg.say({ chat: 42, text: "tell me something" });
-	const final = await tg.waitFor(() => since(tg, 42, from).find((m) => m.text === answer.replace("**Done**", "Done")), 30_000, "the final answer");
+	const final = await tg.waitFor(() => since(tg, 42, from).find((m) => m.text === answer.replace("**Done**", "Done")), WAIT_MS, "the final answer");
 	assert.ok(final.edits.length >= 2, `the reply was streamed by editing one message (edits: ${JSON.stringify(final.edits)})`);
 	assert.ok(final.edits.every((text) => answer.startsWith(text.replace(/…$/, ""))), "every preview is a prefix of the answer");
 	assert.equal(final.parse_mode, "HTML");
@@ -118,7 +118,7 @@ test("an unpaired chat gets one pairing hint and nothing reaches the LLM; after 
 	tg.raw({ message: { message_id: 10, chat: { id: 42, type: "private" }, from: { id: 42 }, sticker: {} } });
 	llm.script({ type: "text", text: "still here" });
 	tg.say({ chat: 42, text: "are you still there?" });
-	await tg.waitFor(() => tg.chat(42).some((m) => m.text === "still here"), 20_000, "an answer after malformed updates");
+	await tg.waitFor(() => tg.chat(42).some((m) => m.text === "still here"), WAIT_MS, "an answer after malformed updates");
 	assert.match(fw.stderr, /telegram: update \d+ skipped: the message has no chat id/);
 	assert.match(fw.stderr, /skipped: not a message/);
 	assert.match(fw.stderr, /skipped: the message has no text/);
@@ -136,7 +136,7 @@ test("a 9,000-character answer arrives in chunks of at most 4096 characters that
 	llm.script({ type: "text", text, chunk: 400 });
 	const from = tg.chat(50).length;
 	tg.say({ chat: 50, text: "a long answer please" });
-	await tg.waitFor(() => since(tg, 50, from).map((m) => m.text).join("").length >= text.length, 30_000, "the whole answer");
+	await tg.waitFor(() => since(tg, 50, from).map((m) => m.text).join("").length >= text.length, WAIT_MS, "the whole answer");
 	await sleep(1500); // no stray edit may follow
 	const parts = since(tg, 50, from).map((m) => m.text);
 	assert.equal(parts.length, 3, `three chunks (${parts.map((p) => p.length).join(", ")})`);
@@ -155,7 +155,7 @@ test("/stop during a slow reply cancels it, and a second message during a reques
 	tg.say({ chat: 60, text: "a slow question" });
 	await until(() => llm.requests.length === 1, "the LLM request");
 	tg.say({ chat: 60, text: "/stop" });
-	await tg.waitFor(() => since(tg, 60, from).some((m) => /request cancelled/.test(m.text)), 15_000, "the cancellation");
+	await tg.waitFor(() => since(tg, 60, from).some((m) => /request cancelled/.test(m.text)), WAIT_MS, "the cancellation");
 	await until(() => llm.requests[0].response.closedAt !== null, "the LLM connection closed");
 
 	// Steering: the first answer trickles; a second message aborts it and the loop goes on with both.
@@ -167,7 +167,7 @@ test("/stop during a slow reply cancels it, and a second message during a reques
 	tg.say({ chat: 60, text: "what is the weather" });
 	await until(() => llm.requests.length === 2, "the first LLM request");
 	tg.say({ chat: 60, text: "and in Paris, please" });
-	await tg.waitFor(() => since(tg, 60, from).some((m) => m.text === "one answer to both of your messages"), 30_000, "the steered answer");
+	await tg.waitFor(() => since(tg, 60, from).some((m) => m.text === "one answer to both of your messages"), WAIT_MS, "the steered answer");
 	assert.equal(llm.requests.length, 3);
 	assert.match(llm.requests[2].body, /what is the weather/);
 	assert.match(llm.requests[2].body, /and in Paris, please/);
@@ -183,7 +183,7 @@ test("after a restart, and after a kill right after answering, no update is answ
 	await pair(fw, 70);
 	llm.script({ type: "text", text: "first answer" });
 	tg.say({ chat: 70, text: "question one" });
-	await tg.waitFor(() => tg.chat(70).some((m) => m.text === "first answer"), 20_000, "the first answer");
+	await tg.waitFor(() => tg.chat(70).some((m) => m.text === "first answer"), WAIT_MS, "the first answer");
 	await fw.end();
 	fw = await boot({ configure: false });
 	await sleep(2500);
@@ -195,7 +195,7 @@ test("after a restart, and after a kill right after answering, no update is answ
 	await until(() => tg.polling, "a long poll waiting");
 	tg.say({ chat: 70, text: "question two" }); // answers the waiting poll at once
 	tg.fault("getUpdates", { drop: true }, 1000);
-	await tg.waitFor(() => tg.chat(70).some((m) => m.text === "second answer"), 20_000, "the second answer");
+	await tg.waitFor(() => tg.chat(70).some((m) => m.text === "second answer"), WAIT_MS, "the second answer");
 	await fw.kill();
 	assert.ok(tg.pending > 0, "the update is still unconfirmed at Telegram");
 	tg.clearFaults();
@@ -212,7 +212,7 @@ test("a 429 from Telegram is waited out for its retry_after", async () => {
 	await boot();
 	tg.fault("sendMessage", { status: 429, retryAfter: 2 });
 	tg.say({ chat: 80, text: "hi" });
-	await tg.waitFor(() => tg.chat(80).length === 1, 15_000, "the hint after the 429");
+	await tg.waitFor(() => tg.chat(80).length === 1, WAIT_MS, "the hint after the 429");
 	const sends = tg.calls.filter((c) => c.method === "sendMessage" && c.params.chat_id === "80");
 	assert.equal(sends.length, 2);
 	assert.equal(sends[0].fault.status, 429);
@@ -225,10 +225,10 @@ test("network loss backs off and resumes; a group chat is answered only when add
 	tg.fault("getUpdates", { drop: true }, 2);
 	tg.fault("getUpdates", { status: 502 }, 1);
 	await fw.until(/cannot reach Telegram/);
-	await fw.until(/reachable again/, { timeoutMs: 20_000 });
+	await fw.until(/reachable again/);
 	tg.say({ chat: -100, type: "supergroup", text: "people talking among themselves" });
 	tg.say({ chat: -100, type: "supergroup", text: "@xsclaw_test_bot hello", entities: [{ type: "mention", offset: 0, length: 16 }] });
-	await tg.waitFor(() => tg.chat(-100).length === 1, 10_000, "the group's hint");
+	await tg.waitFor(() => tg.chat(-100).length === 1, WAIT_MS, "the group's hint");
 	await sleep(1000);
 	assert.equal(tg.chat(-100).length, 1);
 	assert.match(tg.chat(-100)[0].text, HINT);

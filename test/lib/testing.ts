@@ -6,7 +6,9 @@ export type TestFn = () => void | Promise<void>;
 export interface TestCase { name: string; fn: TestFn; timeoutMs: number }
 
 export const tests: TestCase[] = [];
-export const DEFAULT_TEST_TIMEOUT_MS = 10_000;
+// A bound for a hang, not a speed target: the ASan host on a loaded machine is
+// slow (speed is measured by npm run bench).
+export const DEFAULT_TEST_TIMEOUT_MS = 60_000;
 
 export function test(name: string, fn: TestFn, timeoutMs = DEFAULT_TEST_TIMEOUT_MS): void {
 	if (tests.some((t) => t.name === name)) throw new Error(`duplicate test name: ${name}`);

@@ -22,6 +22,8 @@ import { psramBuffers } from "util/buffers";
 
 const MOCK = option("mock-url") ?? "";
 const CONTROL = option("control-url") ?? "";
+/** A bound for the server noticing a close, not a speed target (a loaded machine). */
+const SERVER_CLOSE_WAIT_MS = 30_000;
 const REFUSED = Number(option("refused-port"));
 
 const CA_DER = derOption("ca-der-hex");
@@ -127,7 +129,7 @@ test("abort during a slow trickle stream ends with aborted and the server sees t
 	for (;;) {
 		const last = (await state()).last;
 		if (last?.response.aborted) break;
-		if (now() - abortedAt > 1000) assert.fail("the server did not see the connection close within 1 s");
+		if (now() - abortedAt > SERVER_CLOSE_WAIT_MS) assert.fail(`the server did not see the connection close within ${SERVER_CLOSE_WAIT_MS} ms`);
 		await sleep(5);
 	}
 	assert.equal(psramUsed(), start, "PSRAM back to its starting level");

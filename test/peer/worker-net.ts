@@ -43,4 +43,4 @@ test("a worker that runs out of memory closes its sockets; the creator is told",
 	worker.postMessage({ command: "grow" });
 	assert.match(await Promise.race([died, delay(5000).then(() => "no onerror")]), /^out of memory/);
 	assert.equal(heap().sockets, before, "the worker's sockets were closed");
-}, 15_000);
+});

@@ -8,7 +8,7 @@ import { ProviderFlag, type CompletionSummary, type ContextContent, type Context
 import { toAnthropicRequest } from "llm/anthropic";
 import { toOpenAIRequest } from "llm/openai";
 import type { ChatRequest, Message, ModelProfile, ToolDefinition } from "llm/types";
-import { FakeModel, harness, request, textOf, userTexts, waitFor } from "./core_fakes";
+import { ANSWER_MS, FakeModel, harness, request, textOf, userTexts, waitFor } from "./core_fakes";
 
 const TOOL: ToolDefinition = { type: "function", function: { name: "lookup", description: "finds things", parameters: { type: "object", properties: {} } } };
 
@@ -29,7 +29,7 @@ test("providers are asked in order; undefined is skipped and the names that gave
 	});
 	core.addCompletionObserver((s) => summaries.push(s));
 	const id = await core.submit(request("hi"));
-	await core.receiveFor(id, 2000);
+	await core.receiveFor(id, ANSWER_MS);
 	const sent = model.requests[0];
 	assert.equal(sent.messages[0].role, "system");
 	assert.equal(textOf(sent.messages[0]), "You are a test agent.\n\n## persona\nYou are kind.\n\n## memory\nThe user likes tea.");
@@ -41,7 +41,7 @@ test("a provider that throws fails the request naming it, and agent_end is still
 	const model = new FakeModel();
 	const { core, events } = harness(model, { providers: [{ name: "memory", collect: () => { throw new Error("disk on fire"); } }] });
 	const id = await core.submit(request("hi"));
-	const answer = await core.receiveFor(id, 2000);
+	const answer = await core.receiveFor(id, ANSWER_MS);
 	assert.equal(answer.ok, false);
 	assert.equal(answer.error, 'the context provider "memory" failed: disk on fire');
 	assert.equal(model.requests.length, 0);
@@ -50,7 +50,7 @@ test("a provider that throws fails the request naming it, and agent_end is still
 
 test("a provider that rejects fails the request like one that throws", async () => {
 	const { core } = harness(new FakeModel(), { providers: [{ name: "skills", collect: () => Promise.reject(new Error("no catalogue")) }] });
-	const answer = await core.receiveFor(await core.submit(request("hi")), 2000);
+	const answer = await core.receiveFor(await core.submit(request("hi")), ANSWER_MS);
 	assert.equal(answer.error, 'the context provider "skills" failed: no catalogue');
 });
 
@@ -58,7 +58,7 @@ test("empty provider content fails the request as a provider bug", async () => {
 	const empties: ContextContent[] = [{ kind: "system_prompt", content: "" }, { kind: "messages", content: [] }, { kind: "tools", content: [] }];
 	for (const content of empties) {
 		const { core } = harness(new FakeModel(), { providers: [{ name: "broken", collect: () => content }] });
-		const answer = await core.receiveFor(await core.submit(request("hi")), 2000);
+		const answer = await core.receiveFor(await core.submit(request("hi")), ANSWER_MS);
 		assert.match(answer.error ?? "", /the context provider "broken" returned empty or unknown content/, content.kind);
 	}
 });
@@ -72,7 +72,7 @@ test("history (REQUEST_START_ONLY) is collected once per request, other provider
 			{ name: "memory", collect: () => { memoryCalls++; return { kind: "system_prompt", content: "facts" }; } },
 		],
 	});
-	await core.receiveFor(await core.submit(request("go")), 2000);
+	await core.receiveFor(await core.submit(request("go")), ANSWER_MS);
 	assert.equal(model.requests.length, 3);
 	assert.equal(historyCalls, 1, "history once");
 	assert.equal(memoryCalls, 3, "memory per iteration");
@@ -87,7 +87,7 @@ test("with a history provider that keeps to its contract, the current user messa
 			collect: () => ({ kind: "messages", content: [{ role: "user", content: "old" }, { role: "assistant", content: "old answer" }] }),
 		}],
 	});
-	await core.receiveFor(await core.submit(request("what now?")), 2000);
+	await core.receiveFor(await core.submit(request("what now?")), ANSWER_MS);
 	assert.equal(model.requests.length, 3);
 	for (const sent of model.requests) assert.deepEqual(userTexts(sent).map((t) => t.split("\n")[0]), ["old", "what now?"]);
 });
@@ -101,7 +101,7 @@ test("an earlier message with the same words as the current one stays in the his
 			collect: () => ({ kind: "messages", content: [{ role: "assistant", content: "Shall I water the plants?" }, { role: "user", content: "yes" }] }),
 		}],
 	});
-	await core.receiveFor(await core.submit(request("yes")), 2000);
+	await core.receiveFor(await core.submit(request("yes")), ANSWER_MS);
 	assert.deepEqual(model.requests[0].messages.map((m) => [m.role, textOf(m).split("\n")[0]]), [
 		["system", "You are a test agent."], ["assistant", "Shall I water the plants?"], ["user", "yes"], ["user", "yes"],
 	]);
@@ -117,7 +117,7 @@ test("stable sections come before the history and the volatile block after it, w
 			{ name: "history", flags: ProviderFlag.REQUEST_START_ONLY, collect: () => ({ kind: "messages", content: [{ role: "user", content: "earlier" }, { role: "assistant", content: "noted" }] }) },
 		],
 	});
-	await core.receiveFor(await core.submit(request("now", { source: { channel: "telegram", chat_id: "42", sender_id: "7", message_id: "9", cap: "" } })), 2000);
+	await core.receiveFor(await core.submit(request("now", { source: { channel: "telegram", chat_id: "42", sender_id: "7", message_id: "9", cap: "" } })), ANSWER_MS);
 	const [first, second] = model.requests;
 	const roles = second.messages.map((m) => m.role);
 	assert.deepEqual(roles, ["system", "user", "assistant", "user", "assistant", "tool"]);
@@ -140,7 +140,7 @@ test("two iterations' messages share their whole first iteration as a byte prefi
 	const { core } = harness(model, {
 		providers: [system("persona", "Be brief."), { name: "tools", collect: () => ({ kind: "tools", content: [TOOL] }) }],
 	});
-	await core.receiveFor(await core.submit(request("go")), 2000);
+	await core.receiveFor(await core.submit(request("go")), ANSWER_MS);
 	for (let i = 1; i < model.requests.length; i++) {
 		const before = JSON.stringify(model.requests[i - 1].messages).slice(0, -1);
 		const after = JSON.stringify(model.requests[i].messages);
@@ -170,7 +170,7 @@ test("a tool round reuses the system, marked history and user messages the provi
 		handed.push(sent.messages.slice());
 		return chat(sent, options);
 	};
-	await core.receiveFor(await core.submit(request("go")), 2000);
+	await core.receiveFor(await core.submit(request("go")), ANSWER_MS);
 	const [first, second, third, fourth] = handed;
 	assert.equal(second[0], first[0], "the same system message object");
 	assert.equal(second[2], first[2], "the same marked history message");
@@ -201,7 +201,7 @@ test("cancel while a provider is stuck ends the request cancelled at once", asyn
 	const id = await core.submit(request("hi"));
 	await waitFor(() => asked && core.phase === "BUILDING_CONTEXT", "the provider");
 	assert.equal(core.cancel(id), true);
-	const answer = await core.receiveFor(id, 1000);
+	const answer = await core.receiveFor(id, ANSWER_MS);
 	assert.equal(answer.error, "request cancelled");
 	assert.equal(core.phase, "IDLE");
 });

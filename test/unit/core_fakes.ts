@@ -114,13 +114,19 @@ export function delay(ms: number): Promise<void> {
 	return new Promise((resolve) => Timer.set(() => resolve(), ms));
 }
 
+/**
+ * How long a test waits for an answer or a state the fakes bring about at once: a
+ * bound for a hang, not a speed target (the ASan host on a loaded machine).
+ */
+export const ANSWER_MS = 30_000;
+
 /** Polls until cond() holds; rejects naming what after timeoutMs. */
-export async function waitFor(cond: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
-	for (let waited = 0; waited < timeoutMs; waited += 2) {
-		if (cond()) return;
+export async function waitFor(cond: () => boolean, what: string, timeoutMs = ANSWER_MS): Promise<void> {
+	const start = Date.now();
+	while (!cond()) {
+		if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
 		await delay(2);
 	}
-	throw new Error(`timed out waiting for ${what}`);
 }
 
 /** Timers that fire only when a test advances them. */

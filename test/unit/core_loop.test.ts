@@ -4,14 +4,14 @@
 import { assert, test } from "testing";
 import { CORE_STAGE_ARGS_PREVIEW_MAX_CHARS, CORE_STAGE_SUMMARY_MAX_CHARS, MAX_TOOL_ITERATIONS } from "budgets";
 import { RequestFlag, type OutEvent, type PersistBatch, type ToolCallInfo } from "core/types";
-import { FakeModel, ROUTER_FLAGS, delay, harness, request, textOf, waitFor, type Step } from "./core_fakes";
+import { ANSWER_MS, FakeModel, ROUTER_FLAGS, delay, harness, request, textOf, waitFor, type Step } from "./core_fakes";
 
 test("the tool loop stops at the iteration cap with a clear error", async () => {
 	const steps: Step[] = [];
 	for (let i = 0; i < MAX_TOOL_ITERATIONS + 2; i++) steps.push({ calls: [{ name: "again" }] });
 	const model = new FakeModel(...steps);
 	const { core } = harness(model);
-	const answer = await core.receiveFor(await core.submit(request("loop forever")), 2000);
+	const answer = await core.receiveFor(await core.submit(request("loop forever")), ANSWER_MS);
 	assert.equal(answer.ok, false);
 	assert.match(answer.error ?? "", /^stopped after 10 tool rounds without a final answer/);
 	assert.equal(model.requests.length, MAX_TOOL_ITERATIONS);
@@ -25,7 +25,7 @@ test("a failing tool is returned to the model as is_error and the loop goes on",
 			return { content: "42" };
 		},
 	});
-	const answer = await core.receiveFor(await core.submit(request("read it")), 2000);
+	const answer = await core.receiveFor(await core.submit(request("read it")), ANSWER_MS);
 	assert.equal(answer.text, "I worked around it");
 	const tools = model.requests[1].messages.filter((m) => m.role === "tool");
 	assert.deepEqual(tools, [
@@ -50,7 +50,7 @@ function concurrencyProbe() {
 test("independent calls of one round run concurrently", async () => {
 	const { probe, callCap } = concurrencyProbe();
 	const { core } = harness(new FakeModel({ calls: [{ name: "a" }, { name: "b" }, { name: "c" }] }, { text: "done" }), { callCap });
-	await core.receiveFor(await core.submit(request("all at once")), 2000);
+	await core.receiveFor(await core.submit(request("all at once")), ANSWER_MS);
 	assert.equal(probe.most, 3);
 });
 
@@ -59,7 +59,7 @@ test("a round with a run-alone tool runs its calls one by one, in order", async 
 	const { core } = harness(new FakeModel({ calls: [{ name: "a" }, { name: "gpio" }, { name: "b" }] }, { text: "done" }), {
 		callCap, runsAlone: (name) => name === "gpio",
 	});
-	await core.receiveFor(await core.submit(request("careful")), 2000);
+	await core.receiveFor(await core.submit(request("careful")), ANSWER_MS);
 	assert.equal(probe.most, 1);
 	assert.deepEqual(probe.order, ["a", "gpio", "b"]);
 });
@@ -69,7 +69,7 @@ test("persist batches come in order: USER first, one per tool round, FINAL with 
 	const { core } = harness(new FakeModel({ calls: [{ name: "a" }] }, { calls: [{ name: "b" }, { name: "c" }] }, { text: "done" }), {
 		persist: (b) => { batches.push(JSON.parse(JSON.stringify(b))); },
 	});
-	await core.receiveFor(await core.submit(request("go")), 2000);
+	await core.receiveFor(await core.submit(request("go")), ANSWER_MS);
 	assert.deepEqual(batches.map((b) => [b.records.map((r) => r.kind).join("+"), b.turn_completed]), [
 		["user", false], ["assistant_tool+tool_result", false], ["assistant_tool+tool_result+tool_result", false], ["assistant_final", true],
 	]);
@@ -84,7 +84,7 @@ test("a failed request persists a failure note with the tool summary and not the
 	const { core } = harness(new FakeModel({ calls: [{ name: "a" }] }, { error: "HTTP 500: upstream broke" }), {
 		persist: (b) => { batches.push(JSON.parse(JSON.stringify(b))); },
 	});
-	const answer = await core.receiveFor(await core.submit(request("go")), 2000);
+	const answer = await core.receiveFor(await core.submit(request("go")), ANSWER_MS);
 	assert.equal(answer.error, "HTTP 500: upstream broke");
 	assert.deepEqual(batches.map((b) => b.records.map((r) => r.kind).join("+")), ["user", "assistant_tool+tool_result", "failure_note"]);
 	const note = batches[2];
@@ -95,13 +95,13 @@ test("a failed request persists a failure note with the tool summary and not the
 test("nothing is persisted for a request without a session", async () => {
 	let batches = 0;
 	const { core } = harness(new FakeModel({ calls: [{ name: "a" }] }, { text: "done" }), { persist: () => { batches++; } });
-	await core.receiveFor(await core.submit(request("go", { session_id: "" })), 2000);
+	await core.receiveFor(await core.submit(request("go", { session_id: "" })), ANSWER_MS);
 	assert.equal(batches, 0);
 });
 
 test("a persist that throws is logged and the request still succeeds", async () => {
 	const { core, logs, events } = harness(new FakeModel({ text: "still here" }), { persist: () => { throw new Error("flash full"); } });
-	const answer = await core.receiveFor(await core.submit(request("go")), 2000);
+	const answer = await core.receiveFor(await core.submit(request("go")), ANSWER_MS);
 	assert.equal(answer.text, "still here");
 	assert.ok(logs.some((l) => l.includes("flash full")), "logged");
 	assert.equal(events[events.length - 1].type, "agent_end");
@@ -115,7 +115,7 @@ test("an interrupt during HTTP aborts the call, keeps finished tool results and 
 	const inserted = await core.submit(request("actually, also this", { flags: RequestFlag.USER_INTERRUPT }));
 	// Aborted by the time submit resolved: no wall-clock bound needed (nor safe on a loaded machine).
 	assert.equal(model.aborted, 1, "aborted at once");
-	const answer = await core.receiveFor(id, 2000);
+	const answer = await core.receiveFor(id, ANSWER_MS);
 	assert.equal(answer.text, "answer to both");
 	const third = model.requests[2].messages;
 	assert.deepEqual(third.slice(2).map((m) => [m.role, textOf(m)]), [
@@ -176,7 +176,7 @@ test("an unconfigured model fails the request with its guidance, logs outcome=er
 	model.notReady = () => guidance;
 	const saved: string[] = [];
 	const { core, logs } = harness(model, { persist: (batch) => void saved.push(...batch.records.map((r) => r.kind)) });
-	const answer = await core.receiveFor(await core.submit(request("hi")), 2000);
+	const answer = await core.receiveFor(await core.submit(request("hi")), ANSWER_MS);
 	assert.deepEqual([answer.ok, answer.text, answer.error], [false, "", guidance]);
 	assert.deepEqual(saved, [], "not a turn: neither the question nor a failure note is saved");
 	assert.equal(model.requests.length, 0, "nothing was sent");
@@ -185,7 +185,7 @@ test("an unconfigured model fails the request with its guidance, logs outcome=er
 
 test("events pair every start with its end and map the model's message events", async () => {
 	const { core, events } = harness(new FakeModel({ text: "thinking", calls: [{ name: "a", id: "c1" }] }, { text: "done" }));
-	await core.receiveFor(await core.submit(request("go")), 2000);
+	await core.receiveFor(await core.submit(request("go")), ANSWER_MS);
 	assert.deepEqual(events.map((e) => e.type), [
 		"agent_start",
 		"turn_start", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_end", "turn_end",
@@ -200,7 +200,7 @@ test("a throwing completion observer is logged and the others still hear", async
 	const { core, logs } = harness(new FakeModel({ text: "done" }));
 	core.addCompletionObserver(() => { throw new Error("observer bug"); });
 	core.addCompletionObserver((s) => { heard = `${s.ok} ${s.final_text} ${s.tool_calls_csv}`; });
-	await core.receiveFor(await core.submit(request("go")), 2000);
+	await core.receiveFor(await core.submit(request("go")), ANSWER_MS);
 	assert.equal(heard, "true done ");
 	assert.ok(logs.some((l) => l.includes("observer bug")));
 });

@@ -119,7 +119,7 @@ test("a full queue makes postMessage throw after the wait, and loses none it too
 	worker.postMessage("after");
 	assert.equal(await messages.next(), "after", "the queue works again once drained");
 	worker.terminate();
-}, 15_000);
+});
 
 test("terminate ends the worker: no more messages, postMessage throws", async () => {
 	const worker = new Worker(ECHO);

@@ -15,6 +15,7 @@
 //                                   {status: 429, retryAfter} | {status: 5xx} | {drop: true} (socket destroyed)
 //                                   | {malformed: true} (a truncated JSON body) | {status: 409} | {status: 401}
 //                                   | {delayMs} (answered normally, that much later)
+//                                   | {hold: promise} (answered normally once the promise resolves)
 //   tg.calls                        [{method, params, token_ok, at}] in order
 //   tg.chat(id)                     [{message_id, text, parse_mode, edits: [..texts], sent_at}] the bot's messages in a chat
 //   tg.waitFor(predicate, ms)       resolves when predicate(tg) is truthy (checked on every call)
@@ -160,6 +161,13 @@ export async function startMockTelegram({ token, username = 'xsclaw_test_bot', b
       record.fault = f;
       const timer = setTimeout(() => answer(method, params, res), f.delayMs);
       res.on('close', () => clearTimeout(timer));
+      return;
+    }
+    if (f?.hold) {
+      record.fault = f;
+      let closed = false;
+      res.on('close', () => { closed = true; });
+      f.hold.then(() => { if (!closed) answer(method, params, res); });
       return;
     }
     if (f) {
