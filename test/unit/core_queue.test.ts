@@ -30,7 +30,7 @@ test("queued requests run in FIFO order and a waiting submit takes the room a st
 	await core.submit(request("a"));
 	await waitFor(() => core.phase === "IN_LLM_HTTP", "the first call");
 	for (const text of ["b", "c", "d", "e"]) await core.submit(request(text));
-	const waiting = core.submit(request("g"), 2000);
+	const waiting = core.submit(request("g"), ANSWER_MS);
 	release.resolve();
 	const id = await waiting;
 	const answer = await core.receiveFor(id, ANSWER_MS);
@@ -55,7 +55,7 @@ test("unclaimed responses beyond the queue depth drop the oldest with a log line
 	for (let i = 0; i < 5; i++) model.script({ text: `r${i}` });
 	const { core, logs } = harness(model);
 	const ids: number[] = [];
-	for (let i = 0; i < 5; i++) ids.push(await core.submit(request(`q${i}`), 2000));
+	for (let i = 0; i < 5; i++) ids.push(await core.submit(request(`q${i}`), ANSWER_MS));
 	await waitFor(() => model.requests.length === 5 && core.phase === "IDLE", "all five requests");
 	assert.equal(core.parkedResponses, 4);
 	assert.ok(logs.some((l) => l.includes(`answer to request ${ids[0]}`) && l.includes("dropped")), "the drop is logged");
