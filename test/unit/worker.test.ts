@@ -87,6 +87,19 @@ test("keepHeadroom collects when less than AGENT_PORT_HEADROOM_BYTES of the chun
 	assert.ok(free() >= AGENT_PORT_HEADROOM_BYTES, `room again: ${free()} bytes free`);
 });
 
+// The first message resumes the test in a promise job its delivery runs: the
+// Worker terminated and collected there freed the host's record under the
+// delivery (ASan: heap-use-after-free in onCreatorWake).
+test("a Worker terminated and collected in a promise job its own message started", async () => {
+	let worker: Worker | undefined = new Worker(ECHO);
+	await new Promise((resolve) => { worker!.onmessage = resolve; });
+	worker.terminate();
+	worker = undefined;
+	collectGarbage();
+	await delay(20);
+	collectGarbage();
+});
+
 test("messages arrive in the order they were posted, both ways", async () => {
 	const worker = new Worker(ECHO);
 	const messages = inbox(worker);

@@ -91,6 +91,10 @@ typedef struct {
 	WorkerLink *link;            /* NULL once the end was handled */
 	HostWatch *watch;
 	int remembered;
+	/* A message is being delivered: a collection the delivery runs (terminate()
+	 * then a GC in a promise job) leaves the record to onCreatorWake to free. */
+	int delivering;
+	int collected;
 	char ended[HOST_REASON_CHARS + 64];  /* what postMessage says after the end */
 } WorkerRecord;
 
@@ -568,7 +572,13 @@ static void onCreatorWake(void *ctx, int fd, short revents)
 		WorkerMessage *message = take(link, &link->toCreator);
 		if (!message)
 			break;
+		record->delivering = 1;
 		deliver(the, &record->self, message);
+		record->delivering = 0;
+		if (record->collected) {
+			free(record);   /* its Worker was collected during the delivery */
+			return;
+		}
 	}
 	if (record->link != link || hostMachineAborted(the))
 		return;
@@ -609,7 +619,10 @@ static void workerDestructor(void *data)
 	if (!record)
 		return;
 	recordTerminate(record);
-	free(record);
+	if (record->delivering)
+		record->collected = 1;   /* onCreatorWake frees it once deliver returns */
+	else
+		free(record);
 }
 
 static void workerMarker(xsMachine *the, void *data, xsMarkRoot markRoot)
