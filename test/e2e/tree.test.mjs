@@ -89,3 +89,17 @@ test("the main machine reaches the agent only through the port: main.ts imports 
 		(/^core\//.test(s) && s !== "core/types") || ["agent/machine", "agent/service", "agent/worker"].includes(s));
 	assert.deepEqual(agentSide, [], "modules of the agent machine loaded by the main machine");
 });
+
+// Issue 12: errors a person reads named internal API fields ("pass the server's CA
+// as secure.certificate") and commands or tools that do not exist ("factory-reset
+// clears it", "check the path with the files tool"). Comments may name them.
+test("no message in modules/ names an internal API field or a command or tool that does not exist", () => {
+	const PHRASES = /secure\.certificate|factory-reset clears|with the files tool/;
+	const offenders = [];
+	for (const { path, text } of files) {
+		const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:])\/\/.*$/gm, "$1");
+		for (const literal of code.matchAll(/"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`/g))
+			if (PHRASES.test(literal[0])) offenders.push(`${path}: ${literal[0].slice(0, 80)}`);
+	}
+	assert.deepEqual(offenders, []);
+});
