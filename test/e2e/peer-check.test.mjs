@@ -14,7 +14,8 @@ import { fileURLToPath } from "node:url";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { CREATED, checkSameReplies, checkTurn, consoleTurn, conversation, toolRound } from "../../tools/bench/peer/check.mjs";
 
-const T = { timeout: 20_000 };
+// Bounds for hangs, not speed targets: a child Node process starts slowly on a loaded machine.
+const T = { timeout: 120_000 };
 const DRIVER = fileURLToPath(new URL("../../tools/bench/peer/pi-agent.mjs", import.meta.url));
 
 /** The two request records of a turn heard right, as the mock keeps them, in the protocol's shape. */
@@ -86,7 +87,7 @@ async function peerTurns(protocol, turns) {
 	const tools = [{ name: "get_time", description: "the time", parameters: { type: "object", properties: { timezone: { type: "string" } }, additionalProperties: false } }];
 	const config = { protocol, baseUrl: protocol === "openai" ? `${mock.url}/v1` : mock.url, model: "bench-model", apiKey: "sk-test", systemPrompt: "You are a test.", tools };
 	const child = spawn(process.execPath, [DRIVER, JSON.stringify(config)], { stdio: ["pipe", "pipe", "inherit"] });
-	const killer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+	const killer = setTimeout(() => child.kill("SIGKILL"), 100_000);
 	try {
 		const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
 		assert.equal((await lines.next()).value, "ready");
