@@ -10,7 +10,7 @@ const ECHO = Number(option("echo-port"));
 const WORKER = "test/peer/worker_net";
 const delay = (ms: number) => new Promise((resolve) => Timer.set(resolve, ms));
 
-function reply(worker: Worker, timeoutMs = 5000): Promise<any> {
+function reply(worker: Worker, timeoutMs = 30_000): Promise<any> {
 	return new Promise((resolve, reject) => {
 		const timer = Timer.set(() => reject(new Error(`no reply within ${timeoutMs} ms`)), timeoutMs);
 		worker.onmessage = (message: any) => { Timer.clear(timer); resolve(message); };

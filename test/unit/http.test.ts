@@ -580,7 +580,7 @@ test("retry-after as an HTTP date and retry-after-ms are understood", async () =
 	const { http } = client(server);
 	const byDate = await failure(http.request({ method: "GET", url: "http://127.0.0.1:8080/date" }));
 	assert.equal(byDate.message, "HTTP 503: Service Unavailable");
-	assert.ok(byDate.retryAfterMs !== undefined && byDate.retryAfterMs > 115_000 && byDate.retryAfterMs <= 120_000, `retryAfterMs ${byDate.retryAfterMs}`);
+	assert.ok(byDate.retryAfterMs !== undefined && byDate.retryAfterMs > 60_000 && byDate.retryAfterMs <= 120_000, `retryAfterMs ${byDate.retryAfterMs}`);
 	const byMs = await failure(http.request(get()));
 	assert.equal(byMs.retryAfterMs, 1500);
 	http.close();
