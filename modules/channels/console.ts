@@ -1,7 +1,7 @@
 // channels/console: a chat channel's console commands, one piece for every
 // channel (Telegram, QQ): `NAME status | pair | list | revoke CHAT | restart`.
 // The channel gives its status lines, its pairing and its restart.
-import { TELEGRAM_PAIR_CODE_TTL_MS } from "budgets";
+import { PAIRING_CODE_TTL_MS } from "budgets";
 import { UsageError, words, type Command } from "console/types";
 import type { Pairing } from "channels/pairing";
 import { messageOf } from "util/errors";
@@ -31,7 +31,7 @@ export function restartOnChange(config: { onChange(listener: (name: string) => v
 
 /** The line printed with a new pairing code. */
 export function pairingCodeLine(name: string, code: string): string {
-	return `${name}: pairing code ${code} (valid ${TELEGRAM_PAIR_CODE_TTL_MS / 60_000} min): send /pair ${code} to the bot from the chat to pair`;
+	return `${name}: pairing code ${code} (valid ${PAIRING_CODE_TTL_MS / 60_000} min): send /pair ${code} to the bot from the chat to pair`;
 }
 
 export function channelCommands(o: ChannelCommandsOptions): Command[] {

@@ -2,10 +2,10 @@
 // every chat channel (Telegram, QQ), each with its own store. Only
 // paired chats reach the agent. A one-time code, printed on the console, pairs a
 // chat that sends `/pair CODE`; the first paired chat is the owner, later ones
-// users. A code expires after TELEGRAM_PAIR_CODE_TTL_MS and dies after
-// TELEGRAM_PAIR_ATTEMPTS_MAX wrong guesses from all chats together, so guessing
+// users. A code expires after PAIRING_CODE_TTL_MS and dies after
+// PAIRING_ATTEMPTS_MAX wrong guesses from all chats together, so guessing
 // 40 bits five times is hopeless. Unpaired chats get a short hint, at most once
-// per chat per TELEGRAM_HINT_INTERVAL_MS and TELEGRAM_HINTS_PER_HOUR overall.
+// per chat per PAIRING_HINT_INTERVAL_MS and PAIRING_HINTS_PER_HOUR overall.
 //
 // Revoking the owner leaves no owner: the next chat that pairs becomes it (no
 // user is promoted behind the owner's back).
@@ -14,8 +14,8 @@
 // device's comes from the hardware RNG through the same call); the attempt limit,
 // not the generator, is what stops guessing.
 import {
-	TELEGRAM_HINT_INTERVAL_MS, TELEGRAM_HINTS_PER_HOUR, TELEGRAM_PAIR_ATTEMPTS_MAX, TELEGRAM_PAIR_CODE_CHARS,
-	TELEGRAM_PAIR_CODE_TTL_MS, TELEGRAM_PAIRED_CHATS_MAX, TELEGRAM_UNPAIRED_TRACKED_MAX,
+	PAIRING_HINT_INTERVAL_MS, PAIRING_HINTS_PER_HOUR, PAIRING_ATTEMPTS_MAX, PAIRING_CODE_CHARS,
+	PAIRING_CODE_TTL_MS, PAIRING_CHATS_MAX, PAIRING_UNPAIRED_TRACKED_MAX,
 } from "budgets";
 import type { Role } from "router/types";
 import { isObject } from "util/values";
@@ -39,7 +39,7 @@ function isCount(value: unknown): value is number {
 
 /** Checks a saved list of paired chats (ids by the channel's pattern); a sentence on what is wrong, or the chats. */
 export function readPairedChats(list: unknown, validId: RegExp): PairedChat[] | string {
-	if (!Array.isArray(list) || list.length > TELEGRAM_PAIRED_CHATS_MAX) return "chats is not a list of paired chats";
+	if (!Array.isArray(list) || list.length > PAIRING_CHATS_MAX) return "chats is not a list of paired chats";
 	const chats: PairedChat[] = [];
 	for (const chat of list) {
 		if (!isObject(chat) || typeof chat.chat_id !== "string" || !validId.test(chat.chat_id)) return "a chat has no chat_id";
@@ -83,8 +83,8 @@ export class Pairing {
 	/** A new one-time code (the previous one stops working). */
 	newCode(random: () => number = Math.random): string {
 		let text = "";
-		for (let i = 0; i < TELEGRAM_PAIR_CODE_CHARS; i++) text += ALPHABET[Math.floor(random() * ALPHABET.length) % ALPHABET.length];
-		this.#code = { text, expires: this.#now() + TELEGRAM_PAIR_CODE_TTL_MS, wrong: 0 };
+		for (let i = 0; i < PAIRING_CODE_CHARS; i++) text += ALPHABET[Math.floor(random() * ALPHABET.length) % ALPHABET.length];
+		this.#code = { text, expires: this.#now() + PAIRING_CODE_TTL_MS, wrong: 0 };
 		return text;
 	}
 
@@ -114,12 +114,12 @@ export class Pairing {
 		}
 		if (code.trim().toUpperCase() !== current.text) {
 			current.wrong++;
-			if (current.wrong >= TELEGRAM_PAIR_ATTEMPTS_MAX) this.#code = undefined;
+			if (current.wrong >= PAIRING_ATTEMPTS_MAX) this.#code = undefined;
 			return { ok: false, reason: `that code is wrong: check it on the board's console (\`${this.#console} pair\` prints a new one)` };
 		}
 		const chats = this.#file.state.chats;
-		if (chats.length >= TELEGRAM_PAIRED_CHATS_MAX) {
-			return { ok: false, reason: `${TELEGRAM_PAIRED_CHATS_MAX} chats are paired already: revoke one with \`${this.#console} revoke CHAT\` on the console first` };
+		if (chats.length >= PAIRING_CHATS_MAX) {
+			return { ok: false, reason: `${PAIRING_CHATS_MAX} chats are paired already: revoke one with \`${this.#console} revoke CHAT\` on the console first` };
 		}
 		const role: Role = chats.some((c) => c.role === "owner") ? "user" : "owner";
 		this.#file.update({ chats: [...chats, { chat_id: chatId, role, name, paired_ms: this.#wallNow() }] });
@@ -139,16 +139,16 @@ export class Pairing {
 	mayHint(chatId: string): boolean {
 		const now = this.#now();
 		const last = this.#hints.get(chatId);
-		if (last !== undefined && now - last < TELEGRAM_HINT_INTERVAL_MS) return false;
+		if (last !== undefined && now - last < PAIRING_HINT_INTERVAL_MS) return false;
 		if (now - this.#hourStart >= HOUR_MS) {
 			this.#hourStart = now;
 			this.#hoursHints = 0;
 		}
-		if (this.#hoursHints >= TELEGRAM_HINTS_PER_HOUR) return false;
+		if (this.#hoursHints >= PAIRING_HINTS_PER_HOUR) return false;
 		this.#hoursHints++;
 		this.#hints.delete(chatId);
 		this.#hints.set(chatId, now);
-		if (this.#hints.size > TELEGRAM_UNPAIRED_TRACKED_MAX) this.#hints.delete(this.#hints.keys().next().value as string);
+		if (this.#hints.size > PAIRING_UNPAIRED_TRACKED_MAX) this.#hints.delete(this.#hints.keys().next().value as string);
 		return true;
 	}
 }

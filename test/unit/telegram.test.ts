@@ -9,7 +9,7 @@
 import files from "embedded:storage/files";
 import type { Directory } from "embedded:storage/files";
 import { test, assert } from "testing";
-import { TELEGRAM_HINTS_PER_HOUR, TELEGRAM_MESSAGE_MAX_CHARS, TELEGRAM_PAIR_ATTEMPTS_MAX, TELEGRAM_PAIR_CODE_TTL_MS } from "budgets";
+import { PAIRING_HINTS_PER_HOUR, TELEGRAM_MESSAGE_MAX_CHARS, PAIRING_ATTEMPTS_MAX, PAIRING_CODE_TTL_MS } from "budgets";
 import type { AgentEvent } from "core/types";
 import { BotApi, BotApiError, TOKEN_MASK, readEnvelope } from "channels/telegram/api";
 import { PAIRING_HINT, TelegramChannel, type BotApiLike } from "channels/telegram/channel";
@@ -159,10 +159,10 @@ test("a pairing code pairs the first chat as owner and later ones as users; it e
 	assert.deepEqual(pairing.pair("2", "bob", code), { ok: true, role: "user" });
 	assert.deepEqual(pairing.pair("2", "bob", "whatever"), { ok: true, role: "user", already: true });
 	code = pairing.newCode();
-	now += TELEGRAM_PAIR_CODE_TTL_MS;
+	now += PAIRING_CODE_TTL_MS;
 	assert.equal(pairing.pair("3", "cy", code).ok, false, "expired");
 	code = pairing.newCode();
-	for (let i = 0; i < TELEGRAM_PAIR_ATTEMPTS_MAX; i++) assert.equal(pairing.pair("3", "cy", "WRONGWRONG").ok, false);
+	for (let i = 0; i < PAIRING_ATTEMPTS_MAX; i++) assert.equal(pairing.pair("3", "cy", "WRONGWRONG").ok, false);
 	assert.equal(pairing.pair("3", "cy", code).ok, false, "dead after too many wrong guesses");
 	assert.ok(pairing.revoke("1"));
 	assert.ok(!pairing.revoke("1"));
@@ -175,8 +175,8 @@ test("the pairing hint is sent at most once per chat per interval and a few time
 	assert.ok(pairing.mayHint("a"));
 	assert.ok(!pairing.mayHint("a"));
 	let sent = 1;
-	for (let i = 0; i < TELEGRAM_HINTS_PER_HOUR + 5; i++) if (pairing.mayHint(`c${i}`)) sent++;
-	assert.equal(sent, TELEGRAM_HINTS_PER_HOUR);
+	for (let i = 0; i < PAIRING_HINTS_PER_HOUR + 5; i++) if (pairing.mayHint(`c${i}`)) sent++;
+	assert.equal(sent, PAIRING_HINTS_PER_HOUR);
 });
 
 test("the state file keeps pairings and the offset across opens; a damaged one is kept aside and the state starts empty", () => {

@@ -20,8 +20,8 @@
 // not sent: each would spend one of the five replies.
 import {
 	QQ_C2C_REPLY_WINDOW_MS, QQ_GROUP_REPLY_WINDOW_MS, QQ_MESSAGE_MAX_CHARS, QQ_RECENT_MESSAGES_PER_CHAT, QQ_REPLIES_PER_MESSAGE_MAX,
-	QQ_REPLY_WINDOW_MARGIN_MS, QQ_SEEN_IDS_MAX, QQ_SEND_RETRIES, TELEGRAM_BACKOFF_START_MS, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_CHATS_TRACKED_MAX,
-	TELEGRAM_REQUESTS_PER_CHAT_MAX,
+	QQ_REPLY_WINDOW_MARGIN_MS, QQ_SEEN_IDS_MAX, QQ_SEND_RETRIES, QQ_SEND_RETRY_START_MS, QQ_CHAT_OUTBOX_MAX, QQ_CHATS_TRACKED_MAX,
+	QQ_REQUESTS_PER_CHAT_MAX,
 } from "budgets";
 import type { AgentEvent, OutEvent } from "core/types";
 import type { Watch } from "router/router";
@@ -206,13 +206,13 @@ export class QqChannel implements OutboundSink {
 
 	#track(work: ChatWork, id: number): void {
 		work.requests.add(id);
-		if (work.requests.size > TELEGRAM_REQUESTS_PER_CHAT_MAX) work.requests.delete(work.requests.values().next().value as number);
+		if (work.requests.size > QQ_REQUESTS_PER_CHAT_MAX) work.requests.delete(work.requests.values().next().value as number);
 	}
 
 	#work(chatId: string): ChatWork | undefined {
 		let work = this.#chats.get(chatId);
 		if (work) return work;
-		if (this.#chats.size >= TELEGRAM_CHATS_TRACKED_MAX) {
+		if (this.#chats.size >= QQ_CHATS_TRACKED_MAX) {
 			const now = this.#o.now();
 			const idle = [...this.#chats].find(([, w]) => !w.requests.size && !w.pending && !w.recent.some((r) => now < r.at + r.windowMs));
 			if (!idle) return undefined;
@@ -242,7 +242,7 @@ export class QqChannel implements OutboundSink {
 	#reply(chatId: string, text: string): void {
 		const work = this.#chats.get(chatId);
 		if (!work) return this.#o.log(`qq: a reply to chat ${chatId} was dropped: no message of that chat to answer`);
-		if (work.pending >= TELEGRAM_CHAT_OUTBOX_MAX) return this.#o.log(`qq: chat ${chatId} has ${work.pending} replies waiting; one more was dropped`);
+		if (work.pending >= QQ_CHAT_OUTBOX_MAX) return this.#o.log(`qq: chat ${chatId} has ${work.pending} replies waiting; one more was dropped`);
 		work.pending++;
 		work.tail = work.tail.then(async () => {
 			try {
@@ -285,7 +285,7 @@ export class QqChannel implements OutboundSink {
 			} catch (error) {
 				const retry = error instanceof QqApiError && (error.kind === "network" || (error.kind === "api" && (error.status >= 500 || error.status === 429 || error.status === 401)));
 				if (!retry || attempt >= QQ_SEND_RETRIES || this.#stopped) throw error;
-				const wait = TELEGRAM_BACKOFF_START_MS * attempt;
+				const wait = QQ_SEND_RETRY_START_MS * attempt;
 				this.#o.log(`qq: ${messageOf(error)}; sending again in ${Math.round(wait / 1000)} s`);
 				await this.#sleeps.sleep(wait);
 			}
