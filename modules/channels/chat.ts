@@ -4,6 +4,7 @@
 // /stop (cancel the chat's requests). The channel parses the message, keeps the
 // chat's request ids and sends the text back its own way.
 import type { AgentPort, Role } from "router/types";
+import type { Pairing } from "channels/pairing";
 import { messageOf } from "util/errors";
 
 const HELP = [
@@ -56,3 +57,21 @@ export async function cancelRequests(port: Pick<AgentPort, "cancel">, ids: reado
 }
 
 export const NOTHING_RUNNING = "Nothing is running in this chat.";
+
+/**
+ * /pair CODE from a chat: the answer for the chat, and the role when it was
+ * paired just now (the channel then tells the console). A storage failure is
+ * logged and answered with a sentence; the code stays valid.
+ */
+export function pairChat(pairing: Pairing, chatId: string, name: string, code: string, log: (line: string) => void, channel: string): { reply: string; paired?: Role } {
+	let outcome;
+	try {
+		outcome = pairing.pair(chatId, name, code);
+	} catch (error) {
+		log(`${channel}: saving the pairing of chat ${chatId} failed: ${messageOf(error)}`);
+		return { reply: "The board could not save the pairing (a storage problem); try again later." };
+	}
+	if (!outcome.ok) return { reply: `Not paired: ${outcome.reason}.` };
+	if (outcome.already) return { reply: `This chat is paired already (${outcome.role}).` };
+	return { reply: `Paired as ${outcome.role}. Send a message to talk to the agent; /help lists the commands.`, paired: outcome.role };
+}

@@ -45,6 +45,7 @@
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { WebSocketServer } from 'ws';
+import { waitFor } from '../waiters.mjs';
 
 const GROUP_AND_C2C_EVENT = 1 << 25;
 const EVENT_LOG_MAX = 1000;
@@ -270,17 +271,7 @@ export async function startMockQQ({
     clearFaults() { faults.clear(); },
     replies(chat) { return record.replies.filter((r) => r.chat === chat && r.accepted); },
     waitFor(predicate, ms = 20_000, what = 'a condition') {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          let value;
-          try { value = predicate(); } catch (error) { return finish(() => reject(error)); }
-          if (value) finish(() => resolve(value));
-        };
-        const timer = setTimeout(() => finish(() => reject(new Error(`mock-qq: no ${what} within ${ms} ms; replies: ${JSON.stringify(record.replies.slice(-4))}`))), ms);
-        const finish = (fn) => { clearTimeout(timer); watchers.delete(check); fn(); };
-        watchers.add(check);
-        check();
-      });
+      return waitFor(watchers, predicate, ms, () => `mock-qq: no ${what} within ${ms} ms; replies: ${JSON.stringify(record.replies.slice(-4))}`);
     },
     async stop() {
       if (closed) return;

@@ -27,6 +27,7 @@
 // (else 400 "can't parse entities"); editing to the same text and markup is 400
 // "message is not modified"; getUpdates confirms every update below `offset`.
 import http from 'node:http';
+import { waitFor } from '../waiters.mjs';
 
 const HTML_TAGS = new Set(['b', 'strong', 'i', 'em', 'u', 'ins', 's', 'strike', 'del', 'span', 'tg-spoiler', 'a', 'code', 'pre', 'blockquote', 'tg-emoji']);
 const MAX_TEXT = 4096;
@@ -303,17 +304,7 @@ export async function startMockTelegram({ token, username = 'xsclaw_test_bot', b
     get polling() { return pollers.size > 0; },
     chat(id) { return chatLog(id); },
     waitFor(predicate, ms = 20_000, what = 'a condition') {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          let value;
-          try { value = predicate(); } catch (error) { return finish(() => reject(error)); }
-          if (value) finish(() => resolve(value));
-        };
-        const timer = setTimeout(() => finish(() => reject(new Error(`mock-telegram: no ${what} within ${ms} ms; calls: ${calls.slice(-12).map((c) => c.method).join(', ')}`))), ms);
-        const finish = (fn) => { clearTimeout(timer); watchers.delete(check); fn(); };
-        watchers.add(check);
-        check();
-      });
+      return waitFor(watchers, predicate, ms, () => `mock-telegram: no ${what} within ${ms} ms; calls: ${calls.slice(-12).map((c) => c.method).join(', ')}`);
     },
     async close() {
       if (closed) return;

@@ -28,7 +28,7 @@ import type { Watch } from "router/router";
 import type { AgentPort, InMessage, OutboundSink, Role, RouteOutcome } from "router/types";
 import { messageOf } from "util/errors";
 import type { Pairing } from "channels/pairing";
-import { cancelRequests, chatCommand, helpText, NOTHING_RUNNING, sessionCommand } from "channels/chat";
+import { cancelRequests, chatCommand, helpText, NOTHING_RUNNING, pairChat, sessionCommand } from "channels/chat";
 import { Sleeps } from "channels/sleeps";
 import { chunk } from "channels/telegram/format";
 import { QqApiError, type Timers } from "channels/qq/api";
@@ -159,18 +159,9 @@ export class QqChannel implements OutboundSink {
 	}
 
 	async #pair(message: QqMessage, code: string): Promise<void> {
-		const chatId = message.chat_id;
-		let outcome;
-		try {
-			outcome = this.#o.pairing.pair(chatId, message.kind === "group" ? "group" : "", code);
-		} catch (error) {
-			this.#o.log(`qq: saving the pairing of chat ${chatId} failed: ${messageOf(error)}`);
-			return this.#reply(chatId, "The board could not save the pairing (a storage problem); try again later.");
-		}
-		if (!outcome.ok) return this.#reply(chatId, `Not paired: ${outcome.reason}.`);
-		if (outcome.already) return this.#reply(chatId, `This chat is paired already (${outcome.role}).`);
-		this.#o.notify(`qq: chat ${chatId} paired as ${outcome.role}`);
-		this.#reply(chatId, `Paired as ${outcome.role}. Send a message to talk to the agent; /help lists the commands.`);
+		const outcome = pairChat(this.#o.pairing, message.chat_id, message.kind === "group" ? "group" : "", code, this.#o.log, CHANNEL);
+		if (outcome.paired) this.#o.notify(`qq: chat ${message.chat_id} paired as ${outcome.paired}`);
+		this.#reply(message.chat_id, outcome.reply);
 	}
 
 	async #session(chatId: string, role: Role, args: string): Promise<void> {

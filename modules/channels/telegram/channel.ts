@@ -33,7 +33,7 @@ import { maskSecretsGrowing } from "util/log";
 import { clip } from "util/text";
 import { BotApiError, readBotUser, type BotUser, type CallOptions } from "channels/telegram/api";
 import { chunk, toHtml } from "channels/telegram/format";
-import { cancelRequests, chatCommand, helpText, NOTHING_RUNNING, sessionCommand } from "channels/chat";
+import { cancelRequests, chatCommand, helpText, NOTHING_RUNNING, pairChat, sessionCommand } from "channels/chat";
 import { Sleeps, type Timers } from "channels/sleeps";
 import type { Pairing } from "channels/pairing";
 import type { StateFile } from "channels/telegram/store";
@@ -308,17 +308,9 @@ export class TelegramChannel implements OutboundSink {
 	}
 
 	async #pair(message: IncomingMessage, code: string): Promise<void> {
-		let outcome;
-		try {
-			outcome = this.#o.pairing.pair(message.chat_id, message.sender_name, code);
-		} catch (error) {
-			this.#o.log(`telegram: saving the pairing of chat ${message.chat_id} failed: ${messageOf(error)}`);
-			return this.#reply(message.chat_id, "The board could not save the pairing (a storage problem); try again later.");
-		}
-		if (!outcome.ok) return this.#reply(message.chat_id, `Not paired: ${outcome.reason}.`);
-		if (outcome.already) return this.#reply(message.chat_id, `This chat is paired already (${outcome.role}).`);
-		this.#o.notify(`telegram: chat ${message.chat_id} (${message.sender_name || "no name"}) paired as ${outcome.role}`);
-		this.#reply(message.chat_id, `Paired as ${outcome.role}. Send a message to talk to the agent; /help lists the commands.`);
+		const outcome = pairChat(this.#o.pairing, message.chat_id, message.sender_name, code, this.#o.log, CHANNEL);
+		if (outcome.paired) this.#o.notify(`telegram: chat ${message.chat_id} (${message.sender_name || "no name"}) paired as ${outcome.paired}`);
+		this.#reply(message.chat_id, outcome.reply);
 	}
 
 	async #session(chatId: string, role: Role, args: string): Promise<void> {
