@@ -201,8 +201,15 @@ test("the state file keeps pairings and the offset across opens; a damaged one i
 
 interface Call { method: string; params: Record<string, unknown> }
 
-function fakeChannel(options: { failHtml?: boolean } = {}) {
+function fakeChannel(options: { failHtml?: boolean; refuse?: string; holdSends?: boolean } = {}) {
 	const calls: Call[] = [];
+	// holdSends: sendMessage answers only once release() is called (a slow Telegram).
+	let held: Array<() => void> | undefined = options.holdSends ? [] : undefined;
+	const release = () => {
+		const waiting = held ?? [];
+		held = undefined;
+		for (const go of waiting) go();
+	};
 	const batches: unknown[][] = [];
 	let wake: (() => void) | undefined;
 	let nextMessage = 500;
@@ -218,7 +225,11 @@ function fakeChannel(options: { failHtml?: boolean } = {}) {
 				});
 			}
 			if (options.failHtml && params.parse_mode === "HTML") return Promise.reject(new BotApiError("api", "Telegram refused sendMessage (400: can't parse entities)", 400));
-			if (method === "sendMessage") return Promise.resolve({ message_id: ++nextMessage });
+			if (method === "sendMessage") {
+				const answer = { message_id: ++nextMessage };
+				if (held) return new Promise((resolve) => held!.push(() => resolve(answer)));
+				return Promise.resolve(answer);
+			}
 			return Promise.resolve(true);
 		},
 	};
@@ -234,6 +245,7 @@ function fakeChannel(options: { failHtml?: boolean } = {}) {
 			async publish(message, watch) {
 				published.push(message);
 				watches.push(watch ?? {});
+				if (options.refuse) return { kind: "failed", error: options.refuse };
 				return { kind: "agent", request_id: published.length };
 			},
 		},
@@ -256,7 +268,7 @@ function fakeChannel(options: { failHtml?: boolean } = {}) {
 		wake?.();
 		await settle();
 	};
-	return { channel, calls, published, watches, cancelled, pairing, settle, deliverBatch, sent: (chat: string) => calls.filter((c) => (c.method === "sendMessage" || c.method === "editMessageText") && c.params.chat_id === chat) };
+	return { channel, calls, published, watches, cancelled, pairing, settle, deliverBatch, release, sent: (chat: string) => calls.filter((c) => (c.method === "sendMessage" || c.method === "editMessageText") && c.params.chat_id === chat) };
 }
 
 test("an unpaired chat gets the hint and never reaches the router; a paired one does, with its role", async () => {
@@ -321,5 +333,25 @@ test("/stop cancels the chat's requests; a streamed preview is replaced by the a
 	assert.equal(edits[1].params.message_id, 501);
 	await t.deliverBatch([textUpdate(3, "/stop", 42)]);
 	assert.match(String(t.sent("42").at(-1)?.params.text), /Nothing is running/);
+	await t.channel.stop();
+});
+
+test("a burst of messages the agent refuses gets the busy sentence once while one waits, and an answer still goes out", async () => {
+	const busy = "the agent is busy: 4 requests are waiting; try again shortly";
+	const t = fakeChannel({ refuse: busy, holdSends: true });
+	t.channel.start();
+	await t.settle();
+	t.pairing.pair("42", "me", t.pairing.newCode());
+	await t.deliverBatch(Array.from({ length: 20 }, (_, i) => textUpdate(i + 1, `message ${i}`, 42)));
+	assert.equal(t.published.length, 20, "every message was tried");
+	t.channel.deliver({ type: "out_message", channel: "telegram", chat_id: "42", text: "an answer", request_id: 7, correlation_id: "" });
+	t.release();
+	await t.settle();
+	const texts = t.sent("42").map((c) => String(c.params.text));
+	assert.ok(texts.filter((x) => x === busy).length <= 2, `one busy sentence in flight and one waiting at most, not 20 (${texts.length} sent)`);
+	assert.ok(texts.includes("an answer"), `the answer was not crowded out: ${JSON.stringify(texts)}`);
+	// Once sent, a later refusal is told again.
+	await t.deliverBatch([textUpdate(40, "again", 42)]);
+	assert.equal(t.sent("42").map((c) => String(c.params.text)).at(-1), busy);
 	await t.channel.stop();
 });

@@ -98,6 +98,8 @@ interface ChatWork {
 	requests: Map<number, Tracked>;
 	tail: Promise<void>;
 	pending: number;
+	/** Texts of the channel's own replies waiting in the outbox: the same one is not queued twice. */
+	waitingReplies: Set<string>;
 	lastSendMs: number;
 	typingTimer?: unknown;
 	typingSince: number;
@@ -356,7 +358,7 @@ export class TelegramChannel implements OutboundSink {
 			if (!idle) return undefined;
 			this.#chats.delete(idle[0]);
 		}
-		work = { requests: new Map(), tail: Promise.resolve(), pending: 0, lastSendMs: -Infinity, typingSince: 0 };
+		work = { requests: new Map(), tail: Promise.resolve(), pending: 0, waitingReplies: new Set(), lastSendMs: -Infinity, typingSince: 0 };
 		this.#chats.set(chatId, work);
 		return work;
 	}
@@ -443,7 +445,15 @@ export class TelegramChannel implements OutboundSink {
 			this.#o.log(`telegram: dropped a reply to chat ${chatId}: too many chats in flight`);
 			return;
 		}
-		this.#enqueue(chatId, work, () => this.#sendText(chatId, text, false));
+		// A burst of messages refused alike (the agent is busy) gets that sentence
+		// once, not once each: repeats would fill the outbox and crowd out answers.
+		if (work.waitingReplies.has(text)) return;
+		work.waitingReplies.add(text);
+		const queued = this.#enqueue(chatId, work, () => {
+			work.waitingReplies.delete(text);
+			return this.#sendText(chatId, text, false);
+		});
+		if (!queued) work.waitingReplies.delete(text);
 	}
 
 	#scheduleEdit(stream: Stream): void {
@@ -466,10 +476,11 @@ export class TelegramChannel implements OutboundSink {
 		}, wait);
 	}
 
-	#enqueue(chatId: string, work: ChatWork, op: () => Promise<unknown>): void {
+	/** Queues op in the chat's outbox; false when the outbox is full (op dropped, logged). */
+	#enqueue(chatId: string, work: ChatWork, op: () => Promise<unknown>): boolean {
 		if (work.pending >= TELEGRAM_CHAT_OUTBOX_MAX) {
 			this.#o.log(`telegram: chat ${chatId} has ${work.pending} messages waiting; one more was dropped`);
-			return;
+			return false;
 		}
 		work.pending++;
 		work.tail = work.tail.then(async () => {
@@ -481,6 +492,7 @@ export class TelegramChannel implements OutboundSink {
 				work.pending--;
 			}
 		});
+		return true;
 	}
 
 	// Resolves with the new message's id.
