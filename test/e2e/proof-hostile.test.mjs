@@ -194,7 +194,7 @@ test("hostile input: secrets stay out of replies, logs, files and the LLM; owner
 		});
 
 		// 7. Invalid UTF-8 where input enters.
-		report.tried("invalid UTF-8 typed on the console, sent in a Telegram update, and returned in an LLM reply");
+		report.tried("invalid UTF-8 typed on the console, sent in a Telegram update and in a QQ gateway event, and returned in an LLM reply");
 		await report.step("invalid UTF-8 on the console is refused with a sentence, and the next line works", async () => {
 			const n = llm.requests.length;
 			const from = fw.stdout.length;
@@ -214,6 +214,13 @@ test("hostile input: secrets stay out of replies, logs, files and the LLM; owner
 			const reply = await tg.waitFor(() => tg.chat(OWNER_CHAT).slice(from).find((m) => /I obey/.test(m.text)), 30_000, "the answer");
 			report.check("answered", Boolean(reply));
 			report.check("the LLM got it with U+FFFD", /hello \uFFFD/.test(JSON.stringify(llm.requests.at(-1).json)));
+		});
+
+		await report.step("a QQ message with invalid UTF-8 costs no later message", async () => {
+			rig.qq.sayRaw({ user: QQ_USER, bytes: Buffer.concat([Buffer.from("hi "), INVALID, Buffer.from(" there")]) });
+			// Whether it is answered (with replacement characters) or dropped as unreadable, the next one must be.
+			const text = await askQQ("and this one?");
+			report.check("the next QQ message is answered", /I obey/.test(text), text);
 		});
 
 		// 8. The board still works for everyone.

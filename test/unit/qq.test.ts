@@ -13,6 +13,7 @@ import { QqGateway, type GatewaySocket } from "channels/qq/gateway";
 import { GROUP_AND_C2C_EVENT, messagesPath, parseGatewayPayload, parseMessage } from "channels/qq/payload";
 import { readQqState } from "channels/qq/setup";
 import type { InMessage, RouteOutcome } from "router/types";
+import { WebSocketError } from "net/websocket/types";
 
 const flush = async () => { for (let i = 0; i < 30; i++) await Promise.resolve(); };
 
@@ -145,6 +146,8 @@ interface FakeSocket extends GatewaySocket {
 	sent: Array<{ op: number; d: unknown }>;
 	push(payload: object): void;
 	drop(code?: number): void;
+	/** The client failed the connection with this error (as net/websocket does on a message it cannot read). */
+	fail(error: WebSocketError): void;
 }
 
 function gatewayRig() {
@@ -156,7 +159,7 @@ function gatewayRig() {
 	const gateway = new QqGateway({
 		api: { token: async () => `T${++tokens}`, gatewayUrl: async () => "wss://gw.example/websocket" },
 		open: (_url, onMessage) => {
-			let resolveClosed!: (c: { code: number; reason: string }) => void;
+			let resolveClosed!: (c: { code: number; reason: string; error?: Error }) => void;
 			let open = true;
 			const socket: FakeSocket = {
 				opened: Promise.resolve(),
@@ -167,6 +170,7 @@ function gatewayRig() {
 				abort() { socket.close(1006); },
 				push(payload) { if (open) onMessage(JSON.stringify(payload)); },
 				drop(code = 1006) { socket.close(code); },
+				fail(error) { if (open) { open = false; resolveClosed({ code: error.closeCode ?? 1006, reason: "", error }); } },
 			};
 			sockets.push(socket);
 			return socket;
@@ -240,6 +244,34 @@ test("op 7 reconnects at once and resumes; op 9 forgets the session and identifi
 	assert.equal(sockets.length, 3, "no reconnect after 4914");
 	assert.equal(gateway.health, "stopped");
 	assert.ok(notes.some((n) => /4914/.test(n) && /qq\.sandbox/.test(n)));
+	await gateway.stop();
+});
+
+test("an event the connection cannot read (invalid UTF-8, 1007) is skipped on Resume, so it cannot hold up every later message", async () => {
+	const { clock, sockets, dispatched, gateway } = gatewayRig();
+	gateway.start();
+	await flush();
+	sockets[0].push({ op: 10, d: { heartbeat_interval: 30000 } });
+	await flush();
+	sockets[0].push({ op: 0, s: 1, t: "READY", d: { session_id: "S1" } });
+	sockets[0].push({ op: 0, s: 2, t: "C2C_MESSAGE_CREATE", d: { id: "M1" } });
+	await flush();
+	sockets[0].fail(new WebSocketError("protocol", "the server sent a text message that is not valid UTF-8", 1007));
+	await clock.advance(1000);
+	assert.equal(sockets.length, 2);
+	sockets[1].push({ op: 10, d: { heartbeat_interval: 30000 } });
+	await flush();
+	assert.deepEqual(sockets[1].sent[0], { op: 6, d: { token: "QQBot T2", session_id: "S1", seq: 3 } }, "resumed after the unreadable event 3");
+	sockets[1].push({ op: 0, s: 4, t: "C2C_MESSAGE_CREATE", d: { id: "M3" } });
+	await flush();
+	assert.deepEqual(dispatched.map(([, d]) => (d as { id: string }).id), ["M1", "M3"]);
+	// A plain drop still resumes from the last event read.
+	sockets[1].drop(1006);
+	for (let i = 0; i < 240 && sockets.length < 3; i++) await clock.advance(500);
+	assert.equal(sockets.length, 3, "connected again after the back-off");
+	sockets[2].push({ op: 10, d: { heartbeat_interval: 30000 } });
+	await flush();
+	assert.equal((sockets[2].sent[0].d as { seq: number }).seq, 4);
 	await gateway.stop();
 });
 

@@ -9,6 +9,7 @@
 //   qq.tokenUrl              the token endpoint, for qq.token_url
 //   qq.say({ user, text })              a C2C message from user (an openid); resolves its message id
 //   qq.say({ group, user, text })       a group @ message in group from member user
+//   qq.sayRaw({ user, bytes })          a C2C message whose text is sent as these bytes (even invalid UTF-8)
 //   qq.raw(t, d)             a dispatch with any (even malformed) d
 //   qq.drop()                the live gateway socket is destroyed (no close frame); later events wait for a Resume
 //   qq.reconnect()           sends op 7 Reconnect
@@ -160,9 +161,17 @@ export async function startMockQQ({
     wss.handleUpgrade(req, socket, head, (ws) => onSocket(ws));
   });
 
-  const send = (ws, payload) => { if (ws.readyState === 1) ws.send(JSON.stringify(payload)); };
-  const dispatch = (t, d) => {
-    const event = { op: 0, s: ++seq, t, d, id: `${t}:${seq}` };
+  // An event made by sayRaw carries `raw`: [marker, bytes]; it goes out (and is replayed) with the bytes in the marker's place.
+  const send = (ws, payload) => {
+    if (ws.readyState !== 1) return;
+    const { raw, ...rest } = payload;
+    if (!raw) return ws.send(JSON.stringify(rest));
+    const text = Buffer.from(JSON.stringify(rest));
+    const at = text.indexOf(raw[0]);
+    ws.send(Buffer.concat([text.subarray(0, at), raw[1], text.subarray(at + raw[0].length)]), { binary: false });
+  };
+  const dispatch = (t, d, raw) => {
+    const event = { op: 0, s: ++seq, t, d, id: `${t}:${seq}`, ...(raw ? { raw } : {}) };
     events.push(event);
     if (events.length > EVENT_LOG_MAX) events = events.slice(-EVENT_LOG_MAX);
     if (live) send(live, event);
@@ -235,13 +244,19 @@ export async function startMockQQ({
     json(res, 404, { message: 'no such control' });
   }
 
-  function say({ user = 'USEROPENID1', group, text }) {
+  /** A C2C message whose text is these bytes as they are (e.g. invalid UTF-8), in a text frame; replayed the same on Resume. */
+  function sayRaw({ user = 'USEROPENID1', bytes }) {
+    const marker = `RAWTEXT${nextId}RAWTEXT`;
+    return say({ user, text: marker }, [marker, Buffer.from(bytes)]);
+  }
+
+  function say({ user = 'USEROPENID1', group, text }, raw) {
     const id = `ROBOT1.0_mock${nextId++}`;
     const chat = group ? `group:${group}` : `c2c:${user}`;
     messages.set(id, { chat, at: Date.now(), seqs: new Set() });
     const timestamp = new Date().toISOString();
     if (group) dispatch('GROUP_AT_MESSAGE_CREATE', { id, author: { id: user, member_openid: user }, content: ` ${text}`, group_openid: group, group_id: group, timestamp });
-    else dispatch('C2C_MESSAGE_CREATE', { id, author: { id: user, user_openid: user }, content: text, timestamp });
+    else dispatch('C2C_MESSAGE_CREATE', { id, author: { id: user, user_openid: user }, content: text, timestamp }, raw);
     return id;
   }
   function fault(what, spec, times = 1) {
@@ -265,7 +280,7 @@ export async function startMockQQ({
   });
   return Object.assign(api, {
     port, url: base, tokenUrl: `${base}/app/getAppAccessToken`, appId, secret, record,
-    say, fault, drop, reconnect, invalidSession, expireTokens,
+    say, sayRaw, fault, drop, reconnect, invalidSession, expireTokens,
     close: closeLive,
     raw(t, d) { return dispatch(t, d).s; },
     clearFaults() { faults.clear(); },

@@ -23,6 +23,7 @@ import {
 import type { AbortSignalLike } from "net/types";
 import { Aborter } from "net/abort";
 import { messageOf } from "util/errors";
+import { WebSocketError } from "net/websocket/types";
 import { QqApiError } from "channels/qq/api";
 import { Sleeps, type Timers } from "channels/sleeps";
 import { GatewayPayloadError, Op, parseGatewayPayload, readHello, readReady, type GatewayPayload } from "channels/qq/payload";
@@ -61,6 +62,8 @@ interface Ending {
 	/** A sentence: do not connect again. */
 	fatal?: string;
 	problem?: string;
+	/** The connection failed on a message it could not read (invalid UTF-8, too large): resume past it. */
+	skipUnreadable?: boolean;
 }
 
 const CLOSE_RECONNECT = 4000; // our close before connecting again: not 1000, so the session stays resumable
@@ -132,6 +135,12 @@ export class QqGateway {
 			if (!ending.resume) {
 				this.#sessionId = "";
 				this.#seq = undefined;
+			} else if (ending.skipUnreadable && this.#seq !== undefined) {
+				// A Resume replays from the last event read: the unreadable one would
+				// come again, fail the connection again, and hold up every later
+				// message. It is the next dispatch, so the Resume starts after it.
+				this.#seq++;
+				this.#o.log(`qq: event ${this.#seq} could not be read and is skipped`);
 			}
 			if (this.#health === "connected") backoff = QQ_BACKOFF_START_MS;
 			const problem = ending.problem ?? "the gateway connection ended";
@@ -288,6 +297,8 @@ export class QqGateway {
 		if (code === 4915) return { resume: false, fatal: "QQ says the bot is banned (close 4915): the QQ channel stopped. Ask QQ to lift the ban on q.qq.com, then `qq restart`." };
 		if (code >= 4010 && code <= 4014) return { resume: false, fatal: `QQ refused the connection's shard, version or intents (close ${code}): the QQ channel stopped. Check that the bot may receive group and C2C messages on q.qq.com, then \`qq restart\`.` };
 		if (code === 4006 || code === 4007 || (code >= 4900 && code <= 4913) || code === 4001 || code === 4002) return { resume: false, problem: why };
+		// 1007 (not UTF-8) and 1009 (too large): we failed the connection over a message we could not read.
+		if (close.error instanceof WebSocketError && (close.error.closeCode === 1007 || close.error.closeCode === 1009)) return { resume: true, problem: why, skipUnreadable: true };
 		return { resume: true, problem: why };
 	}
 }
