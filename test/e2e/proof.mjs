@@ -14,17 +14,17 @@
 //
 // Every wait is bounded; nothing leaves loopback.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { startMockTelegram } from "../../tools/mock-telegram/index.mjs";
 import { startMockQQ } from "../../tools/mock-qq/index.mjs";
 import { APP_MAP } from "../../tools/build.mjs";
-import { startFirmware, until } from "./firmware.mjs";
+import { filesUnder, startFirmware, until } from "./firmware.mjs";
 import { SANITIZER_ERROR, VARIANTS } from "./xs.mjs";
 
-export { until };
+export { filesUnder, until };
 export const LONG = process.env.PROOF_LONG === "1";
 /** The short form's size in `npm test`, the long form's under `npm run soak`. */
 export const SIZE = (short, long) => (LONG ? long : short);
@@ -121,16 +121,6 @@ export class Report {
 }
 
 /** Every file under dir except the settings store (config.kv keeps the secrets it is given, by design). */
-export function filesUnder(dir) {
-	const found = [];
-	for (const name of readdirSync(dir)) {
-		const path = join(dir, name);
-		if (statSync(path).isDirectory()) found.push(...filesUnder(path));
-		else if (name !== "config.kv") found.push(path);
-	}
-	return found;
-}
-
 /** Where a secret (or a tell-tale piece of one) occurs in text, else undefined. */
 export function secretIn(text) {
 	for (const piece of [...Object.values(SECRETS), ...SECRET_PIECES]) {
@@ -176,6 +166,8 @@ export async function startRig({ variant = VARIANT, pair = true, qq: withQQ = tr
 					`config set llm.api_key ${SECRETS.apiKey}`, `config set telegram.base_url ${tg.url}`, "config set telegram.poll_timeout_s 2",
 					`config set telegram.token ${SECRETS.botToken}`,
 					...(qq ? [`config set qq.api_url ${qq.url}`, `config set qq.token_url ${qq.tokenUrl}`, `config set qq.app_id ${QQ_APP_ID}`, `config set qq.app_secret ${SECRETS.appSecret}`] : []),
+					// The LLM limits are a user's safety net; a soak makes thousands of calls in minutes.
+					"config set llm.calls_per_hour 1000000", "config set llm.calls_per_day 1000000", "config set llm.tokens_per_day 0",
 					...settings,
 				]) await rig.command(line, /^ok: /m);
 			}

@@ -1,0 +1,157 @@
+// Load (issue 17): messages arrive from the console, two Telegram chats and a
+// QQ chat faster than the agent can answer (the mock LLM streams each answer
+// slowly). The agent's queue stays within its depth, every message is answered
+// (alone, or together with the messages that joined it while it ran) or gets a
+// clear "busy" reply, no message is answered twice, and each machine's live heap
+// (after garbage collection, `status gc`) returns to its starting level.
+//
+// How answers are checked: the mock LLM answers each request with the tags of
+// the user messages of its turn (those after the last assistant message), so a
+// delivered answer names exactly the messages it answers. Per chat: no tag is
+// named by two answers, and the tags named by none are at most the busy or
+// error replies the chat got. Randomness is seeded (PROOF_SEED).
+import { test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { join } from "node:path";
+import { BUILD } from "../../tools/build.mjs";
+import { OWNER_CHAT, QQ_CHAT, QQ_USER, USER_CHAT, Report, SIZE, seeded, sleep, startRig, until } from "./proof.mjs";
+
+const MESSAGES = SIZE(160, 1000);
+// After the load and a collection, each machine's live heap may be this much
+// above where it started: what stays is bounded state that fills once (the
+// session handles kept open, tool-offer and chat caches, the request id block);
+// a leak of even 100 bytes a message would pass it in the long form.
+const HEAP_RETURN_BYTES = 96 * 1024;
+// How fast messages arrive: a burst every ARRIVAL_MS, far faster than an
+// answer (ANSWER_MS of streaming each).
+const ARRIVAL_MS = 15;
+const ANSWER_MS = 400;
+const BUSY = /busy|too many|already waiting|try again/i;
+const SETTLE_MS = 240_000; // every answer or busy reply of the load arrives within this
+
+/** The tags (m<number>) of the user messages of a request's turn. */
+function turnTags(json) {
+	const messages = json?.messages ?? [];
+	const last = messages.findLastIndex((m) => m.role === "assistant");
+	const text = messages.slice(last + 1).filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join(" ");
+	return [...text.matchAll(/\b[mw]\d+\b/g)].map((m) => m[0]);
+}
+
+test("load: messages from four places faster than the agent answers; queues bounded, each answered once or told busy, heap back to its start", async (t) => {
+	const budgets = await import(pathToFileURL(join(BUILD, "js", "modules", "budgets.js")).href);
+	const rng = seeded(4242);
+	const report = new Report("proof-load", t);
+	report.note(`seed ${rng.seed} (PROOF_SEED overrides); ${MESSAGES} messages (the long form: 1000), one every ${ARRIVAL_MS} ms in bursts, answers streamed over ~${ANSWER_MS} ms`);
+	const rig = await startRig({ report });
+	const { llm, tg, qq } = rig;
+	rig.hooks.onRequest = (record) => {
+		if (llm.pending) return;
+		let json;
+		try {
+			json = JSON.parse(record.body);
+		} catch {
+			return;
+		}
+		const tags = turnTags(json);
+		const text = `answered: ${tags.length ? tags.join(" ") : "nothing"}.`;
+		// Streamed slowly: the answer takes about ANSWER_MS.
+		llm.script({ type: "text", text, chunk: 4, fault: "trickle", chunkBytes: 200, intervalMs: Math.max(5, Math.round(ANSWER_MS / 8)) });
+	};
+	try {
+		// Warm up: one answer in each place (each opens its session), then the starting heap.
+		await rig.command("ask m0 warm up", /^answered: .*$/m);
+		for (const chat of [OWNER_CHAT, USER_CHAT]) {
+			tg.say({ chat, text: "w0 warm up" });
+			await tg.waitFor(() => tg.chat(chat).some((m) => m.text === "answered: w0."), 30_000, "the warm-up answer");
+		}
+		const warm = qq.say({ user: QQ_USER, text: "w0 warm up" });
+		await qq.waitFor(() => qq.replies(QQ_CHAT).some((r) => r.msg_id === warm && r.content === "answered: w0."), 30_000, "the QQ warm-up answer");
+		const before = await rig.sample();
+		report.note(`start: main heap ${before.mainChunk + before.mainSlot} B, agent heap ${before.agentChunk + before.agentSlot} B, psram ${before.psram} B, sockets ${before.sockets}, files ${before.files}`);
+
+		const sent = { console: [], [OWNER_CHAT]: [], [USER_CHAT]: [], qq: [] };
+		const sentAt = new Map(); // tag -> when it was sent
+		const places = ["console", OWNER_CHAT, USER_CHAT, "qq"];
+		let maxQueued = 0;
+		let sampling = true;
+		// The agent's queue, watched while the load runs.
+		const watcher = (async () => {
+			while (sampling) {
+				const out = await rig.command("status", /^agent: .*$/m, { timeoutMs: 60_000 }).catch(() => "");
+				const queued = Number(/^agent: .*, (\d+) waiting$/m.exec(out)?.[1] ?? 0);
+				maxQueued = Math.max(maxQueued, queued);
+				await sleep(250);
+			}
+		})();
+		report.tried(`${MESSAGES} messages spread over the console (ask), Telegram chats ${OWNER_CHAT} and ${USER_CHAT}, and QQ chat ${QQ_CHAT}`);
+		// The console takes lines one at a time (16 may wait, the rest stay in the
+		// pipe): at most CONSOLE_OUTSTANDING asks are typed ahead, so that `status`
+		// (which runs at once) is read while the load runs.
+		const CONSOLE_OUTSTANDING = 8;
+		const consoleDone = () => (rig.fw.printed(0).match(/^(answered: .*|error: .*)$/gm) ?? []).length - 1; // minus the warm-up's
+		for (let i = 1; i <= MESSAGES; i++) {
+			let place = rng.pick(places);
+			if (place === "console" && sent.console.length - consoleDone() >= CONSOLE_OUTSTANDING) place = rng.pick(places.slice(1));
+			const tag = `m${i}`;
+			sent[place].push(tag);
+			sentAt.set(tag, Date.now());
+			if (place === "console") rig.fw.send(`ask ${tag} please`);
+			else if (place === "qq") qq.say({ user: QQ_USER, text: `${tag} please` });
+			else tg.say({ chat: place, text: `${tag} please` });
+			if (i % 8 === 0) await sleep(ARRIVAL_MS * 8);
+		}
+
+		// Settle: every message is named by an answer, or its place was told busy.
+		// The console answers each `ask` with a line (an answer or `error: ...`);
+		// a chat is told busy once for a burst of refused messages, so there a
+		// message is covered by a busy reply sent after it arrived.
+		const delivered = (place) => {
+			if (place === "console") {
+				const out = rig.fw.printed(0);
+				return { answers: [...out.matchAll(/^answered: (.*)\.$/gm)].map((m) => m[1]), busy: [...out.matchAll(/^error: .*$/gm)].map(() => Infinity) };
+			}
+			const said = place === "qq" ? qq.replies(QQ_CHAT).map((r) => ({ text: r.content, at: r.at })) : tg.chat(place).map((m) => ({ text: m.text, at: m.sent_at }));
+			return { answers: said.filter((x) => /^answered: .*\.$/.test(x.text)).map((x) => x.text.slice(10, -1)), busy: said.filter((x) => !/^answered: /.test(x.text) && BUSY.test(x.text)).map((x) => x.at) };
+		};
+		const uncovered = (place) => {
+			const { answers, busy } = delivered(place);
+			const named = new Set(answers.flatMap((a) => a.split(" ")));
+			const missing = sent[place].filter((tag) => !named.has(tag));
+			if (place === "console") return missing.length <= busy.length ? [] : missing;
+			return missing.filter((tag) => !busy.some((at) => at >= sentAt.get(tag)));
+		};
+		const accounted = (place) => uncovered(place).length === 0;
+		await report.step("every message is answered or told busy", () => until(() => places.every(accounted), "the answers", { timeoutMs: SETTLE_MS, stepMs: 200 }));
+		sampling = false;
+		await watcher;
+
+		let answeredCount = 0, busyCount = 0;
+		for (const place of places) {
+			const { answers, busy } = delivered(place);
+			const seen = new Map();
+			for (const tag of answers.flatMap((a) => a.split(" "))) seen.set(tag, (seen.get(tag) ?? 0) + 1);
+			const twice = [...seen].filter(([tag, n]) => tag !== "nothing" && n > 1 && sent[place].includes(tag));
+			report.check(`${place}: no message answered twice`, twice.length === 0, twice.map(([tag, n]) => `${tag} x${n}`).join(", "));
+			const missing = sent[place].filter((tag) => !seen.has(tag));
+			const left = uncovered(place);
+			report.check(`${place}: the ${missing.length} messages no answer names were each followed by a busy reply (${busy.length} sent)`, left.length === 0, left.slice(0, 10).join(" "));
+			answeredCount += sent[place].length - missing.length;
+			busyCount += busy.length;
+			report.note(`${place}: sent ${sent[place].length}, answers ${answers.length} (naming ${sent[place].length - missing.length} messages), busy replies ${busy.length}`);
+		}
+		report.check(`the agent's queue stayed within its depth ${budgets.REQUEST_QUEUE_DEPTH} (at most ${maxQueued} waiting seen)`, maxQueued <= budgets.REQUEST_QUEUE_DEPTH);
+		report.check("the load was more than the agent could take at once (some messages joined others or were told busy)", answeredCount + busyCount > 0 && llm.requests.length < MESSAGES);
+
+		// The heap returns: wait for idle, collect, compare.
+		await sleep(2000);
+		const after = await rig.sample();
+		report.note(`end: main heap ${after.mainChunk + after.mainSlot} B, agent heap ${after.agentChunk + after.agentSlot} B, psram ${after.psram} B, sockets ${after.sockets}, files ${after.files}`);
+		for (const [name, b, a] of [["main", before.mainChunk + before.mainSlot, after.mainChunk + after.mainSlot], ["agent", before.agentChunk + before.agentSlot, after.agentChunk + after.agentSlot]]) {
+			report.check(`the ${name} machine's live heap is back within ${HEAP_RETURN_BYTES / 1024} KiB of its start (${a - b >= 0 ? "+" : ""}${a - b} B)`, a - b <= HEAP_RETURN_BYTES);
+		}
+		report.check(`the PSRAM pool is back to its start (${before.psram} -> ${after.psram} B)`, after.psram <= before.psram + 64 * 1024);
+	} finally {
+		await rig.close();
+	}
+	report.finish();
+});
