@@ -141,14 +141,23 @@ export class Sessions {
 
 	#map(channel: string, chat_id: string, id: string): void {
 		const key = `${channel}:${chat_id}`;
+		const previous = this.#chats.get(key);
 		this.#chats.delete(key);
 		this.#chats.set(key, id);
+		// A session no chat talks in any more lets go of its history window (a few
+		// hundred KiB of heap and PSRAM when full); it is read again if a chat comes back.
+		if (previous && previous !== id && ![...this.#chats.values()].includes(previous)) this.#prompts.delete(previous);
 		// Bounded: the oldest mapping goes first (its chat starts a new session next time).
 		for (const oldest of this.#chats.keys()) {
 			if (this.#chats.size <= SESSION_CHATS_MAX) break;
 			this.#chats.delete(oldest);
 		}
 		this.#saveChats();
+	}
+
+	/** Sessions whose history window is held in memory (at most SESSIONS_OPEN_MAX; for tests). */
+	get windowsHeld(): number {
+		return this.#prompts.size;
 	}
 
 	/** The session a channel's chat talks in; the first message of a chat creates one. */

@@ -209,3 +209,16 @@ test("the window (two passes, no units built) is the reference's for 400 seeded 
 		assert.deepEqual(selectPromptHistory(records, budget), referenceWindow(records, budget), `seed ${seed}`);
 	}
 });
+
+test("a session no chat talks in any more lets go of its history window; a chat switching back reads it again", () => {
+	const a = sessions.currentSession("telegram", "w1");
+	turn(a, 1, "first question", "first answer");
+	assert.deepEqual(texts(history(a, 2)), ["first question", "first answer"]);
+	const held = sessions.windowsHeld;
+	const b = sessions.newSession("telegram", "w1");
+	assert.equal(sessions.windowsHeld, held - 1, "the old session's window is dropped when its chat moves on");
+	turn(b, 3, "second question", "second answer");
+	assert.deepEqual(texts(history(b, 4)), ["second question", "second answer"]);
+	sessions.switchSession("telegram", "w1", a);
+	assert.deepEqual(texts(history(a, 5)), ["first question", "first answer"], "read again from the file");
+});
