@@ -1,0 +1,124 @@
+// Soak (issue 17): many requests, each with a tool round, against the mock LLM
+// answering at once (time compressed), mostly from the console and every tenth
+// from a Telegram or the QQ chat. Every SAMPLE_EVERY requests the test samples
+// each machine's live heap (after garbage collection, `status gc`), the buffer
+// pools (PSRAM, internal), open sockets and the process's open files
+// (/proc/<pid>/fd); none may grow beyond the bounds below between the first
+// sample (after the first SAMPLE_EVERY requests, when the caches have filled)
+// and any later one. Randomness is seeded (PROOF_SEED).
+import { test } from "node:test";
+import { OWNER_CHAT, QQ_CHAT, QQ_USER, USER_CHAT, Report, SIZE, seeded, startRig } from "./proof.mjs";
+
+const REQUESTS = Number(process.env.PROOF_SOAK_REQUESTS) || SIZE(300, 10_000); // PROOF_SOAK_REQUESTS: another count, to look at a trend
+const SAMPLE_EVERY = 100;
+// Bounds on growth from the first sample, with why they are not zero (every
+// sample follows a new session in every place, so the history windows are empty):
+// - heap: what settles after the first samples (the request id block, the
+//   tool-offer and chat caches, timers); 64 KiB per machine is less than a leak
+//   of 10 bytes a request shows over the long form.
+const HEAP_GROWTH_BYTES = 64 * 1024;
+// - PSRAM pool: LLM bodies come and go; a kept keep-alive connection's buffers at most.
+const PSRAM_GROWTH_BYTES = 48 * 1024;
+// - PSRAM buffers alive: a kept prefix per protocol and a pooled connection's body buffer.
+const PSRAM_BUFFERS_GROWTH = 8;
+// - sockets and files: a keep-alive connection to the LLM, Telegram's poll and
+//   QQ's gateway come and go; sessions open at most 4 (two files each).
+const SOCKETS_GROWTH = 2;
+const FILES_GROWTH = 2;
+
+test("soak: requests with tool rounds; heap, pools, sockets and files stay flat", async (t) => {
+	const rng = seeded(999);
+	const report = new Report("proof-soak", t);
+	report.note(`seed ${rng.seed} (PROOF_SEED overrides); ${REQUESTS} requests (the long form: 10000), each a get_time round and an answer; samples every ${SAMPLE_EVERY}`);
+	const rig = await startRig({ report });
+	const { llm, tg, qq } = rig;
+	let answered = 0;
+	let fullSessions = 0;
+	const FULL = /is full/;
+	rig.hooks.onRequest = (record) => {
+		if (llm.pending) return;
+		const tag = [...record.body.matchAll(/\br\d+\b/g)].map((m) => m[0]).at(-1) ?? "r?";
+		const toolRound = record.body.includes('"role":"tool"') && record.body.lastIndexOf(tag) < record.body.lastIndexOf('"role":"tool"');
+		if (toolRound) llm.script({ type: "text", text: `done ${tag}.` });
+		else llm.script({ type: "tool_calls", calls: [{ name: "get_time", arguments: {} }] });
+	};
+	const samples = [];
+	try {
+		report.tried(`${REQUESTS} requests with a tool round each: 90% console, 10% Telegram (chats ${OWNER_CHAT}, ${USER_CHAT}) and QQ`);
+		for (let i = 1; i <= REQUESTS; i++) {
+			const tag = `r${i}`;
+			const roll = rng.next();
+			const done = `done ${tag}.`;
+			// A session that compaction cannot bring under 150 KiB is full: the
+			// firmware says so, and the person starts a new one and asks again.
+			for (let attempt = 1; attempt <= 2; attempt++) {
+				let reply;
+				if (roll < 0.9) {
+					const out = await rig.command(`ask ${tag} what time is it?`, new RegExp(`^(${done.replace(".", "\\.")}|error: .*|.*is full.*)$`, "m"), { timeoutMs: 60_000 });
+					reply = out.includes(done) ? done : out;
+					if (FULL.test(reply)) await rig.command("session new", /^new session /m);
+				} else if (roll < 0.97) {
+					const chat = rng.pick([OWNER_CHAT, USER_CHAT]);
+					const from = tg.chat(chat).length;
+					tg.say({ chat, text: `${tag} what time is it?` });
+					reply = (await tg.waitFor(() => tg.chat(chat).slice(from).find((m) => m.text === done || FULL.test(m.text)), 60_000, `the answer to ${tag}`)).text;
+					if (FULL.test(reply)) tg.say({ chat, text: "/new" });
+				} else {
+					const id = qq.say({ user: QQ_USER, text: `${tag} what time is it?` });
+					reply = (await qq.waitFor(() => qq.replies(QQ_CHAT).find((r) => r.msg_id === id && (r.content === done || FULL.test(r.content))), 60_000, `the QQ answer to ${tag}`)).content;
+					if (FULL.test(reply)) qq.say({ user: QQ_USER, text: "/new" });
+				}
+				if (reply === done) break;
+				if (attempt === 2) throw new Error(`${tag}: ${reply}`);
+				fullSessions++;
+			}
+			answered++;
+			// Known limit (issue 17 report): with a full history window (256 records,
+			// 48 KiB) a request takes the agent machine to ~2.9-3.1 MB of its 3 MiB
+			// heap on lin and it can run out of memory; the console starts a new
+			// session halfway between samples too, so its window never fills here.
+			if (i % SAMPLE_EVERY === SAMPLE_EVERY / 2) await rig.command("session new", /^new session /m);
+			if (i % SAMPLE_EVERY === 0) {
+				// Every place starts a new session before a sample, as people do now
+				// and then: a session's history window (up to 256 records, a few
+				// hundred KiB when full) is then let go, and every sample sees the
+				// same state. Anything that still grows is kept per request: a leak.
+				await rig.command("session new", /^new session /m);
+				for (const chat of [OWNER_CHAT, USER_CHAT]) {
+					const from = tg.chat(chat).length;
+					tg.say({ chat, text: "/new" });
+					await tg.waitFor(() => tg.chat(chat).slice(from).some((m) => /^new session /.test(m.text)), 60_000, "the new session");
+				}
+				const id = qq.say({ user: QQ_USER, text: "/new" });
+				await qq.waitFor(() => qq.replies(QQ_CHAT).some((r) => r.msg_id === id && /^new session /.test(r.content)), 60_000, "the QQ new session");
+				const s = await rig.sample();
+				samples.push({ at: i, ...s });
+				report.note(`after ${i}: main ${s.mainChunk + s.mainSlot} B, agent ${s.agentChunk + s.agentSlot} B, psram ${s.psram} B (${s.psramLive} live), internal ${s.internal} B, sockets ${s.sockets}, files ${s.files}`);
+			}
+		}
+	} catch (error) {
+		report.check(`request ${answered + 1} was answered`, false, error.message.slice(0, 1500));
+	} finally {
+		await rig.close();
+	}
+	report.check(`all ${REQUESTS} requests answered`, answered === REQUESTS, `${answered}`);
+	report.note(`sessions found full and started anew: ${fullSessions}`);
+	const first = samples[0];
+	if (report.check("samples were taken", samples.length >= 2, `${samples.length}`)) {
+		const worst = (f) => Math.max(...samples.map((s) => f(s) - f(first)));
+		const checks = [
+			["the main machine's live heap", (s) => s.mainChunk + s.mainSlot, HEAP_GROWTH_BYTES, "B"],
+			["the agent machine's live heap", (s) => s.agentChunk + s.agentSlot, HEAP_GROWTH_BYTES, "B"],
+			["the PSRAM pool in use", (s) => s.psram, PSRAM_GROWTH_BYTES, "B"],
+			["PSRAM buffers alive", (s) => s.psramLive, PSRAM_BUFFERS_GROWTH, ""],
+			["the internal pool in use", (s) => s.internal, PSRAM_GROWTH_BYTES, "B"],
+			["open sockets", (s) => s.sockets, SOCKETS_GROWTH, ""],
+			["open files", (s) => s.files, FILES_GROWTH, ""],
+		];
+		for (const [what, f, bound, unit] of checks) {
+			const growth = worst(f);
+			report.check(`${what} grew at most ${bound}${unit} over ${samples.length} samples (worst ${growth >= 0 ? "+" : ""}${growth}${unit})`, growth <= bound);
+		}
+	}
+	report.finish();
+});
