@@ -21,16 +21,16 @@ export function helpText(role: Role): string {
 	return [...HELP, ...(role === "owner" ? [OWNER_HELP] : [])].join("\n");
 }
 
-/** /session ARGS: the agent command to run, or the sentence to answer instead. */
-export function sessionCommand(role: Role, args: string): { name: string; args: string } | string {
+/** /session ARGS (and /new, as "new") in a chat: runs the agent's session command for it; resolves with the text to answer (never rejects). */
+export async function sessionReply(port: Pick<AgentPort, "command">, channel: string, chatId: string, role: Role, args: string): Promise<string> {
 	const [sub = "", ...rest] = args.split(/\s+/).filter(Boolean);
 	if (!(sub === "" || sub === "new") && role !== "owner") return "Only the owner's chat may look at other conversations; /session and /session new work here.";
 	if (!["", "new", "list", "show", "switch", "delete"].includes(sub)) return "Use /session, /session new, or (owner) /session list | show [ID] | switch ID | delete ID.";
-	return { name: sub ? `session ${sub}` : "session", args: rest.join(" ") };
+	return chatCommand(port, channel, chatId, sub ? `session ${sub}` : "session", rest.join(" "));
 }
 
 /** Runs one of the agent's commands for a chat; resolves with the text to answer (never rejects). */
-export async function chatCommand(port: Pick<AgentPort, "command">, channel: string, chatId: string, name: string, args: string): Promise<string> {
+async function chatCommand(port: Pick<AgentPort, "command">, channel: string, chatId: string, name: string, args: string): Promise<string> {
 	try {
 		const result = await port.command(name, args, { channel, chat_id: chatId });
 		const text = [...result.lines, ...(result.error ? [result.error] : []), ...(result.usage ? ["Those arguments do not fit; /help lists the commands."] : [])].join("\n");

@@ -28,7 +28,7 @@ import type { Watch } from "router/router";
 import type { AgentPort, InMessage, OutboundSink, Role, RouteOutcome } from "router/types";
 import { messageOf } from "util/errors";
 import type { Pairing } from "channels/pairing";
-import { cancelRequests, chatCommand, helpText, NOTHING_RUNNING, pairChat, sessionCommand } from "channels/chat";
+import { cancelRequests, helpText, NOTHING_RUNNING, pairChat, sessionReply } from "channels/chat";
 import { Sleeps } from "channels/sleeps";
 import { chunk } from "channels/telegram/format";
 import { QqApiError, type Timers } from "channels/qq/api";
@@ -151,9 +151,8 @@ export class QqChannel implements OutboundSink {
 			case "stop":
 				return this.#stopChat(chatId, work);
 			case "new":
-				return this.#command(chatId, "session new", "");
 			case "session":
-				return this.#session(chatId, role, args);
+				return this.#reply(chatId, await sessionReply(this.#o.port, CHANNEL, chatId, role, name === "new" ? "new" : args));
 		}
 		await this.#ask(message, role, work);
 	}
@@ -164,15 +163,6 @@ export class QqChannel implements OutboundSink {
 		this.#reply(message.chat_id, outcome.reply);
 	}
 
-	async #session(chatId: string, role: Role, args: string): Promise<void> {
-		const command = sessionCommand(role, args);
-		if (typeof command === "string") return this.#reply(chatId, command);
-		await this.#command(chatId, command.name, command.args);
-	}
-
-	async #command(chatId: string, name: string, args: string): Promise<void> {
-		this.#reply(chatId, await chatCommand(this.#o.port, CHANNEL, chatId, name, args));
-	}
 
 	async #stopChat(chatId: string, work: ChatWork): Promise<void> {
 		if (!await cancelRequests(this.#o.port, [...work.requests], this.#o.log, CHANNEL)) this.#reply(chatId, NOTHING_RUNNING);

@@ -33,7 +33,7 @@ import { maskSecretsGrowing } from "util/log";
 import { clip } from "util/text";
 import { BotApiError, readBotUser, type BotUser, type CallOptions } from "channels/telegram/api";
 import { chunk, toHtml } from "channels/telegram/format";
-import { cancelRequests, chatCommand, helpText, NOTHING_RUNNING, pairChat, sessionCommand } from "channels/chat";
+import { cancelRequests, helpText, NOTHING_RUNNING, pairChat, sessionReply } from "channels/chat";
 import { Sleeps, type Timers } from "channels/sleeps";
 import type { Pairing } from "channels/pairing";
 import type { StateFile } from "channels/telegram/store";
@@ -302,9 +302,8 @@ export class TelegramChannel implements OutboundSink {
 			case "stop":
 				return this.#stopChat(chatId);
 			case "new":
-				return this.#command(chatId, "session new", "");
 			case "session":
-				return this.#session(chatId, role, args);
+				return this.#reply(chatId, await sessionReply(this.#o.port, CHANNEL, chatId, role, name === "new" ? "new" : args));
 		}
 		await this.#ask(message, text, role);
 	}
@@ -315,15 +314,6 @@ export class TelegramChannel implements OutboundSink {
 		this.#reply(message.chat_id, outcome.reply);
 	}
 
-	async #session(chatId: string, role: Role, args: string): Promise<void> {
-		const command = sessionCommand(role, args);
-		if (typeof command === "string") return this.#reply(chatId, command);
-		await this.#command(chatId, command.name, command.args);
-	}
-
-	async #command(chatId: string, name: string, args: string): Promise<void> {
-		this.#reply(chatId, await chatCommand(this.#o.port, CHANNEL, chatId, name, args));
-	}
 
 	async #stopChat(chatId: string): Promise<void> {
 		const work = this.#chats.get(chatId);
