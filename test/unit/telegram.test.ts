@@ -9,7 +9,7 @@
 import files from "embedded:storage/files";
 import type { Directory } from "embedded:storage/files";
 import { test, assert } from "testing";
-import { PAIRING_HINTS_PER_HOUR, TELEGRAM_MESSAGE_MAX_CHARS, PAIRING_ATTEMPTS_MAX, PAIRING_CODE_TTL_MS } from "budgets";
+import { PAIRING_HINTS_PER_HOUR, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_MESSAGE_MAX_CHARS, PAIRING_ATTEMPTS_MAX, PAIRING_CODE_TTL_MS } from "budgets";
 import type { AgentEvent } from "core/types";
 import { BotApi, BotApiError, TOKEN_MASK, readEnvelope } from "channels/telegram/api";
 import { PAIRING_HINT, TelegramChannel, type BotApiLike } from "channels/telegram/channel";
@@ -353,5 +353,21 @@ test("a burst of messages the agent refuses gets the busy sentence once while on
 	// Once sent, a later refusal is told again.
 	await t.deliverBatch([textUpdate(40, "again", 42)]);
 	assert.equal(t.sent("42").map((c) => String(c.params.text)).at(-1), busy);
+	await t.channel.stop();
+});
+
+test("progress never crowds out answers: stage messages beyond TELEGRAM_CHAT_OUTBOX_MAX waiting are skipped, every answer still goes out", async () => {
+	const t = fakeChannel({ holdSends: true });
+	t.channel.start();
+	await t.settle();
+	t.pairing.pair("42", "me", t.pairing.newCode());
+	for (let i = 0; i < TELEGRAM_CHAT_OUTBOX_MAX + 8; i++) t.channel.deliver({ type: "agent_stage", channel: "telegram", chat_id: "42", text: `running tool ${i}`, request_id: 1 });
+	const answers = Array.from({ length: 20 }, (_, i) => `answer ${i}`);
+	for (const [i, text] of answers.entries()) t.channel.deliver({ type: "out_message", channel: "telegram", chat_id: "42", text, request_id: 100 + i, correlation_id: "" });
+	t.release();
+	for (let i = 0; i < 10; i++) await t.settle(); // 36 sends, a few turns each
+	const texts = t.sent("42").map((c) => String(c.params.text));
+	assert.deepEqual(answers.filter((a) => !texts.includes(a)), [], "every answer was sent");
+	assert.equal(texts.filter((x) => x.startsWith("… running tool")).length, TELEGRAM_CHAT_OUTBOX_MAX, "progress stopped queueing once the outbox held that many");
 	await t.channel.stop();
 });

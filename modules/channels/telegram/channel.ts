@@ -12,15 +12,18 @@
 //
 // Outbound: the router hands this channel's out_message and agent_stage events
 // to deliver(). Per chat, an outbox runs one call at a time, at most one per
-// TELEGRAM_CHAT_SEND_INTERVAL_MS, at most TELEGRAM_CHAT_OUTBOX_MAX waiting (more
-// are dropped, logged). A reply is streamed: text deltas are shown by sending a
+// TELEGRAM_CHAT_SEND_INTERVAL_MS. Progress (stage messages, streamed previews)
+// waits only while fewer than TELEGRAM_CHAT_OUTBOX_MAX calls wait, else it is
+// skipped; answers and the channel's own replies may wait up to
+// TELEGRAM_CHAT_ANSWERS_MAX (more are dropped, logged), so progress never
+// crowds out an answer. A reply is streamed: text deltas are shown by sending a
 // message and editing it at most once per TELEGRAM_EDIT_INTERVAL_MS; the final
 // text replaces it (first chunk) and the rest follows in chunks of 4096. HTML
 // first; a 400 (Telegram could not parse the markup) is retried as plain text.
 // A 429 waits retry_after; network errors back off; 401/404 (bad token) and 409
 // (another poller) stop polling with a sentence on the console.
 import {
-	TELEGRAM_BACKOFF_MAX_MS, TELEGRAM_BACKOFF_START_MS, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_CHAT_SEND_INTERVAL_MS, TELEGRAM_CHATS_TRACKED_MAX,
+	TELEGRAM_BACKOFF_MAX_MS, TELEGRAM_BACKOFF_START_MS, TELEGRAM_CHAT_ANSWERS_MAX, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_CHAT_SEND_INTERVAL_MS, TELEGRAM_CHATS_TRACKED_MAX,
 	TELEGRAM_EDIT_INTERVAL_MS, TELEGRAM_MESSAGE_MAX_CHARS, TELEGRAM_POLL_MARGIN_MS, TELEGRAM_POLL_TIMEOUT_S, TELEGRAM_REQUESTS_PER_CHAT_MAX, TELEGRAM_SEND_RETRIES,
 	TELEGRAM_TYPING_INTERVAL_MS, TELEGRAM_TYPING_MAX_MS, TELEGRAM_UPDATE_BODY_MAX_BYTES, TELEGRAM_UPDATES_LIMIT,
 } from "budgets";
@@ -410,7 +413,7 @@ export class TelegramChannel implements OutboundSink {
 			return;
 		}
 		if (event.type === "agent_stage") {
-			this.#enqueue(event.chat_id, work, () => this.#sendText(event.chat_id, `… ${event.text}`, false));
+			this.#enqueue(event.chat_id, work, () => this.#sendText(event.chat_id, `… ${event.text}`, false), "progress");
 			return;
 		}
 		const stream = this.#streams.get(event.request_id);
@@ -442,7 +445,7 @@ export class TelegramChannel implements OutboundSink {
 		const queued = this.#enqueue(chatId, work, () => {
 			work.waitingReplies.delete(text);
 			return this.#sendText(chatId, text, false);
-		});
+		}, "answer");
 		if (!queued) work.waitingReplies.delete(text);
 	}
 
@@ -462,13 +465,14 @@ export class TelegramChannel implements OutboundSink {
 				stream.shown = shown;
 				if (stream.messageId === undefined) stream.messageId = await this.#sendText(stream.chatId, shown, false);
 				else await this.#editText(stream.chatId, stream.messageId, shown, false);
-			});
+			}, "progress");
 		}, wait);
 	}
 
-	/** Queues op in the chat's outbox; false when the outbox is full (op dropped, logged). */
-	#enqueue(chatId: string, work: ChatWork, op: () => Promise<unknown>): boolean {
-		if (work.pending >= TELEGRAM_CHAT_OUTBOX_MAX) {
+	/** Queues op in the chat's outbox; false when there is no room for its kind (progress skipped; an answer dropped, logged). */
+	#enqueue(chatId: string, work: ChatWork, op: () => Promise<unknown>, kind: "answer" | "progress" = "answer"): boolean {
+		if (kind === "progress" && work.pending >= TELEGRAM_CHAT_OUTBOX_MAX) return false;
+		if (work.pending >= TELEGRAM_CHAT_ANSWERS_MAX) {
 			this.#o.log(`telegram: chat ${chatId} has ${work.pending} messages waiting; one more was dropped`);
 			return false;
 		}
