@@ -823,7 +823,16 @@ void hostLoopRun(HostLoop *loop)
 			fds[n].revents = 0;
 			owners[n++] = w;
 		}
+#ifdef mxProfile
+		/* The profiler counts wall time between samples: leave the idle wait out. */
+		if (loop->machine)
+			fxSuspendProfiler(loop->machine);
+#endif
 		int ready = poll(fds, n, timeout);
+#ifdef mxProfile
+		if (loop->machine)
+			fxResumeProfiler(loop->machine);
+#endif
 		if (ready < 0 && errno != EINTR) {
 			fprintf(stderr, "xsclaw: poll failed: %s\n", strerror(errno));
 			exit(1);
