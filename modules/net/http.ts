@@ -38,7 +38,7 @@ import {
 } from "net/types";
 import { literalAddress, parseUrl, type ParsedUrl } from "net/url";
 import { decodeUtf8, encodeUtf8, utf8Boundary } from "net/utf8";
-import { heapBuffers, type BufferPool } from "util/buffers";
+import { GrowableBuffer, heapBuffers, type BufferPool } from "util/buffers";
 import { messageOf } from "util/errors";
 import { logLine } from "util/log";
 
@@ -92,86 +92,12 @@ export function errorText(body: Uint8Array): string {
 }
 
 /**
- * A response body in one buffer from the pool: grows by doubling from
- * HTTP_BODY_START_BYTES (or is sized once from Content-Length) up to max.
- * append() returns false when the data does not fit under max.
+ * The body of a response that is not streamed, in one pool buffer: it grows by
+ * doubling from HTTP_BODY_START_BYTES, or is sized once from Content-Length, up to max.
  */
-class BodySink {
-	#buffer: ArrayBufferLike | undefined;
-	#bytes: Uint8Array | undefined;
-	#length = 0;
-	readonly #max: number;
-	readonly #buffers: BufferPool;
-
-	constructor(max: number, buffers: BufferPool) {
-		this.#max = max;
-		this.#buffers = buffers;
-	}
-
-	get length(): number { return this.#length; }
-	get max(): number { return this.#max; }
-	view(): Uint8Array { return this.#bytes ? this.#bytes.subarray(0, this.#length) : new Uint8Array(0); }
-
-	/** Makes room for a total of byteLength bytes (false when over max). */
-	reserve(byteLength: number): boolean {
-		if (byteLength > this.#max) return false;
-		const capacity = this.#bytes?.length ?? 0;
-		if (byteLength <= capacity) return true;
-		let size = Math.max(capacity * 2, HTTP_BODY_START_BYTES);
-		while (size < byteLength) size *= 2;
-		this.#resize(Math.min(size, this.#max));
-		return true;
-	}
-
-	/** Sizes the buffer exactly (when Content-Length announces the body). */
-	reserveExactly(byteLength: number): boolean {
-		if (byteLength > this.#max) return false;
-		if (byteLength > (this.#bytes?.length ?? 0)) this.#resize(byteLength);
-		return true;
-	}
-
-	append(data: Uint8Array): boolean {
-		if (!this.reserve(this.#length + data.length)) return false;
-		(this.#bytes as Uint8Array).set(data, this.#length);
-		this.#length += data.length;
-		return true;
-	}
-
-	/** Keeps what fits under max; returns false when something was cut. */
-	appendTruncating(data: Uint8Array): boolean {
-		const room = this.#max - this.#length;
-		if (data.length <= room) return this.append(data);
-		this.append(data.subarray(0, room));
-		return false;
-	}
-
-	release(): void {
-		const buffer = this.#buffer;
-		this.#buffer = undefined;
-		this.#bytes = undefined;
-		this.#length = 0;
-		if (buffer) this.#buffers.free(buffer);
-	}
-
-	#resize(size: number): void {
-		let buffer: ArrayBufferLike;
-		try {
-			if (this.#buffer && this.#buffers.resize) {
-				this.#buffers.resize(this.#buffer, size);
-				this.#bytes = new Uint8Array(this.#buffer, 0, size);
-				return;
-			}
-			buffer = this.#buffers.allocate(size);
-		} catch (error) {
-			throw new HttpError("too_large", `no memory for a ${size}-byte response buffer (${toHttpError(error).message})`);
-		}
-		const bytes = new Uint8Array(buffer, 0, size);
-		if (this.#bytes) bytes.set(this.#bytes.subarray(0, this.#length));
-		const old = this.#buffer;
-		this.#buffer = buffer;
-		this.#bytes = bytes;
-		if (old) this.#buffers.free(old);
-	}
+function bodySink(max: number, buffers: BufferPool): GrowableBuffer {
+	return new GrowableBuffer(buffers, HTTP_BODY_START_BYTES, max,
+		(size, error) => new HttpError("too_large", `no memory for a ${size}-byte response buffer (${toHttpError(error).message})`));
 }
 
 /** What a connection reports to the request that currently owns it. */
@@ -262,7 +188,7 @@ class Exchange {
 	#attempt = 0;                         // guards late DNS answers
 	#parser: ResponseParser | undefined;
 	#head: ResponseHead | undefined;
-	#sink: BodySink | undefined;
+	#sink: GrowableBuffer | undefined;
 	#streaming = false;
 	#errorBodyCut = false;
 	#reuseAllowed = true;
@@ -433,7 +359,7 @@ class Exchange {
 			return;
 		}
 		const max = ok ? this.#request.maxBodyBytes ?? HTTP_BODY_MAX_BYTES : Math.min(this.#request.maxBodyBytes ?? HTTP_BODY_MAX_BYTES, HTTP_ERROR_BODY_MAX_BYTES);
-		const sink = this.#sink = new BodySink(max, this.#client.buffers);
+		const sink = this.#sink = bodySink(max, this.#client.buffers);
 		const length = parser.contentLength;
 		if (ok && length > max) throw new HttpError("too_large", `the response body of ${length} bytes exceeds the ${max}-byte cap`);
 		if (length > 0) sink.reserveExactly(Math.min(length, max));
@@ -445,7 +371,7 @@ class Exchange {
 			(this.#request.onChunk as (bytes: Uint8Array) => void)(data);
 			return;
 		}
-		const sink = this.#sink as BodySink;
+		const sink = this.#sink as GrowableBuffer;
 		if (this.#isOk()) {
 			if (!sink.append(data)) throw new HttpError("too_large", `the response body exceeds the ${sink.max}-byte cap`);
 		} else if (!sink.appendTruncating(data)) {

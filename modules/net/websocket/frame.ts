@@ -8,11 +8,12 @@
 // resize) up to the message cap. Control frames (at most 125 bytes) use a small
 // heap buffer. Any violation throws a WebSocketError carrying the close code to
 // send (1002 protocol, 1007 invalid UTF-8, 1009 too big); the parser is dead
-// afterwards. release() gives the pool buffer back; call it when done.
+// afterwards. release() gives the pool buffer back; call it when done. The
+// message buffer is util/buffers' GrowableBuffer, as HTTP response bodies are.
 import { WS_MESSAGE_FRAGMENTS_MAX, WS_MESSAGE_MAX_BYTES, WS_MESSAGE_START_BYTES } from "budgets";
 import { sanitizeUtf8 } from "net/utf8";
 import { WebSocketError } from "net/websocket/types";
-import { heapBuffers, type BufferPool } from "util/buffers";
+import { GrowableBuffer, heapBuffers, type BufferPool } from "util/buffers";
 
 export const enum Opcode { Continuation = 0, Text = 1, Binary = 2, Close = 8, Ping = 9, Pong = 10 }
 
@@ -60,7 +61,6 @@ function protocol(why: string): WebSocketError {
 
 export class FrameParser {
 	readonly #events: FrameEvents;
-	readonly #buffers: BufferPool;
 	readonly #maxMessage: number;
 	#state = State.Header;
 	readonly #header = new Uint8Array(14);
@@ -72,17 +72,16 @@ export class FrameParser {
 	// the data message being reassembled
 	#messageOpcode = 0;                // 0: none in progress
 	#fragments = 0;
-	#buffer: ArrayBufferLike | undefined;
-	#bytes: Uint8Array | undefined;
-	#length = 0;
+	readonly #message: GrowableBuffer;
 	// the control frame being read
 	readonly #control = new Uint8Array(125);
 	#controlLength = 0;
 
 	constructor(events: FrameEvents, options: { buffers?: BufferPool; maxMessageBytes?: number } = {}) {
 		this.#events = events;
-		this.#buffers = options.buffers ?? heapBuffers;
 		this.#maxMessage = options.maxMessageBytes ?? WS_MESSAGE_MAX_BYTES;
+		this.#message = new GrowableBuffer(options.buffers ?? heapBuffers, WS_MESSAGE_START_BYTES, this.#maxMessage,
+			(size) => new WebSocketError("too_large", `no memory for a ${size}-byte WebSocket message buffer`, 1009));
 	}
 
 	/** Feeds bytes; throws WebSocketError on a violation (and stays failed). */
@@ -104,11 +103,7 @@ export class FrameParser {
 
 	/** Gives the message buffer back to its pool; the parser stays usable. */
 	release(): void {
-		const buffer = this.#buffer;
-		this.#buffer = undefined;
-		this.#bytes = undefined;
-		this.#length = 0;
-		if (buffer) this.#buffers.free(buffer);
+		this.#message.release();
 	}
 
 	#needed(): number {
@@ -152,13 +147,13 @@ export class FrameParser {
 				if (this.#messageOpcode) throw protocol("a new message inside a fragmented one");
 				this.#messageOpcode = opcode;
 				this.#fragments = 0;
-				this.#length = 0;
+				this.#message.clear();
 			}
 			if (++this.#fragments > WS_MESSAGE_FRAGMENTS_MAX) {
 				throw new WebSocketError("too_large", `the server sent a message in more than ${WS_MESSAGE_FRAGMENTS_MAX} fragments`, 1009);
 			}
-			if (this.#length + length > this.#maxMessage) throw this.#tooBig(this.#length + length);
-			this.#reserve(this.#length + length);
+			const total = this.#message.length + length;
+			if (!this.#message.reserve(total)) throw this.#tooBig(total);
 		}
 		this.#opcode = opcode;
 		this.#fin = fin;
@@ -176,8 +171,7 @@ export class FrameParser {
 				this.#control.set(piece, this.#controlLength);
 				this.#controlLength += count;
 			} else {
-				(this.#bytes as Uint8Array).set(piece, this.#length);
-				this.#length += count;
+				this.#message.append(piece); // room was reserved at the frame's header
 			}
 			this.#remaining -= count;
 			i += count;
@@ -189,13 +183,13 @@ export class FrameParser {
 			this.#events.onControl(opcode as Opcode.Close, this.#control.subarray(0, this.#controlLength));
 		} else if (this.#fin) {
 			const messageOpcode = this.#messageOpcode as Opcode.Text | Opcode.Binary;
-			const bytes = this.#bytes ? this.#bytes.subarray(0, this.#length) : new Uint8Array(0);
+			const bytes = this.#message.view();
 			this.#messageOpcode = 0;
 			if (messageOpcode === Opcode.Text && !isValidUtf8(bytes)) {
 				throw new WebSocketError("protocol", "the server sent a text message that is not valid UTF-8", 1007);
 			}
-			const length = this.#length;
-			this.#length = 0;
+			const length = bytes.length;
+			this.#message.clear();
 			try {
 				this.#events.onMessage(messageOpcode, bytes);
 			} finally {
@@ -208,30 +202,5 @@ export class FrameParser {
 	#tooBig(length: number): WebSocketError {
 		const shown = length >= Number.MAX_SAFE_INTEGER ? "more than 2^53" : String(length);
 		return new WebSocketError("too_large", `the server sent a message of ${shown} bytes, over the ${this.#maxMessage}-byte cap`, 1009);
-	}
-
-	/** Makes room for byteLength message bytes in the pool buffer. */
-	#reserve(byteLength: number): void {
-		const capacity = this.#bytes?.length ?? 0;
-		if (byteLength <= capacity) return;
-		let size = Math.max(capacity * 2, WS_MESSAGE_START_BYTES);
-		while (size < byteLength) size *= 2;
-		size = Math.min(size, this.#maxMessage);
-		try {
-			if (this.#buffer && this.#buffers.resize) {
-				this.#buffers.resize(this.#buffer, size);
-				this.#bytes = new Uint8Array(this.#buffer, 0, size);
-				return;
-			}
-			const buffer = this.#buffers.allocate(size);
-			const bytes = new Uint8Array(buffer, 0, size);
-			if (this.#bytes) bytes.set(this.#bytes.subarray(0, this.#length));
-			const old = this.#buffer;
-			this.#buffer = buffer;
-			this.#bytes = bytes;
-			if (old) this.#buffers.free(old);
-		} catch (error) {
-			throw new WebSocketError("too_large", `no memory for a ${size}-byte WebSocket message buffer`, 1009);
-		}
 	}
 }
