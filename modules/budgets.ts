@@ -59,6 +59,8 @@ export const IMAGE_MAX_BYTES = 512 * 1024;     // local image before base64
 export const LLM_RETRY_BACKOFF_MS = [2000, 4000, 8000] as const; // one wait per retry of connect errors, 429, 5xx: 3 retries
 export const LLM_RETRY_BUDGET_MS = 45_000;     // wall clock for all retries of one call
 export const LLM_TOKENS_PER_DAY = 2_000_000;    // prompt + output tokens a day (config llm.tokens_per_day; 0 = no limit)
+export const LLM_USAGE_RESERVE_CALLS = 8;      // calls one usage write stores ahead: a key-value commit per 8 calls, not per call; a power loss over-counts at most 7 (never under-counts)
+export const LLM_USAGE_SAVE_MS = 60_000;       // counted tokens wait at most this long for a usage write (checked as a call ends): what a power loss can lose of them
 export const LLM_REPLY_MAX_BYTES = 256 * 1024; // one reply, streamed or not: far above 8192 tokens, well below the JS heap
 export const LLM_BODY_START_BYTES = 16 * 1024;  // first pool buffer of a request body; doubles in place up to what the body needs
 export const LLM_JSON_DEPTH_MAX = 512;         // nesting a reply's JSON may have (llm/scan keeps one byte per level twice); far past any real reply

@@ -3,18 +3,27 @@
 // a runaway cron cannot spend more than the limits allow.
 //
 // Windows are fixed and in UTC: the clock hour and the calendar day. A call is
-// counted when it is about to be sent (retries of one call count once), and the
-// record is stored then, before anything is sent; its tokens (prompt + output, as
-// reported) are counted when it ends and stored with the next call's count, or by
-// flush() (the runtime's close): one write per call, not two (a tool round is two
-// calls, each write a flash write on the device). A crash between a call's end
-// and the next write loses that call's tokens from the count, never a call. A
-// clock that goes backwards (before SNTP sets it, say) keeps the current window
-// rather than opening a fresh one.
+// counted when it is about to be sent (retries of one call count once). Calls are
+// stored ahead, in blocks: the write that a call needs stores the counts plus up to
+// LLM_USAGE_RESERVE_CALLS - 1 calls more (never past a limit), so the next calls
+// need no write until that block is used up. A key-value commit is a flash write on
+// the device and two fsyncs on lin; this makes it one per block of calls, not one
+// per call. The stored count is never below the calls made, so a power loss or
+// crash can only over-count: at most LLM_USAGE_RESERVE_CALLS - 1 calls that were
+// never made count until the window ends, and a crash loop still stops at the
+// limit. A call's tokens (prompt + output, as reported) are counted when it ends and
+// stored with the next write: the next block, a write due because the last one is
+// LLM_USAGE_SAVE_MS old, or flush() (the runtime's close, which also gives back the
+// unused calls of the block). A power loss loses the tokens counted since the last
+// write: those of at most LLM_USAGE_RESERVE_CALLS calls, ended within the last
+// LLM_USAGE_SAVE_MS. A clock that goes backwards (before SNTP sets it, say) keeps
+// the current window rather than opening a fresh one.
 //
 // Stored record, key "llm_usage" (UTF-8 JSON): {"v":1,"hour":H,"hourCalls":n,
-// "day":D,"dayCalls":n,"dayTokens":n} with H = hours and D = days since 1970 (UTC).
-// An unreadable record is replaced, and traced; a failed write is traced, never fatal.
+// "day":D,"dayCalls":n,"dayTokens":n} with H = hours and D = days since 1970 (UTC);
+// the call counts include the block stored ahead. An unreadable record is
+// replaced, and traced; a failed write is traced, never fatal.
+import { LLM_USAGE_RESERVE_CALLS, LLM_USAGE_SAVE_MS } from "budgets";
 import { messageOf } from "util/errors";
 import { logLine } from "util/log";
 
@@ -54,14 +63,19 @@ function minutes(ms: number): string {
 export class UsageLimiter {
 	#store: UsageStore | undefined;
 	#wallNow: () => number;
+	/** The counts as they are (in memory); after a boot, what the store held. */
 	#record: UsageRecord;
-	/** Tokens counted since the record was last stored. */
-	#unsaved = false;
+	/** What the store holds: the call counts include the block stored ahead of #record's. */
+	#stored: UsageRecord;
+	/** Wall-clock ms of the last write (or of the load). */
+	#savedAt: number;
 
 	constructor(store: UsageStore | undefined, wallNow: () => number) {
 		this.#store = store;
 		this.#wallNow = wallNow;
 		this.#record = this.#load();
+		this.#stored = { ...this.#record };
+		this.#savedAt = wallNow();
 	}
 
 	#load(): UsageRecord {
@@ -85,14 +99,28 @@ export class UsageLimiter {
 		return fresh;
 	}
 
-	#save(): void {
-		this.#unsaved = false;
-		if (!this.#store) return;
+	/** Stores the counts, with `ahead` calls more in both windows (a block of calls stored ahead). */
+	#save(ahead: number): void {
+		const r = this.#record;
+		const stored: UsageRecord = { ...r, hourCalls: r.hourCalls + ahead, dayCalls: r.dayCalls + ahead };
+		this.#savedAt = this.#wallNow();
+		if (!this.#store) {
+			this.#stored = stored;
+			return;
+		}
 		try {
-			this.#store.write(USAGE_KEY, ArrayBuffer.fromString(JSON.stringify(this.#record)));
+			this.#store.write(USAGE_KEY, ArrayBuffer.fromString(JSON.stringify(stored)));
+			this.#stored = stored;
 		} catch (error) {
+			// #stored keeps what the store still holds: the next call writes again.
 			logLine("warn", `llm: cannot store the LLM usage (${messageOf(error)})`);
 		}
+	}
+
+	/** Whether the store holds these windows with at least these calls (so a power loss now loses no call). */
+	#callsStored(): boolean {
+		const r = this.#record, s = this.#stored;
+		return s.hour === r.hour && s.day === r.day && s.hourCalls >= r.hourCalls && s.dayCalls >= r.dayCalls;
 	}
 
 	/** Moves the record into the current windows; returns the wall time used. */
@@ -133,23 +161,36 @@ export class UsageLimiter {
 		return undefined;
 	}
 
-	recordCall(): void {
+	/**
+	 * Counts a call about to be sent. When the stored block is used up (or the window
+	 * moved on), stores the counts before returning, with the next block ahead: up to
+	 * LLM_USAGE_RESERVE_CALLS - 1 calls, never past `limits`.
+	 */
+	recordCall(limits: Limits): void {
 		this.#roll();
-		this.#record.hourCalls++;
-		this.#record.dayCalls++;
-		this.#save();
+		const r = this.#record;
+		r.hourCalls++;
+		r.dayCalls++;
+		if (this.#callsStored()) return;
+		const ahead = Math.max(0, Math.min(LLM_USAGE_RESERVE_CALLS - 1, limits.callsPerHour - r.hourCalls, limits.callsPerDay - r.dayCalls));
+		this.#save(ahead);
 	}
 
-	/** Counts a call's tokens; stored with the next call's count or by flush(). */
+	/** Counts a call's tokens; stored with the next write, written now when the last write is LLM_USAGE_SAVE_MS old. */
 	recordTokens(tokens: number): void {
 		if (!(tokens > 0)) return;
-		this.#roll();
+		const now = this.#roll();
 		this.#record.dayTokens += Math.round(tokens);
-		this.#unsaved = true;
+		// A clock that went backwards counts as due too.
+		if (now - this.#savedAt < LLM_USAGE_SAVE_MS && now >= this.#savedAt) return;
+		const r = this.#record, s = this.#stored;
+		this.#save(this.#callsStored() ? Math.min(s.hourCalls - r.hourCalls, s.dayCalls - r.dayCalls) : 0);
 	}
 
-	/** Stores tokens counted since the last write, if any. */
+	/** Stores the exact counts when the store holds anything else: tokens not yet written, or calls stored ahead. */
 	flush(): void {
-		if (this.#unsaved) this.#save();
+		this.#roll();
+		const r = this.#record, s = this.#stored;
+		if (s.hour !== r.hour || s.day !== r.day || s.hourCalls !== r.hourCalls || s.dayCalls !== r.dayCalls || s.dayTokens !== r.dayTokens) this.#save(0);
 	}
 }

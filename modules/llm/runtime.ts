@@ -180,9 +180,10 @@ export class Llm {
 		try {
 			if (typeof runtime === "string") throw new LlmError("config", runtime);
 			check(runtime.profile);
-			const refusal = this.#limiter.check(this.#limits());
+			const limits = this.#limits();
+			const refusal = this.#limiter.check(limits);
 			if (refusal) throw new LlmError("limit", refusal);
-			this.#limiter.recordCall();
+			this.#limiter.recordCall(limits);
 			runtime.active++;
 			let attempts = 0;
 			try {

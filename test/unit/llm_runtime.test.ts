@@ -2,7 +2,7 @@
 // in a key-value store, hot config, the not-configured answer, profile checks,
 // images, secrets, and the console commands.
 import { assert, test } from "testing";
-import { IMAGE_MAX_BYTES, LLM_RETRY_BUDGET_MS } from "budgets";
+import { IMAGE_MAX_BYTES, LLM_RETRY_BUDGET_MS, LLM_USAGE_RESERVE_CALLS, LLM_USAGE_SAVE_MS } from "budgets";
 import { CommandTable } from "console/table";
 import { Aborter } from "net/abort";
 import { llmCommands } from "llm/console";
@@ -193,25 +193,66 @@ test("retries of one call count as one call; an unreadable usage record starts f
 	fresh.close();
 });
 
-test("one usage write per call: a call's tokens are stored with the next call's count, or on close", async () => {
+test("usage is written once per block of calls, stored ahead, and close stores the exact counts", async () => {
 	const { llm, transport, clock, cfg, store } = setup();
+	const calls = LLM_USAGE_RESERVE_CALLS + 1;
+	transport.script(...Array.from({ length: calls }, () => ok()));
+	const stored = () => JSON.parse(String.fromArrayBuffer(store.map.get(USAGE_KEY)!));
+	await llm.chat(HI);
+	assert.equal(store.writes, 1, "the first call was stored before it was sent");
+	assert.deepEqual([stored().hourCalls, stored().dayCalls], [LLM_USAGE_RESERVE_CALLS, LLM_USAGE_RESERVE_CALLS], "with the rest of its block ahead");
+	assert.equal(stored().dayTokens, 0, "its tokens wait");
+	assert.equal(llm.status().usage.callsToday, 1, "the exact count in memory");
+	assert.equal(llm.status().usage.tokensToday, 15, "tokens counted at once all the same");
+	for (let i = 1; i < LLM_USAGE_RESERVE_CALLS; i++) await llm.chat(HI);
+	assert.equal(store.writes, 1, `${LLM_USAGE_RESERVE_CALLS} calls, one write`);
+	await llm.chat(HI);
+	assert.equal(store.writes, 2, "the next block");
+	assert.deepEqual([stored().dayCalls, stored().dayTokens], [2 * LLM_USAGE_RESERVE_CALLS, 15 * LLM_USAGE_RESERVE_CALLS], "the tokens went with the next block");
+	llm.close();
+	assert.equal(store.writes, 3);
+	assert.deepEqual([stored().dayCalls, stored().dayTokens], [calls, 15 * calls], "close stores the exact counts");
+	const again = new Llm({ config: cfg, transport, clock, usageStore: store });
+	assert.deepEqual([again.status().usage.callsToday, again.status().usage.tokensToday], [calls, 15 * calls], "a restart reads them back");
+	again.close();
+	assert.equal(store.writes, 3, "nothing waited: close writes nothing");
+});
+
+test("a crash never under-counts calls: the block stored ahead counts, and the limit holds across unclean restarts", async () => {
+	const { llm, transport, clock, cfg, store } = setup({ ...OPENAI, "llm.calls_per_hour": "20" });
+	transport.script(ok(), ok(), ok());
+	for (let i = 0; i < 3; i++) await llm.chat(HI);
+	// No close(): a power loss. The next boot counts the whole block.
+	const after = new Llm({ config: cfg, transport, clock, usageStore: store });
+	const counted = after.status().usage.callsThisHour;
+	assert.ok(counted >= 3 && counted <= 3 + LLM_USAGE_RESERVE_CALLS - 1, `${counted} calls counted for 3 made`);
+	// A crash loop: each boot sends one call and dies. It still stops at the limit.
+	let sent = transport.requests.length;
+	for (let boot = 0; boot < 40; boot++) {
+		const machine = new Llm({ config: cfg, transport, clock, usageStore: store });
+		transport.script(ok());
+		try {
+			await machine.chat(HI);
+		} catch (error) {
+			assert.equal((error as LlmError).kind, "limit");
+		}
+	}
+	sent = transport.requests.length - sent;
+	assert.ok(sent + 3 <= 20, `${sent + 3} calls sent in the hour, the limit is 20`);
+	assert.match(String.fromArrayBuffer(store.map.get(USAGE_KEY)!), /"hourCalls":20,/, "the block stops at the limit");
+});
+
+test("tokens wait at most LLM_USAGE_SAVE_MS for a write", async () => {
+	const { llm, transport, clock, store } = setup();
 	transport.script(ok(), ok());
 	const stored = () => JSON.parse(String.fromArrayBuffer(store.map.get(USAGE_KEY)!));
 	await llm.chat(HI);
-	assert.equal(store.writes, 1, "the call was stored before it was sent; its tokens wait");
-	assert.equal(stored().dayCalls, 1);
-	assert.equal(stored().dayTokens, 0);
-	assert.equal(llm.status().usage.tokensToday, 15, "counted at once all the same");
+	assert.equal(store.writes, 1);
+	clock.wall += LLM_USAGE_SAVE_MS;
 	await llm.chat(HI);
-	assert.equal(store.writes, 2);
-	assert.deepEqual([stored().dayCalls, stored().dayTokens], [2, 15], "the first call's tokens went with the second's count");
+	assert.equal(store.writes, 2, "the second call's end found the last write a minute old");
+	assert.deepEqual([stored().dayCalls, stored().dayTokens], [LLM_USAGE_RESERVE_CALLS, 30], "the tokens, and the same block still ahead");
 	llm.close();
-	assert.equal(store.writes, 3);
-	assert.equal(stored().dayTokens, 30, "close stores what waited");
-	const again = new Llm({ config: cfg, transport, clock, usageStore: store });
-	assert.equal(again.status().usage.tokensToday, 30, "a restart reads them back");
-	again.close();
-	assert.equal(store.writes, 3, "nothing waited: close writes nothing");
 });
 
 // ---- configuration ----
