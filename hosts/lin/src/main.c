@@ -220,6 +220,7 @@ static __thread HostLoop *tLoop = NULL;
 /* Creating and deleting machines touches XS's process-wide shared cluster
  * (gxSharedCluster in xsAtomics.c: a plain counter): one at a time. */
 static pthread_mutex_t gMachineLock = PTHREAD_MUTEX_INITIALIZER;
+static int gLiveMachines = 0;                 /* under gMachineLock (kept code is freed when none is left) */
 
 xsMachine *hostMachine(void)
 {
@@ -235,6 +236,8 @@ xsMachine *hostCreateMachine(const xsCreation *creation, const char *name)
 {
 	pthread_mutex_lock(&gMachineLock);
 	xsMachine *machine = xsCreateMachine((xsCreation *)creation, (char *)name, NULL);
+	if (machine)
+		gLiveMachines++;
 	pthread_mutex_unlock(&gMachineLock);
 	if (machine && tLoop)
 		tLoop->machine = machine;
@@ -244,8 +247,6 @@ xsMachine *hostCreateMachine(const xsCreation *creation, const char *name)
 #endif
 	return machine;
 }
-
-static void freeKeptCode(txMachine *the);
 
 void hostDeleteMachine(xsMachine *machine)
 {
@@ -262,8 +263,8 @@ void hostDeleteMachine(xsMachine *machine)
 #endif
 	pthread_mutex_lock(&gMachineLock);
 	xsDeleteMachine(machine);
+	gLiveMachines--;
 	pthread_mutex_unlock(&gMachineLock);
-	freeKeptCode(machine);
 	if (tLoop && tLoop->machine == machine)
 		tLoop->machine = NULL;
 }
@@ -432,17 +433,31 @@ static txScript *parseFile(txMachine *the, const char *path)
  * Parsed at run time, XS would copy every function's code into the chunk heap
  * when the function is created and every string literal each time it is
  * evaluated, so the lin heap figures would count work the device never does.
- * keepCode() turns the function opcodes into their archive forms and keeps the
- * code buffer, which never moves, until the machine is deleted (freeKeptCode).
- * String literals are NOT archived: XS marshals an archived string
- * (XS_STRING_X_KIND) by pointer, which is right for flash but not here, where
- * a worker's kept code is freed with its machine while the creator may still
- * hold strings the worker posted (an ASan use-after-free once did). The
- * symbols are remapped here, as fxRunScript would, so it does not free it. */
+ * keepCode() turns those opcodes into their archive forms, remaps the symbols
+ * (as fxRunScript would, so it does not free the code) and keeps the code
+ * buffer, which never moves, for the rest of the process: like flash, it
+ * outlives every machine. That matters for string literals: XS marshals an
+ * archived string (XS_STRING_X_KIND) by pointer, so a string a worker posted
+ * points into the worker's code, and its creator may hold it after the worker
+ * ended (an ASan use-after-free once did, when a worker's code was freed with
+ * it). So the buffer is shared instead: a module whose remapped code is byte
+ * for byte one already kept (the same module loaded by a machine that assigned
+ * the same symbol IDs: a restarted agent machine) uses the kept one, so
+ * machines that come and go do not add code. Everything is freed when the
+ * process ends with no machine left (freeKeptCode). */
 extern void fxRemapIDs(txMachine *the, txByte *codeBuffer, txSize codeSize, txID *theIDs);   /* xsRun.c */
 
-typedef struct KeptCode { txMachine *the; txByte *code; struct KeptCode *next; } KeptCode;
-static __thread KeptCode *gKeptCode = NULL;   /* per thread: a machine loads and is deleted on its own thread */
+typedef struct KeptCode { txSize size; uint64_t hash; txByte *code; struct KeptCode *next; } KeptCode;
+static KeptCode *gKeptCode = NULL;            /* every thread's, under gKeptCodeLock */
+static pthread_mutex_t gKeptCodeLock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t codeHash(const txByte *code, txSize size)
+{
+	uint64_t hash = 1469598103934665603ULL;   /* FNV-1a */
+	for (txSize i = 0; i < size; i++)
+		hash = (hash ^ (uint8_t)code[i]) * 1099511628211ULL;
+	return hash;
+}
 
 static void keepCode(txMachine *the, txScript *script)
 {
@@ -453,6 +468,8 @@ static void keepCode(txMachine *the, txScript *script)
 		txS1 size = gxCodeSizes[code];
 		if (code >= XS_CODE_CODE_1 && code <= XS_CODE_CODE_4)
 			*(txU1 *)p = (txU1)(code + (XS_CODE_CODE_ARCHIVE_1 - XS_CODE_CODE_1));
+		else if (code >= XS_CODE_STRING_1 && code <= XS_CODE_STRING_4)
+			*(txU1 *)p = (txU1)(code + (XS_CODE_STRING_ARCHIVE_1 - XS_CODE_STRING_1));
 		if (size > 0)
 			p += size;
 		else if (size == 0)
@@ -489,29 +506,43 @@ static void keepCode(txMachine *the, txScript *script)
 		free(script->symbolsBuffer);
 		script->symbolsBuffer = NULL;
 	}
-	KeptCode *kept = malloc(sizeof(KeptCode));
+	uint64_t hash = codeHash(script->codeBuffer, script->codeSize);
+	pthread_mutex_lock(&gKeptCodeLock);
+	KeptCode *kept = gKeptCode;
+	while (kept && !(kept->size == script->codeSize && kept->hash == hash && !memcmp(kept->code, script->codeBuffer, (size_t)kept->size)))
+		kept = kept->next;
+	if (kept) {
+		free(script->codeBuffer);
+		script->codeBuffer = kept->code;
+	}
+	else if ((kept = malloc(sizeof(KeptCode)))) {
+		kept->size = script->codeSize;
+		kept->hash = hash;
+		kept->code = script->codeBuffer;
+		kept->next = gKeptCode;
+		gKeptCode = kept;
+	}
+	pthread_mutex_unlock(&gKeptCodeLock);
 	if (!kept)
 		fxAbort(the, XS_NOT_ENOUGH_MEMORY_EXIT);
-	kept->the = the;
-	kept->code = script->codeBuffer;
-	kept->next = gKeptCode;
-	gKeptCode = kept;
 }
 
-/* Frees the code kept for a machine, after it was deleted (on the thread that ran it). */
-static void freeKeptCode(txMachine *the)
+/* Frees the kept code at the end of the process, once no machine is left to use it. */
+static void freeKeptCode(void)
 {
-	KeptCode **link = &gKeptCode;
-	while (*link) {
-		KeptCode *kept = *link;
-		if (kept->the == the) {
-			*link = kept->next;
-			free(kept->code);
-			free(kept);
-		}
-		else
-			link = &kept->next;
+	pthread_mutex_lock(&gMachineLock);
+	int live = gLiveMachines;
+	pthread_mutex_unlock(&gMachineLock);
+	if (live)
+		return;   /* a worker that outlived its creator still runs it: the process exit takes it */
+	pthread_mutex_lock(&gKeptCodeLock);
+	while (gKeptCode) {
+		KeptCode *kept = gKeptCode;
+		gKeptCode = kept->next;
+		free(kept->code);
+		free(kept);
 	}
+	pthread_mutex_unlock(&gKeptCodeLock);
 }
 
 void fxLoadModule(txMachine *the, txSlot *module, txID moduleID)
@@ -1306,6 +1337,7 @@ int main(int argc, char **argv)
 		hostDeleteMachine(machine);
 		hostLoopEnd(loop);
 	} while (gRebootRequested && !gExitRequested);
+	freeKeptCode();
 	freeMap();
 	return gExitCode;
 }
