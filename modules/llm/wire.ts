@@ -230,7 +230,13 @@ function parseWhole(spec: ExchangeSpec, bytes: Uint8Array): ParsedReply {
 
 /** One POST and its reply. Rejects with LlmError only. */
 export async function exchange(env: BackendEnv, profile: ModelProfile, spec: ExchangeSpec, options: ChatOptions): Promise<ChatResponse> {
-	const emit = safeEmitter(options.onEvent);
+	// The caller's listener is reached only through `listener`, emptied when the
+	// exchange ends: the closures made here (the HTTP client's onChunk, the SSE
+	// parser's and the assembler's callbacks) can outlive the call, and through
+	// onEvent they reached the core's request with its history window (a full
+	// window, ~300 KiB of agent heap, stayed alive until the next call).
+	let listener = options.onEvent;
+	const emit = safeEmitter(listener && ((event) => listener?.(event)));
 	const startedAt = env.now();
 	let started = false;
 	const start = () => {
@@ -324,6 +330,7 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 		if (started) emit({ type: "message_end", error: failure.message });
 		throw failure;
 	} finally {
+		listener = undefined;
 		if (bodyBuffer) buffers.free(bodyBuffer);
 		if (spec.body instanceof BodyWriter) spec.body.release();
 	}

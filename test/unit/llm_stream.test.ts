@@ -196,6 +196,21 @@ test("an onEvent listener that throws does not break the call", async () => {
 	llm.close();
 });
 
+test("a finished call's callbacks no longer reach its listener: what the HTTP client keeps of a call cannot keep the caller's request alive", async () => {
+	const { events, transport } = await run(OPENAI, OPENAI_TEXT, 7);
+	const count = events.length;
+	assert.ok(count > 3, "the call emitted its events");
+	// The transport still holds the request (as a pooled connection or a parser may):
+	// its onChunk, and through it the SSE parser and the assembler, must lead nowhere.
+	const kept = transport.requests[0].request.onChunk!;
+	try {
+		kept(new Uint8Array(ArrayBuffer.fromString(OPENAI_TEXT)));
+	} catch {
+		// a finished stream may refuse more bytes; what matters is who hears of them
+	}
+	assert.equal(events.length, count, "no event after the call ended");
+});
+
 test("an unstreamed profile sends stream off and still emits start, deltas and end", async () => {
 	const whole = { choices: [{ message: { role: "assistant", content: TEXT }, finish_reason: "stop" }], model: "gpt-test", usage: { prompt_tokens: 1, completion_tokens: 2 } };
 	const transport = new FakeTransport(() => ({ status: 200, headers: {}, body: JSON.stringify(whole), bytesSent: 1, bytesReceived: 2, reusedConnection: false, firstByteMs: 1, durationMs: 1 }));
