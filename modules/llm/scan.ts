@@ -20,6 +20,7 @@
 // One reader is reused for every event of a reply: reset() points it at new
 // bytes, which must stay unchanged while it reads them.
 import { LLM_JSON_DEPTH_MAX } from "budgets";
+import { find, jsonStringStop } from "host/bytes";
 import { decodeUtf8, encodeUtf8 } from "net/utf8";
 import type { JsonObject, JsonValue } from "llm/types";
 
@@ -236,14 +237,12 @@ export class JsonReader {
 		const bytes = this.#bytes, end = this.#end;
 		let i = this.#pos + 1, escaped = false;
 		for (;;) {
-			if (i >= end) fail("unterminated string");
+			// Plain bytes up to a quote, a backslash or a control character, in one native scan.
+			i = jsonStringStop(bytes, i, end);
+			if (i < 0) fail("unterminated string");
 			const b = bytes[i];
 			if (b === QUOTE) break;
 			if (b < 0x20) fail("a control character in a string");
-			if (b !== BACKSLASH) {
-				i++;
-				continue;
-			}
 			escaped = true;
 			if (i + 1 >= end) fail("unterminated string");
 			const e = bytes[i + 1];
@@ -275,10 +274,8 @@ export class JsonReader {
 		let run = start;
 		let i = start;
 		while (i < end) {
-			if (bytes[i] !== BACKSLASH) {
-				i++;
-				continue;
-			}
+			i = find(bytes, i, end, BACKSLASH);
+			if (i < 0) break;
 			if (run < i) out += decodeUtf8(bytes, run, i);
 			const e = bytes[i + 1];
 			if (e !== 0x75) {

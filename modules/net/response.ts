@@ -10,6 +10,7 @@
 // returns how many it took, and a caller that gets fewer back knows the
 // connection carries junk and must not be reused.
 import { HTTP_HEAD_START_BYTES, HTTP_HEADER_MAX_BYTES, HTTP_INTERIM_RESPONSES_MAX } from "budgets";
+import { find } from "host/bytes";
 import { ByteBuffer } from "net/bytes";
 import { ChunkedDecoder } from "net/chunked";
 import { HttpError } from "net/types";
@@ -36,6 +37,10 @@ export interface ResponseEvents {
 const LF = 10, CR = 13;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const STATUS_LINE = /^HTTP\/1\.([01]) ([1-5]\d\d)(?: (.*))?$/;
+// Made once: XS compiles a regular expression literal each time it is evaluated.
+const LINE_END = /\r?\n/;
+const EDGE_SPACE = /^[ \t]+|[ \t]+$/g;   // replace() starts a global expression from 0 each time
+const LENGTH_DIGITS = /^\d{1,15}$/;
 
 const enum State { Head, Body, Done, Failed }
 
@@ -50,7 +55,7 @@ export function hasToken(value: string, token: string): boolean {
 
 /** Parses a finished head (status line and header lines, without the empty line). */
 export function parseHead(text: string): ResponseHead {
-	const lines = text.split(/\r?\n/);
+	const lines = text.split(LINE_END);
 	while (lines.length && lines[0] === "") lines.shift();
 	const statusLine = lines.shift() ?? "";
 	const match = STATUS_LINE.exec(statusLine);
@@ -68,7 +73,7 @@ export function parseHead(text: string): ResponseHead {
 		const name = colon > 0 ? line.slice(0, colon) : "";
 		if (!TOKEN.test(name)) throw protocolError(`bad header line ${JSON.stringify(line.slice(0, 40))}`);
 		const key = name.toLowerCase();
-		const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, "");
+		const value = line.slice(colon + 1).replace(EDGE_SPACE, "");
 		headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
 		last = key;
 	}
@@ -80,7 +85,7 @@ export class ResponseParser {
 	#state = State.Head;
 	#head: ResponseHead | undefined;
 	readonly #headBytes: ByteBuffer;
-	#lineLength = 0;      // non-CR bytes of the current head line
+	#lineText = false;    // the current head line has a byte other than CR
 	#lines = 0;           // non-empty head lines so far
 	#interim = 0;
 	#framing: BodyFraming = "none";
@@ -142,17 +147,21 @@ export class ResponseParser {
 	}
 
 	#feedHead(bytes: Uint8Array, start: number, end: number): number {
-		for (let i = start; i < end; i++) {
-			const b = bytes[i];
-			if (b === LF) {
-				if (this.#lineLength === 0 && this.#lines > 0) {
-					this.#headBytes.append(bytes, start, i + 1);
-					this.#endHead();
-					return i + 1;
-				}
-				if (this.#lineLength) this.#lines++;
-				this.#lineLength = 0;
-			} else if (b !== CR) this.#lineLength++;
+		let i = start;
+		for (;;) {
+			const lf = find(bytes, i, end, LF);
+			const stop = lf < 0 ? end : lf;
+			// Whether the line has text: its first byte other than CR, usually its first byte.
+			for (let k = i; k < stop && !this.#lineText; k++) this.#lineText = bytes[k] !== CR;
+			if (lf < 0) break;
+			if (!this.#lineText && this.#lines > 0) {
+				this.#headBytes.append(bytes, start, lf + 1);
+				this.#endHead();
+				return lf + 1;
+			}
+			if (this.#lineText) this.#lines++;
+			this.#lineText = false;
+			i = lf + 1;
 		}
 		this.#headBytes.append(bytes, start, end);
 		return end;
@@ -162,7 +171,7 @@ export class ResponseParser {
 		const head = parseHead(decodeUtf8(this.#headBytes.view()));
 		this.#headBytes.clear();
 		this.#lines = 0;
-		this.#lineLength = 0;
+		this.#lineText = false;
 		if (head.status < 200) {
 			if (head.status === 101) throw protocolError("unexpected 101 Switching Protocols");
 			if (++this.#interim > HTTP_INTERIM_RESPONSES_MAX) throw protocolError("too many 1xx responses");
@@ -183,7 +192,7 @@ export class ResponseParser {
 			if (length !== undefined) this.#keepAlive = false; // smuggling guard: never reuse such a connection
 		} else if (length !== undefined) {
 			const values = length.split(",").map((v) => v.trim());
-			if (!values.every((v) => /^\d{1,15}$/.test(v) && v === values[0])) throw protocolError(`bad content-length ${JSON.stringify(length.slice(0, 40))}`);
+			if (!values.every((v) => LENGTH_DIGITS.test(v) && v === values[0])) throw protocolError(`bad content-length ${JSON.stringify(length.slice(0, 40))}`);
 			this.#remaining = Number(values[0]);
 			this.#framing = this.#remaining ? "length" : "none";
 		} else this.#framing = "close";

@@ -11,6 +11,7 @@
 // parser is dead afterwards. At end() an unterminated event is dropped, as the
 // standard says.
 import { SSE_EVENT_MAX_BYTES, SSE_LINE_START_BYTES } from "budgets";
+import { find } from "host/bytes";
 import { ByteBuffer } from "net/bytes";
 import { HttpError } from "net/types";
 import { decodeUtf8 } from "net/utf8";
@@ -75,9 +76,8 @@ export class SseParser {
 			if (bytes[0] === LF) i = 1;
 		}
 		while (i < end) {
-			let j = i;
-			while (j < end && bytes[j] !== LF && bytes[j] !== CR) j++;
-			if (j === end) {
+			let j = find(bytes, i, end, LF, CR);
+			if (j < 0) {
 				this.#line.append(bytes, i, end);
 				this.#checkSize();
 				return;
@@ -117,8 +117,8 @@ export class SseParser {
 		}
 		if (start === end) return this.#dispatch();
 		if (line[start] === COLON) return; // comment
-		let colon = start;
-		while (colon < end && line[colon] !== COLON) colon++;
+		let colon = find(line, start, end, COLON);
+		if (colon < 0) colon = end;
 		let valueStart = colon + 1;
 		if (valueStart < end && line[valueStart] === SPACE) valueStart++;
 		if (valueStart > end) valueStart = end;
@@ -131,9 +131,7 @@ export class SseParser {
 			// bytes only: the event name, id and retry are not needed
 		} else if (fieldIs(line, start, colon, EVENT)) this.#event = decodeUtf8(line, valueStart, end);
 		else if (fieldIs(line, start, colon, ID)) {
-			let nul = false;
-			for (let k = valueStart; k < end && !nul; k++) nul = line[k] === 0;
-			if (!nul) this.#lastId = decodeUtf8(line, valueStart, end);
+			if (find(line, valueStart, end, 0) < 0) this.#lastId = decodeUtf8(line, valueStart, end);
 		} else if (fieldIs(line, start, colon, RETRY)) {
 			let digits = end > valueStart && end - valueStart <= 10;
 			for (let k = valueStart; k < end && digits; k++) digits = line[k] >= 0x30 && line[k] <= 0x39;

@@ -11,8 +11,12 @@
 //   "xs"   (network -> XS): 00 -> C0 80, any invalid sequence (including
 //           encoded surrogates and overlongs) -> U+FFFD
 // Invalid input is replaced per "maximal subpart" (one U+FFFD per broken
-// sequence, as TextDecoder does). The scan allocates nothing when the input is
-// already clean, which is the common case.
+// sequence, as TextDecoder does). Finding what needs repair is one native scan
+// (host/bytes utf8Invalid, the same validator in C): clean input, the common
+// case, costs one call and allocates nothing; broken input is copied run by
+// run, and only the units needing repair go through the JavaScript rules here.
+
+import { utf8Invalid } from "host/bytes";
 
 type Mode = "wire" | "xs";
 
@@ -51,34 +55,28 @@ function step(bytes: Uint8Array, i: number, end: number): number {
 	return length;
 }
 
-function isClean(bytes: Uint8Array, mode: Mode, start: number, end: number): boolean {
-	let i = start;
-	while (i < end) {
-		const b = bytes[i];
-		if (b < 0x80) {
-			if (b === 0 && mode === "xs") return false;
-			i++;
-			continue;
-		}
-		const n = step(bytes, i, end);
-		if (n < 0) return false;
-		i += n;
-	}
-	return true;
-}
-
 /**
  * Sanitises bytes[start, end). Returns undefined when they are already clean
  * for the mode (the caller can use them as they are), or the clean bytes.
  */
 export function sanitizeUtf8(bytes: Uint8Array, mode: Mode, start = 0, end = bytes.length): Uint8Array | undefined {
-	if (isClean(bytes, mode, start, end)) return undefined;
+	let bad = utf8Invalid(bytes, start, end, mode);
+	if (bad < 0) return undefined;
 	// Worst case: 00 -> C0 80 (x2), one bad byte -> EF BF BD (x3).
 	const out = new Uint8Array((end - start) * 3);
 	let o = 0;
 	const replace = () => { out[o++] = 0xEF; out[o++] = 0xBF; out[o++] = 0xBD; };
 	let i = start;
 	while (i < end) {
+		// The clean run up to the next unit needing repair, copied as it is.
+		if (bad < i) bad = utf8Invalid(bytes, i, end, mode);
+		const clean = bad < 0 ? end : bad;
+		if (i < clean) {
+			out.set(bytes.subarray(i, clean), o);
+			o += clean - i;
+			i = clean;
+			if (i === end) break;
+		}
 		const b = bytes[i];
 		if (b === 0) {
 			if (mode === "xs") { out[o++] = 0xC0; out[o++] = 0x80; }

@@ -1196,7 +1196,7 @@ static const HostInstaller gInstallers[] = {
 	hostInstallSystem, hostInstallTimer, hostInstallTCP, hostInstallTLS, hostInstallDNS,
 	hostInstallFiles, hostInstallKeyValue, hostInstallSerial, hostInstallDigital, hostInstallBuffers,
 	hostInstallWorker,
-	hostInstallSandbox,
+	hostInstallSandbox, hostInstallBytes,
 };
 
 /* Each installer runs in a host function of its own, so it may use xsVars. */

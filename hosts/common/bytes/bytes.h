@@ -1,0 +1,38 @@
+/*
+ * bytes.h — "host/bytes": the byte searches the parsers on the response path
+ * (net/sse, net/chunked, net/response, net/utf8, llm/scan) would otherwise run
+ * as JavaScript loops over a Uint8Array, one property access per byte.
+ *
+ * One C file (bytes.c) for both targets, written against xsmc.h: the lin host
+ * installs these callbacks on __xsclaw.Bytes (hosts/lin/src/bytes_lin.c), the
+ * device build reaches them by name (native("xs_bytes_...") in
+ * hosts/esp32/bytes.ts). The JavaScript API is typings/shared/bytes.d.ts.
+ *
+ * Every entry point takes (bytes, from, end, ...): bytes a Uint8Array (or
+ * another 1-byte typed array) or an ArrayBuffer, and whole numbers with
+ * 0 <= from <= end <= its byte length; anything else throws a TypeError or a
+ * RangeError naming the function and the argument. Nothing is read outside
+ * [from, end) and nothing is written; no entry point allocates.
+ */
+#ifndef XSCLAW_BYTES_H
+#define XSCLAW_BYTES_H
+
+#include <stddef.h>   /* before xs.h, which uses size_t without including it */
+#include "xs.h"
+
+/* find(bytes, from, end, a[, b]): index of the first byte equal to a (or b) in
+ * [from, end), else -1. */
+void xs_bytes_find(xsMachine *the);
+/* jsonStringStop(bytes, from, end): index of the first byte in [from, end) that
+ * a JSON string's plain run stops at: a quote, a backslash or a control
+ * character (below 0x20); else -1. */
+void xs_bytes_jsonStringStop(xsMachine *the);
+/* utf8Invalid(bytes, from, end, mode): index of the first byte in [from, end)
+ * where net/utf8's repair must start for mode "wire" (any sequence that is not
+ * valid UTF-8, cut by end included) or "xs" (the same, plus a 00 byte); else -1. */
+void xs_bytes_utf8Invalid(xsMachine *the);
+/* equal(bytes, from, end, other): whether bytes[from, end) are exactly the bytes
+ * of other (a Uint8Array or an ArrayBuffer). */
+void xs_bytes_equal(xsMachine *the);
+
+#endif

@@ -1,0 +1,10 @@
+// host/bytes on the ESP32-S3 (declaration: typings/shared/bytes.d.ts): the C of
+// hosts/common/bytes/bytes.c, shared with the lin host, reached by name. The
+// functions are exported as they are: no JavaScript frame between a parser and
+// the scan.
+import type * as Bytes from "host/bytes";
+
+export const find: typeof Bytes.find = native("xs_bytes_find");
+export const jsonStringStop: typeof Bytes.jsonStringStop = native("xs_bytes_jsonStringStop");
+export const utf8Invalid: typeof Bytes.utf8Invalid = native("xs_bytes_utf8Invalid");
+export const equal: typeof Bytes.equal = native("xs_bytes_equal");

@@ -1,0 +1,12 @@
+// host/bytes on the lin host (declaration: typings/shared/bytes.d.ts): the C of
+// hosts/common/bytes/bytes.c, shared with the device, installed on __xsclaw.Bytes
+// by hosts/lin/src/bytes_lin.c. The functions are exported as they are: no
+// JavaScript frame between a parser and the scan.
+import type * as Bytes from "host/bytes";
+
+const native = __xsclaw.Bytes;
+
+export const find: typeof Bytes.find = native.find;
+export const jsonStringStop: typeof Bytes.jsonStringStop = native.jsonStringStop;
+export const utf8Invalid: typeof Bytes.utf8Invalid = native.utf8Invalid;
+export const equal: typeof Bytes.equal = native.equal;

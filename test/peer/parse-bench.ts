@@ -1,0 +1,48 @@
+// The XS side of tools/bench/parse.mjs, run as the host's main: the response
+// path of a streamed reply without the socket — the wire bytes of one reply
+// (status line, headers, chunked SSE body, as the mock LLM sends them, given
+// as hex options) through ResponseParser -> SseParser -> the protocol's stream
+// assembler (llm/scan), many times, tracing one `BENCH {json}` line per
+// protocol with the microseconds per KiB of wire bytes of each repetition.
+import { exit, now, option } from "host/platform";
+import { ResponseParser } from "net/response";
+import { SseParser } from "net/sse";
+import { OpenAIStreamAssembler } from "llm/openai";
+import { AnthropicStreamAssembler } from "llm/anthropic";
+
+function fromHex(hex: string): Uint8Array {
+	const out = new Uint8Array(hex.length >> 1);
+	for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.substr(i * 2, 2), 16);
+	return out;
+}
+
+const REPEATS = Number(option("repeats") ?? 30);
+const STAGE = Number(option("stage") ?? 3);
+const ROUNDS = Number(option("rounds") ?? 20);
+
+function once(wire: Uint8Array, protocol: string): number {
+	let deltas = 0;
+	const emit = () => { deltas++; };
+	const assembler = protocol === "openai" ? new OpenAIStreamAssembler(emit) : new AnthropicStreamAssembler(emit);
+	const sse = new SseParser(() => {}, undefined, (data) => { if (STAGE > 2) assembler.push(data); });
+	const parser = new ResponseParser({ onHead() {}, onBody: (bytes) => { if (STAGE > 1) sse.push(bytes); } });
+	parser.feed(wire);
+	if (!parser.complete) throw new Error("parse-bench: the reply did not complete");
+	sse.end();
+	if (STAGE > 2) assembler.finish();
+	return deltas;
+}
+
+for (const protocol of ["openai", "anthropic"]) {
+	const wires = (option(`${protocol}-hex`) ?? "").split(",").filter((h) => h).map(fromHex);
+	if (!wires.length) continue;
+	const bytes = wires.reduce((n, w) => n + w.length, 0);
+	const values: number[] = [];
+	for (let r = 0; r < REPEATS; r++) {
+		const started = now();
+		for (let k = 0; k < ROUNDS; k++) for (const wire of wires) once(wire, protocol);
+		values.push(((now() - started) * 1000) / ROUNDS / (bytes / 1024));
+	}
+	trace(`BENCH ${JSON.stringify({ protocol, bytes, values })}\n`);
+}
+exit(0);

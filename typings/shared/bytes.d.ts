@@ -1,0 +1,29 @@
+// "host/bytes": byte searches in C for the parsers on the response path (net/sse,
+// net/chunked, net/response, net/utf8, llm/scan), where a JavaScript loop reads
+// each byte through XS's generic typed-array getter. One C file for both targets
+// (hosts/common/bytes/bytes.c); the lin host installs it in hosts/lin/src/bytes_lin.c
+// (hosts/lin/modules/bytes.ts), the device reaches it by name (hosts/esp32/bytes.ts).
+//
+// Every function takes bytes (a Uint8Array or an ArrayBuffer) and a range
+// [from, end) of whole numbers with 0 <= from <= end <= bytes' byte length; else
+// it throws TypeError or RangeError("bytes: <function>: ..."). Indexes are of
+// bytes itself (a Uint8Array's own, not its buffer's). None allocates.
+declare module "host/bytes" {
+	/** The index of the first byte equal to a (or b) in bytes[from, end), or -1. */
+	export function find(bytes: Uint8Array | ArrayBuffer, from: number, end: number, a: number, b?: number): number;
+	/**
+	 * The index of the first byte in bytes[from, end) where a JSON string's run of
+	 * plain bytes stops: a quote (0x22), a backslash (0x5C) or a control character
+	 * (below 0x20); -1 when there is none.
+	 */
+	export function jsonStringStop(bytes: Uint8Array | ArrayBuffer, from: number, end: number): number;
+	/**
+	 * The index of the first byte in bytes[from, end) that is not part of valid
+	 * UTF-8 (a sequence cut by end, an overlong form, an encoded surrogate, a code
+	 * point above U+10FFFF, a stray byte), or in mode "xs" also a 00 byte; -1
+	 * when all of it is clean for the mode (net/utf8).
+	 */
+	export function utf8Invalid(bytes: Uint8Array | ArrayBuffer, from: number, end: number, mode: "wire" | "xs"): number;
+	/** Whether bytes[from, end) are exactly the bytes of other. */
+	export function equal(bytes: Uint8Array | ArrayBuffer, from: number, end: number, other: Uint8Array | ArrayBuffer): boolean;
+}
