@@ -1,0 +1,174 @@
+// host/bytes (hosts/common/bytes/bytes.c, the same C on the device): what each
+// scan finds at the edges of its range, and that every bad argument throws a
+// specific error before a byte is read.
+import { equal, find, jsonStringStop, utf8Invalid } from "host/bytes";
+import { allocate, free } from "psram";
+import { assert, test } from "testing";
+
+const of = (...values: number[]) => new Uint8Array(values);
+const ascii = (text: string) => new Uint8Array(ArrayBuffer.fromString(text));
+type Loose = (...args: unknown[]) => unknown;
+
+test("find: the first of one or two byte values inside [from, end), -1 when absent", () => {
+	const bytes = ascii("ab:cd\r\nef:");
+	assert.equal(find(bytes, 0, bytes.length, 0x3A), 2);
+	assert.equal(find(bytes, 3, bytes.length, 0x3A), 9, "from skips the earlier match");
+	assert.equal(find(bytes, 0, bytes.length, 10, 13), 5, "CR before LF");
+	assert.equal(find(bytes, 6, bytes.length, 10, 13), 6, "a match at from");
+	assert.equal(find(bytes, 0, 9, 0x3A, 0x3A), 2);
+	assert.equal(find(bytes, 3, 9, 0x3A), -1, "a match at end is outside");
+	assert.equal(find(bytes, 3, 10, 0x3A), 9, "a match at end - 1 is inside");
+	assert.equal(find(bytes, 0, bytes.length, 0x7A), -1);
+	assert.equal(find(bytes, 4, 4, 0x64), -1, "an empty range");
+	assert.equal(find(bytes, bytes.length, bytes.length, 0x3A), -1, "an empty range at the end");
+	assert.equal(find(new Uint8Array(0), 0, 0, 0), -1, "an empty buffer");
+	assert.equal(find(of(0, 255), 0, 2, 255), 1);
+	assert.equal(find(of(0, 255), 0, 2, 255, undefined), 1, "b undefined is b absent");
+	assert.equal(find(of(1, 0), 0, 2, 0), 1);
+});
+
+test("find: indexes are the view's own, through a subarray, an ArrayBuffer and a PSRAM buffer", () => {
+	const whole = ascii("xx\nyy\n");
+	const view = whole.subarray(3);
+	assert.equal(find(view, 0, view.length, 10), 2, "subarray");
+	assert.equal(find(view, 0, 2, 10), -1, "the view ends where its range says");
+	assert.equal(find(whole.buffer, 0, whole.length, 10), 2, "ArrayBuffer");
+	const buffer = allocate(8, "internal");
+	const bytes = new Uint8Array(buffer);
+	bytes[7] = 9;
+	assert.equal(find(bytes, 0, 8, 9), 7, "a view of a host buffer");
+	assert.equal(find(bytes.subarray(4, 8), 0, 4, 9), 3);
+	free(buffer);
+	assert.throws(() => find(bytes, 0, 0, 9), /bytes: find: argument 1 must be a Uint8Array or an ArrayBuffer, not detached/, TypeError);
+});
+
+test("jsonStringStop: a quote, a backslash or a control character stops; DEL, space and UTF-8 do not", () => {
+	const plain = of(0x20, 0x7F, 0xC3, 0xA9, 0x41, 0xFF);
+	assert.equal(jsonStringStop(plain, 0, plain.length), -1);
+	for (const stop of [0x22, 0x5C, 0x00, 0x0A, 0x1F]) {
+		const bytes = of(0x61, 0x62, stop, 0x22);
+		assert.equal(jsonStringStop(bytes, 0, 4), 2, `byte ${stop}`);
+		assert.equal(jsonStringStop(bytes, 2, 4), 2, "at from");
+		assert.equal(jsonStringStop(bytes, 0, 2), -1, "at end: outside");
+	}
+	assert.equal(jsonStringStop(of(0x22), 1, 1), -1, "an empty range");
+});
+
+test("utf8Invalid: clean text is -1 in both modes, whatever its length", () => {
+	for (const text of ["", "a", "hello, world: seventeen", "café 30 °C ☀ 🌤 and more ASCII after it"]) {
+		const bytes = ascii(text);
+		assert.equal(utf8Invalid(bytes, 0, bytes.length, "wire"), -1, text);
+		assert.equal(utf8Invalid(bytes, 0, bytes.length, "xs"), -1, text);
+	}
+});
+
+test("utf8Invalid: 00 needs repair in xs mode only, at any position of the word-at-a-time scan", () => {
+	for (let at = 0; at < 20; at++) {
+		const bytes = new Uint8Array(20).fill(0x61);
+		bytes[at] = 0;
+		assert.equal(utf8Invalid(bytes, 0, 20, "xs"), at, `00 at ${at}`);
+		assert.equal(utf8Invalid(bytes, 0, 20, "wire"), -1);
+		assert.equal(utf8Invalid(bytes, at + 1, 20, "xs"), -1, "from after it");
+		assert.equal(utf8Invalid(bytes, 0, at, "xs"), -1, "end before it");
+	}
+});
+
+test("utf8Invalid: the first broken sequence, at its lead byte, for each way UTF-8 breaks", () => {
+	const cases: [string, number[]][] = [
+		["a stray continuation byte", [0x80]],
+		["C0 80 (XS's U+0000, overlong)", [0xC0, 0x80]],
+		["C1 BF (overlong)", [0xC1, 0xBF]],
+		["E0 80 80 (overlong)", [0xE0, 0x80, 0x80]],
+		["ED A0 80 (a surrogate)", [0xED, 0xA0, 0x80]],
+		["F0 80 80 80 (overlong)", [0xF0, 0x80, 0x80, 0x80]],
+		["F4 90 80 80 (above U+10FFFF)", [0xF4, 0x90, 0x80, 0x80]],
+		["F5 (no such lead)", [0xF5, 0x80, 0x80, 0x80]],
+		["FF", [0xFF]],
+		["E2 82 without its last byte", [0xE2, 0x82, 0x41]],
+	];
+	for (const [name, sequence] of cases) {
+		for (let before = 0; before < 10; before++) {
+			const bytes = new Uint8Array(before + sequence.length + 3).fill(0x62);
+			bytes.set(sequence, before);
+			assert.equal(utf8Invalid(bytes, 0, bytes.length, "wire"), before, `${name} after ${before} bytes`);
+		}
+	}
+});
+
+test("utf8Invalid: a sequence cut by end is broken; the same bytes with room are clean", () => {
+	const euro = of(0x41, 0xE2, 0x82, 0xAC);
+	assert.equal(utf8Invalid(euro, 0, 4, "wire"), -1);
+	assert.equal(utf8Invalid(euro, 0, 3, "wire"), 1);
+	assert.equal(utf8Invalid(euro, 0, 2, "xs"), 1);
+	assert.equal(utf8Invalid(euro, 2, 4, "wire"), 2, "from inside a sequence: a stray continuation");
+	const emoji = of(0xF0, 0x9F, 0x8C, 0xA4);
+	for (let end = 1; end < 4; end++) assert.equal(utf8Invalid(emoji, 0, end, "wire"), 0, `cut at ${end}`);
+	assert.equal(utf8Invalid(emoji, 0, 4, "wire"), -1);
+});
+
+test("equal: exactly the other's bytes, in the range", () => {
+	const bytes = ascii("data: x");
+	assert.equal(equal(bytes, 0, 4, ascii("data")), true);
+	assert.equal(equal(bytes, 0, 4, ascii("date")), false);
+	assert.equal(equal(bytes, 0, 5, ascii("data")), false, "longer range");
+	assert.equal(equal(bytes, 0, 3, ascii("data")), false, "shorter range");
+	assert.equal(equal(bytes, 3, 3, new Uint8Array(0)), true, "both empty");
+	assert.equal(equal(bytes, 6, 7, ascii("x").buffer), true, "an ArrayBuffer as other");
+});
+
+test("every function refuses what is not a byte buffer, by name", () => {
+	const calls: [string, Loose, unknown[]][] = [
+		["find", find as Loose, [0x3A]],
+		["jsonStringStop", jsonStringStop as Loose, []],
+		["utf8Invalid", utf8Invalid as Loose, ["wire"]],
+		["equal", equal as Loose, [new Uint8Array(0)]],
+	];
+	for (const [name, fn, rest] of calls) {
+		for (const bad of [undefined, null, 1, "abc", [1, 2], {}, { length: 2, 0: 1, 1: 2 }]) {
+			assert.throws(() => fn(bad, 0, 0, ...rest), `bytes: ${name}: argument 1 must be a Uint8Array or an ArrayBuffer`, TypeError);
+		}
+		assert.throws(() => fn(new Uint16Array(4), 0, 0, ...rest), `bytes: ${name}: argument 1 must be a Uint8Array or an ArrayBuffer, not detached`, TypeError);
+		assert.throws(() => fn(), `bytes: ${name}: argument 1 must be a Uint8Array or an ArrayBuffer`, TypeError);
+	}
+});
+
+test("every function refuses a range that is not whole numbers inside the buffer", () => {
+	const bytes = new Uint8Array(8);
+	const calls: [string, Loose, unknown[]][] = [
+		["find", find as Loose, [0]],
+		["jsonStringStop", jsonStringStop as Loose, []],
+		["utf8Invalid", utf8Invalid as Loose, ["xs"]],
+		["equal", equal as Loose, [bytes]],
+	];
+	for (const [name, fn, rest] of calls) {
+		assert.throws(() => fn(bytes), `bytes: ${name}: from required`, TypeError);
+		assert.throws(() => fn(bytes, 0), `bytes: ${name}: end required`, TypeError);
+		assert.throws(() => fn(bytes, "0", 8, ...rest), `bytes: ${name}: from must be a number`, TypeError);
+		assert.throws(() => fn(bytes, 0, undefined, ...rest), `bytes: ${name}: end must be a number`, TypeError);
+		assert.throws(() => fn(bytes, -1, 8, ...rest), `bytes: ${name}: from -1 is outside 0..8`, RangeError);
+		assert.throws(() => fn(bytes, 0, 9, ...rest), `bytes: ${name}: end 9 is outside 0..8`, RangeError);
+		assert.throws(() => fn(bytes, 5, 4, ...rest), `bytes: ${name}: from 5 is after end 4`, RangeError);
+		for (const bad of [0.5, NaN, Infinity, -Infinity, 2 ** 40, -0.5]) {
+			assert.throws(() => fn(bytes, bad, 8, ...rest), `bytes: ${name}: from must be a whole number in 0..8`, RangeError);
+			assert.throws(() => fn(bytes, 0, bad, ...rest), `bytes: ${name}: end must be a whole number in 0..8`, RangeError);
+		}
+		assert.throws(() => fn(bytes.subarray(2), 0, 7, ...rest), `bytes: ${name}: end 7 is outside 0..6`, RangeError);
+	}
+	assert.equal(find(bytes, 8.0, 8, 0), -1, "a whole double is fine");
+	assert.equal(find(bytes, -0, 8, 0), 0, "-0 is 0");
+});
+
+test("find's byte values, utf8Invalid's mode and equal's other are checked", () => {
+	const bytes = new Uint8Array(4);
+	assert.throws(() => (find as Loose)(bytes, 0, 4), "bytes: find: byte required", TypeError);
+	assert.throws(() => find(bytes, 0, 4, 256), "bytes: find: byte 256 is outside 0..255", RangeError);
+	assert.throws(() => find(bytes, 0, 4, -1), "bytes: find: byte -1 is outside 0..255", RangeError);
+	assert.throws(() => find(bytes, 0, 4, 1.5), "bytes: find: byte must be a whole number in 0..255", RangeError);
+	assert.throws(() => (find as Loose)(bytes, 0, 4, "a"), "bytes: find: byte must be a number", TypeError);
+	assert.throws(() => find(bytes, 0, 4, 1, 300), "bytes: find: second byte 300 is outside 0..255", RangeError);
+	assert.throws(() => (utf8Invalid as Loose)(bytes, 0, 4), `bytes: utf8Invalid: mode must be "wire" or "xs"`, TypeError);
+	assert.throws(() => (utf8Invalid as Loose)(bytes, 0, 4, 1), `bytes: utf8Invalid: mode must be "wire" or "xs"`, TypeError);
+	assert.throws(() => (utf8Invalid as Loose)(bytes, 0, 4, "utf8"), `bytes: utf8Invalid: unknown mode (use "wire" or "xs")`, RangeError);
+	assert.throws(() => (equal as Loose)(bytes, 0, 4), "bytes: equal: argument 4 must be a Uint8Array or an ArrayBuffer", TypeError);
+	assert.throws(() => (equal as Loose)(bytes, 0, 4, "abcd"), "bytes: equal: argument 4 must be a Uint8Array or an ArrayBuffer", TypeError);
+});

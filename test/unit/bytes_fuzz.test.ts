@@ -1,0 +1,168 @@
+// Fuzz for host/bytes (hosts/common/bytes/bytes.c), run on the ASan/UBSan host
+// too: seeded random buffers rich in the bytes the scans look for (line ends,
+// quotes, backslashes, UTF-8 leads and continuations, 00), random views and
+// ranges, in range or not. Each native answer must equal a plain JavaScript
+// reference (the loops the native scans replaced), and a range outside the view
+// must throw RangeError, never read. Then net/utf8's sanitiser, now built on
+// utf8Invalid, must give exactly what the JavaScript-only sanitiser gave.
+import { option } from "host/platform";
+import { equal, find, jsonStringStop, utf8Invalid } from "host/bytes";
+import { sanitizeUtf8 } from "net/utf8";
+import { generator } from "test/fuzz";
+import { assert, test } from "testing";
+
+const SEED = Number(option("seed") ?? 0xB17E5) >>> 0;
+const ITERATIONS = Number(option("fuzz-iterations") ?? 400);
+
+const INTERESTING = [0x00, 0x0A, 0x0D, 0x1F, 0x20, 0x22, 0x3A, 0x5C, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF,
+	0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE2, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF];
+const SEQUENCES = [[0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x8C, 0xA4], [0xED, 0xA0, 0xBD], [0xED, 0xB8, 0x80], [0xC0, 0x80]];
+
+function randomBytes(rand: (n: number) => number, length: number): Uint8Array {
+	const out = new Uint8Array(length);
+	let i = 0;
+	while (i < length) {
+		const kind = rand(4);
+		if (kind === 0) out[i++] = INTERESTING[rand(INTERESTING.length)];
+		else if (kind === 1) {
+			for (const b of SEQUENCES[rand(SEQUENCES.length)]) if (i < length) out[i++] = b;
+		} else if (kind === 2) out[i++] = rand(256);
+		else for (let run = rand(12); run > 0 && i < length; run--) out[i++] = 0x61 + rand(26);
+	}
+	return out;
+}
+
+// ---- references: the JavaScript loops the native scans replaced ----------
+
+function refFind(bytes: Uint8Array, from: number, end: number, a: number, b: number): number {
+	for (let i = from; i < end; i++) if (bytes[i] === a || bytes[i] === b) return i;
+	return -1;
+}
+function refStop(bytes: Uint8Array, from: number, end: number): number {
+	for (let i = from; i < end; i++) if (bytes[i] === 0x22 || bytes[i] === 0x5C || bytes[i] < 0x20) return i;
+	return -1;
+}
+const isContinuation = (b: number) => (b & 0xC0) === 0x80;
+/** net/utf8's step(): the length of the valid unit at i, or minus the bytes to replace. */
+function refStep(bytes: Uint8Array, i: number, end: number): number {
+	const lead = bytes[i];
+	if (lead < 0x80) return 1;
+	const length = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+	if (!length || i + 1 >= end) return -1;
+	const second = bytes[i + 1];
+	const low = lead === 0xE0 ? 0xA0 : lead === 0xF0 ? 0x90 : 0x80;
+	const high = lead === 0xED ? 0x9F : lead === 0xF4 ? 0x8F : 0xBF;
+	if (second < low || second > high) return -1;
+	for (let n = 2; n < length; n++) if (i + n >= end || !isContinuation(bytes[i + n])) return -n;
+	return length;
+}
+function refUtf8Invalid(bytes: Uint8Array, from: number, end: number, mode: "wire" | "xs"): number {
+	let i = from;
+	while (i < end) {
+		if (bytes[i] === 0 && mode === "xs") return i;
+		const n = refStep(bytes, i, end);
+		if (n < 0) return i;
+		i += n;
+	}
+	return -1;
+}
+/** net/utf8's sanitiser before host/bytes, byte by byte. */
+function refSanitize(bytes: Uint8Array, mode: "wire" | "xs", start: number, end: number): Uint8Array | undefined {
+	if (refUtf8Invalid(bytes, start, end, mode) < 0) return undefined;
+	const out: number[] = [];
+	let i = start;
+	while (i < end) {
+		const b = bytes[i];
+		if (b === 0) {
+			if (mode === "xs") out.push(0xC0, 0x80);
+			else out.push(0);
+			i++;
+		} else if (mode === "wire" && b === 0xC0 && i + 1 < end && bytes[i + 1] === 0x80) {
+			out.push(0);
+			i += 2;
+		} else if (mode === "wire" && b === 0xED && i + 2 < end && bytes[i + 1] >= 0xA0 && isContinuation(bytes[i + 2])) {
+			if (bytes[i + 1] <= 0xAF && i + 5 < end && bytes[i + 3] === 0xED && bytes[i + 4] >= 0xB0 && bytes[i + 4] <= 0xBF && isContinuation(bytes[i + 5])) {
+				const cp = 0x10000 + ((((bytes[i + 1] & 0x0F) << 6) | (bytes[i + 2] & 0x3F)) << 10) + (((bytes[i + 4] & 0x0F) << 6) | (bytes[i + 5] & 0x3F));
+				out.push(0xF0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3F), 0x80 | ((cp >> 6) & 0x3F), 0x80 | (cp & 0x3F));
+				i += 6;
+			} else {
+				out.push(0xEF, 0xBF, 0xBD);
+				i += 3;
+			}
+		} else {
+			const n = refStep(bytes, i, end);
+			if (n > 0) {
+				for (let k = 0; k < n; k++) out.push(bytes[i + k]);
+				i += n;
+			} else {
+				out.push(0xEF, 0xBF, 0xBD);
+				i -= n;
+			}
+		}
+	}
+	return new Uint8Array(out);
+}
+
+function same(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
+	if (!a || !b) return a === b;
+	if (a.length !== b.length) return false;
+	for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+	return true;
+}
+
+/** A view of random bytes at a random offset of a larger buffer, so a read past the view would show. */
+function randomView(rand: (n: number) => number): Uint8Array {
+	const before = rand(9), length = rand(70), after = rand(9);
+	const whole = randomBytes(rand, before + length + after);
+	return whole.subarray(before, before + length);
+}
+
+test("fuzz: find, jsonStringStop, utf8Invalid and equal agree with the JavaScript loops on any range of any view", () => {
+	const rand = generator(SEED);
+	for (let n = 0; n < ITERATIONS * 4; n++) {
+		const view = randomView(rand);
+		const from = rand(view.length + 1), end = from + rand(view.length - from + 1);
+		const a = rand(3) ? INTERESTING[rand(INTERESTING.length)] : rand(256);
+		const b = rand(2) ? a : INTERESTING[rand(INTERESTING.length)];
+		const where = `case ${n} (seed ${SEED}): [${from}, ${end}) of ${view.length}`;
+		assert.equal(find(view, from, end, a, b), refFind(view, from, end, a, b), `find ${a}/${b} ${where}`);
+		assert.equal(find(view, from, end, a), refFind(view, from, end, a, a), `find ${a} ${where}`);
+		assert.equal(jsonStringStop(view, from, end), refStop(view, from, end), `jsonStringStop ${where}`);
+		for (const mode of ["wire", "xs"] as const) assert.equal(utf8Invalid(view, from, end, mode), refUtf8Invalid(view, from, end, mode), `utf8Invalid ${mode} ${where}`);
+		const other = rand(2) ? view.slice(from, end) : randomBytes(rand, rand(4) ? end - from : rand(8));
+		let expected = other.length === end - from;
+		for (let i = 0; expected && i < other.length; i++) expected = other[i] === view[from + i];
+		assert.equal(equal(view, from, end, other), expected, `equal ${where}`);
+	}
+});
+
+test("fuzz: a range outside the view throws RangeError and reads nothing", () => {
+	const rand = generator(SEED + 1);
+	for (let n = 0; n < ITERATIONS * 2; n++) {
+		const view = randomView(rand);
+		const pick = () => [view.length + 1 + rand(16), -1 - rand(16), rand(view.length + 1) + 0.5, 2 ** 31 + rand(8), rand(view.length + 1)][rand(5)];
+		const from = pick(), end = pick();
+		const valid = Number.isInteger(from) && Number.isInteger(end) && from >= 0 && from <= end && end <= view.length;
+		const calls = [
+			() => find(view, from, end, 0x0A, 0x0D),
+			() => jsonStringStop(view, from, end),
+			() => utf8Invalid(view, from, end, "xs"),
+			() => equal(view, from, end, view),
+		];
+		for (const call of calls) {
+			if (valid) call();
+			else assert.throws(call, "bytes: ", RangeError);
+		}
+	}
+});
+
+test("fuzz: net/utf8's sanitiser gives exactly what its byte-by-byte form gave, for any range, in both modes", () => {
+	const rand = generator(SEED + 2);
+	for (let n = 0; n < ITERATIONS * 2; n++) {
+		const bytes = randomBytes(rand, rand(90));
+		const start = rand(bytes.length + 1), end = start + rand(bytes.length - start + 1);
+		for (const mode of ["wire", "xs"] as const) {
+			assert.ok(same(sanitizeUtf8(bytes, mode, start, end), refSanitize(bytes, mode, start, end)), `case ${n} ${mode} [${start}, ${end}) (seed ${SEED + 2})`);
+		}
+	}
+});
