@@ -17,19 +17,18 @@ function fromHex(hex: string): Uint8Array {
 }
 
 const REPEATS = Number(option("repeats") ?? 30);
-const STAGE = Number(option("stage") ?? 3);
 const ROUNDS = Number(option("rounds") ?? 20);
 
 function once(wire: Uint8Array, protocol: string): number {
 	let deltas = 0;
 	const emit = () => { deltas++; };
 	const assembler = protocol === "openai" ? new OpenAIStreamAssembler(emit) : new AnthropicStreamAssembler(emit);
-	const sse = new SseParser(() => {}, undefined, (data) => { if (STAGE > 2) assembler.push(data); });
-	const parser = new ResponseParser({ onHead() {}, onBody: (bytes) => { if (STAGE > 1) sse.push(bytes); } });
+	const sse = new SseParser(() => {}, undefined, (data) => assembler.push(data));
+	const parser = new ResponseParser({ onHead() {}, onBody: (bytes) => sse.push(bytes) });
 	parser.feed(wire);
 	if (!parser.complete) throw new Error("parse-bench: the reply did not complete");
 	sse.end();
-	if (STAGE > 2) assembler.finish();
+	assembler.finish();
 	return deltas;
 }
 
