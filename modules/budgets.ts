@@ -83,6 +83,7 @@ export const HTTP_INTERIM_RESPONSES_MAX = 4;        // 1xx responses skipped bef
 export const HTTP_POOL_IDLE_PER_ORIGIN = 2;         // idle keep-alive connections kept per origin (a TLS session costs ~40 KB on the device)
 export const HTTP_POOL_IDLE_MS = 30_000;            // an idle pooled connection is closed after this
 export const HTTP_STALE_RETRIES = 1;                // a reused connection that dies before any response byte is replaced this many times
+export const HTTP_URL_CACHE_MAX = 4;                 // parsed URLs an HTTP client keeps (an LLM call repeats its URL; parsing one costs ~3 KB of heap)
 
 // ---- WebSocket client (modules/net/websocket) ----
 export const WS_HANDSHAKE_TIMEOUT_MS = 15_000;      // DNS + TCP + TLS + the 101 answer: as HTTP_CONNECT_TIMEOUT_MS, a dead route past this

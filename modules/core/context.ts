@@ -86,35 +86,60 @@ function sameStrings(a: string[], b: string[]): boolean {
 	return true;
 }
 
+/** What the providers gave this iteration, sorted by kind. */
+interface Collection {
+	stable: string[];     // name, text pairs
+	volatile: string[];
+	tools: ToolDefinition[];
+	histories: Message[][];
+}
+
+function add(run: Run, provider: ContextProvider, content: Collected, into: Collection): void {
+	if (content === undefined) return;
+	if (!run.providersUsed.includes(provider.name)) run.providersUsed.push(provider.name);
+	switch (content.kind) {
+		case "system_prompt":
+			((provider.flags ?? 0) & ProviderFlag.VOLATILE ? into.volatile : into.stable).push(provider.name, content.content);
+			break;
+		case "messages":
+			into.histories.push(content.content);
+			break;
+		case "tools":
+			for (const tool of content.content) into.tools.push(tool);
+			break;
+	}
+}
+
 /**
  * Builds this iteration's chat request from scratch. Records which providers
  * gave content in run.providersUsed. What the providers give again unchanged is
  * not rebuilt: the system message, the marked last history message and the user
  * message of the previous iteration are reused (run.prompt), so a tool round
  * does not make a new copy of the system prompt or the volatile block.
+ * A promise only when a provider answered with one.
  */
-export async function buildContext(run: Run, systemPrompt: string, providers: readonly ContextProvider[]): Promise<ChatRequest> {
-	const stable: string[] = [];     // name, text pairs
-	const volatile: string[] = [];
-	const tools: ToolDefinition[] = [];
-	const histories: Message[][] = [];
-	for (const provider of providers) {
-		const answer = collect(run, provider);
-		const content = answer instanceof Promise ? await answer : answer;
-		if (content === undefined) continue;
-		if (!run.providersUsed.includes(provider.name)) run.providersUsed.push(provider.name);
-		switch (content.kind) {
-			case "system_prompt":
-				((provider.flags ?? 0) & ProviderFlag.VOLATILE ? volatile : stable).push(provider.name, content.content);
-				break;
-			case "messages":
-				histories.push(content.content);
-				break;
-			case "tools":
-				tools.push(...content.content);
-				break;
-		}
+export function buildContext(run: Run, systemPrompt: string, providers: readonly ContextProvider[]): ChatRequest | Promise<ChatRequest> {
+	const collection: Collection = { stable: [], volatile: [], tools: [], histories: [] };
+	for (let i = 0; i < providers.length; i++) {
+		const answer = collect(run, providers[i]);
+		if (answer instanceof Promise) return collectRest(run, systemPrompt, providers, i, answer, collection);
+		add(run, providers[i], answer, collection);
 	}
+	return layout(run, systemPrompt, collection);
+}
+
+/** buildContext from provider i on, whose answer is a promise. */
+async function collectRest(run: Run, systemPrompt: string, providers: readonly ContextProvider[], i: number, answer: Promise<Collected>, collection: Collection): Promise<ChatRequest> {
+	add(run, providers[i], await answer, collection);
+	for (let j = i + 1; j < providers.length; j++) {
+		const next = collect(run, providers[j]);
+		add(run, providers[j], next instanceof Promise ? await next : next, collection);
+	}
+	return layout(run, systemPrompt, collection);
+}
+
+/** The prompt laid out from what the providers gave. */
+function layout(run: Run, systemPrompt: string, { stable, volatile, tools, histories }: Collection): ChatRequest {
 	const last = run.prompt;
 	const system: Message = last && sameStrings(last.stable, stable) ? last.system
 		: { role: "system", content: [systemPrompt, ...sectionsOf(stable)].join("\n\n"), cache_breakpoint: true };

@@ -351,7 +351,8 @@ export class Core {
 				response = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: message };
 				// The outcome is decided: from here a cancel is refused and an interrupt queues.
 				this.#phase = "FINALIZING";
-				if (run.userPersisted) await this.#persist(run, request, [{ kind: "failure_note", message: failureNote(run, message) }], true);
+				const saving = run.userPersisted ? this.#persist(run, request, [{ kind: "failure_note", message: failureNote(run, message) }], true) : undefined;
+				if (saving) await saving;
 			}
 		} finally {
 			this.#phase = "FINALIZING";
@@ -375,18 +376,20 @@ export class Core {
 		// Not configured: an error, and not a turn (nothing of it is saved).
 		const notReady = this.#model.notReady?.();
 		if (notReady) throw new RequestFailure(notReady);
-		await this.#persist(run, request, [{ kind: "user", message: { role: "user", content: request.user_text } }], false);
+		const saving = this.#persist(run, request, [{ kind: "user", message: { role: "user", content: request.user_text } }], false);
+		if (saving) await saving;
 		run.userPersisted = true;
 		// Every pass either ends the request, counts a round (at most maxIterations)
 		// or takes at least one interrupt (at most CORE_INTERRUPTS_PER_REQUEST_MAX).
 		const passes = this.#maxIterations + CORE_INTERRUPTS_PER_REQUEST_MAX + 1;
 		for (let pass = 0; pass < passes; pass++) {
 			this.#checkpoint(run, "BEFORE_BUILDING_CONTEXT");
-			await this.#takeInserts(run); // checkpoint 1: context is built next anyway
+			if (run.inserts.length) await this.#takeInserts(run); // checkpoint 1: context is built next anyway
 			this.#checkpoint(run, "BUILDING_CONTEXT");
-			const chatRequest = await buildContext(run, this.#systemPrompt, this.#providers);
+			const built = buildContext(run, this.#systemPrompt, this.#providers);
+			const chatRequest = built instanceof Promise ? await built : built;
 			this.#checkpoint(run, "BEFORE_LLM_HTTP");
-			if (await this.#takeInserts(run)) continue; // checkpoint 2: rebuild with the new text
+			if (run.inserts.length && await this.#takeInserts(run)) continue; // checkpoint 2: rebuild with the new text
 
 			const iteration = ++run.rounds;
 			this.#emit(run, { type: "turn_start", iteration });
@@ -397,11 +400,12 @@ export class Core {
 			if (!calls.length) {
 				this.#phase = "FINALIZING";
 				this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
-				await this.#persist(run, request, [{ kind: "assistant_final", message: reply.message }], true);
+				const saving = this.#persist(run, request, [{ kind: "assistant_final", message: reply.message }], true);
+				if (saving) await saving;
 				return reply.message.content ?? "";
 			}
 			this.#phase = "AFTER_LLM_BEFORE_TOOL";
-			if (await this.#takeInserts(run)) {
+			if (run.inserts.length && await this.#takeInserts(run)) {
 				// checkpoint 4: the user spoke before these calls ran; ask again with the new text.
 				run.rounds--;
 				this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
@@ -430,7 +434,10 @@ export class Core {
 		}
 	}
 
-	/** Takes pending interrupts: persisted, then appended as user messages. */
+	/**
+	 * Takes pending interrupts: persisted, then appended as user messages. The
+	 * loop calls it only when some wait: in XS every async call costs heap.
+	 */
 	async #takeInserts(run: Run): Promise<boolean> {
 		if (!run.inserts.length) return false;
 		const inserts = run.inserts.splice(0);
@@ -439,7 +446,8 @@ export class Core {
 			const message: Message = { role: "user", content: insert.user_text };
 			run.taken.push(insert);
 			run.runtime.push(message);
-			await this.#persist(run, insert, [{ kind: "user", message }], false);
+			const saving = this.#persist(run, insert, [{ kind: "user", message }], false);
+			if (saving) await saving;
 		}
 		return true;
 	}
@@ -458,10 +466,12 @@ export class Core {
 		const started = this.#now();
 		this.#sampleHeap(run);
 		try {
-			const pending = Promise.resolve().then(() => this.#model.chat(chatRequest, {
-				signal: call.signal,
-				onEvent: (event) => this.#onLlmEvent(run, event),
-			}));
+			let pending: Promise<ChatResponse>;
+			try {
+				pending = this.#model.chat(chatRequest, { signal: call.signal, onEvent: (event) => this.#onLlmEvent(run, event) });
+			} catch (error) {
+				pending = Promise.reject(error);
+			}
 			const reply = await untilAborted(pending, call.signal);
 			const usage = reply.usage ?? emptyUsage();
 			run.usage.input_tokens += usage.input_tokens;
@@ -522,10 +532,10 @@ export class Core {
 		}
 		const results = await this.#runTools(run, calls);
 		run.runtime.push(reply.message, ...results);
-		await this.#persist(run, request, [
-			{ kind: "assistant_tool", message: reply.message },
-			...results.map((message): ContextRecord => ({ kind: "tool_result", message })),
-		], false);
+		const records: ContextRecord[] = [{ kind: "assistant_tool", message: reply.message }];
+		for (const message of results) records.push({ kind: "tool_result", message });
+		const saving = this.#persist(run, request, records, false);
+		if (saving) await saving;
 		this.#emit(run, { type: "turn_end", iteration, tool_calls: calls.length });
 	}
 
@@ -603,14 +613,25 @@ export class Core {
 		}
 	}
 
-	/** Persists one batch; never for a session-less request; failures are logged only. */
-	async #persist(run: Run, request: AgentRequest, records: ContextRecord[], completed: boolean): Promise<void> {
-		if (!this.#persistHook || !run.request.session_id) return;
+	/**
+	 * Persists one batch; never for a session-less request; failures are logged
+	 * only. A promise only when the hook answered with one (the store answers at
+	 * once): in XS every promise and await costs heap, three times per request.
+	 */
+	#persist(run: Run, request: AgentRequest, records: ContextRecord[], completed: boolean): Promise<void> | undefined {
+		if (!this.#persistHook || !run.request.session_id) return undefined;
+		let saving: void | Promise<void>;
 		try {
-			await this.#persistHook({ session_id: run.request.session_id, request, records, turn_completed: completed });
+			saving = this.#persistHook({ session_id: run.request.session_id, request, records, turn_completed: completed });
 		} catch (error) {
-			this.#log(`core: ${this.agentId}: saving session "${run.request.session_id}" failed (${failureText(error)}); the request goes on`);
+			this.#persistFailed(run, error);
+			return undefined;
 		}
+		return saving instanceof Promise ? saving.then(undefined, (error) => this.#persistFailed(run, error)) : undefined;
+	}
+
+	#persistFailed(run: Run, error: unknown): void {
+		this.#log(`core: ${this.agentId}: saving session "${run.request.session_id}" failed (${failureText(error)}); the request goes on`);
 	}
 
 	/**

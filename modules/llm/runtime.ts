@@ -74,6 +74,8 @@ export interface LlmStatus {
 
 interface Runtime {
 	profile: ModelProfile;
+	/** The call and token limits (llm.* settings: a change retires the runtime), read at its first call. */
+	limits?: Limits;
 	backend: LlmBackend;
 	active: number;
 	retired: boolean;
@@ -132,23 +134,22 @@ export class Llm {
 		};
 	}
 
-	/** Waits for the one LLM slot; rejects at once when signal aborts while waiting. */
-	#acquire(signal: AbortSignalLike | undefined): Promise<() => void> {
-		const release = () => {
-			const next = this.#queue.shift();
-			if (next) next();
-			else this.#busy = false;
-		};
+	/**
+	 * Takes the one LLM slot: undefined when it was free (no promise to wait for),
+	 * else a promise of it; rejects at once when signal aborts while waiting.
+	 * #release() gives it back.
+	 */
+	#acquire(signal: AbortSignalLike | undefined): Promise<void> | undefined {
 		if (signal?.aborted) return Promise.reject(new LlmError("aborted", "the LLM request was cancelled"));
 		if (!this.#busy) {
 			this.#busy = true;
-			return Promise.resolve(release);
+			return undefined;
 		}
 		return new Promise((resolve, reject) => {
 			let remove = () => {};
 			const grant = () => {
 				remove();
-				resolve(release);
+				resolve();
 			};
 			this.#queue.push(grant);
 			if (signal) {
@@ -159,6 +160,12 @@ export class Llm {
 				});
 			}
 		});
+	}
+
+	#release(): void {
+		const next = this.#queue.shift();
+		if (next) next();
+		else this.#busy = false;
 	}
 
 	/**
@@ -174,13 +181,14 @@ export class Llm {
 		const emit = safeEmitter(options.onEvent);
 		const current = this.#current();
 		if (typeof current === "string") throw new LlmError("config", current);
-		const release = await this.#acquire(options.signal);
+		const waiting = this.#acquire(options.signal);
+		if (waiting) await waiting;
 		// The runtime may have been retired while we waited: take the current one.
 		const runtime = this.#current();
 		try {
 			if (typeof runtime === "string") throw new LlmError("config", runtime);
 			check(runtime.profile);
-			const limits = this.#limits();
+			const limits = runtime.limits ??= this.#limits();
 			const refusal = this.#limiter.check(limits);
 			if (refusal) throw new LlmError("limit", refusal);
 			this.#limiter.recordCall(limits);
@@ -201,7 +209,7 @@ export class Llm {
 				if (runtime.retired && !runtime.active) runtime.backend.deinit();
 			}
 		} finally {
-			release();
+			this.#release();
 		}
 	}
 
@@ -221,7 +229,7 @@ export class Llm {
 
 	/** A chat completion. See the file comment for what happens before sending. */
 	chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
-		return this.#call((profile) => checkChat(request, profile), async (backend, o) => backend.chat(backend.acceptsStored ? request : loadStored(request), o), options);
+		return this.#call((profile) => checkChat(request, profile), (backend, o) => backend.chat(backend.acceptsStored ? request : loadStored(request), o), options);
 	}
 
 	/** One-shot image inference (the inspect_image tool). */

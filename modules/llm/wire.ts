@@ -82,7 +82,8 @@ export interface Attachment { marker: string; bytes: ArrayBufferLike }
 
 export interface ExchangeSpec {
 	url: string;
-	headers: Record<string, string>;
+	/** Every request header (content-type, accept, auth ...): frozen, so the HTTP client checks and encodes them once (see requestHeaders). */
+	headers: Readonly<Record<string, string>>;
 	/** The body as JSON, or already written into a pool buffer (released when the exchange settles). */
 	body: JsonObject | BodyWriter;
 	attachment?: Attachment;
@@ -97,6 +98,13 @@ export interface ExchangeSpec {
 /** base_url + "/" + path, with exactly one slash between them. */
 export function joinUrl(base: string, path: string): string {
 	return base.replace(/\/+$/, "") + "/" + path.replace(/^\/+/, "");
+}
+
+/** The headers of every request of a profile, in the order they are sent. */
+export function requestHeaders(profile: ModelProfile, protocolHeaders: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
+	const headers: Record<string, string> = { "content-type": "application/json", ...authHeaders(profile), ...protocolHeaders };
+	if (profile.stream) headers.accept = "text/event-stream";
+	return Object.freeze(headers);
 }
 
 /** The auth header of a profile (none for auth "none" or an empty key). */
@@ -251,12 +259,14 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 	const buffers = env.buffers ?? heapBuffers;
 	let bodyBuffer: ArrayBufferLike | undefined = undefined;
 	try {
-		const written = spec.body instanceof BodyWriter ? spec.body : undefined;
-		const { body, buffer } = written ? { body: written.view(), buffer: undefined } : serializeBody(spec.body as JsonObject, spec.attachment, buffers);
-		bodyBuffer = buffer;
-		const headers: Record<string, string> = { "content-type": "application/json", ...spec.headers };
+		let body: string | Uint8Array;
+		if (spec.body instanceof BodyWriter) body = spec.body.view();
+		else {
+			const serialized = serializeBody(spec.body, spec.attachment, buffers);
+			body = serialized.body;
+			bodyBuffer = serialized.buffer;
+		}
 		if (spec.stream) {
-			headers.accept = "text/event-stream";
 			assembler = spec.assembler((delta) => emit({ type: "message_update", delta }), spec.reader);
 			const sink = assembler;
 			reader = new SseParser(() => {}, undefined, (data) => sink.push(data));
@@ -270,7 +280,7 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 			response = await env.transport.request({
 				method: "POST",
 				url: spec.url,
-				headers,
+				headers: spec.headers,
 				body,
 				signal: options.signal,
 				totalTimeoutMs: profile.timeout_ms,
@@ -362,7 +372,7 @@ class ProtocolBackend implements LlmBackend {
 	#env: BackendEnv | undefined = undefined;
 	/** The stable prefix of the last body written in pieces, until what it was made from changes. */
 	#prefix: Prefix | undefined = undefined;
-	/** The profile's URL and headers, made once at init. */
+	/** The profile's URL and request headers, made once at init. */
 	#url = "";
 	#headers: Readonly<Record<string, string>> = {};
 	/** The reply reader of every call (one call at a time: the runtime's LLM slot). */
@@ -378,7 +388,7 @@ class ProtocolBackend implements LlmBackend {
 		this.#profile = profile;
 		this.#env = env;
 		this.#url = joinUrl(profile.base_url, this.#spec.path);
-		this.#headers = Object.freeze({ ...authHeaders(profile), ...this.#spec.headers });
+		this.#headers = requestHeaders(profile, this.#spec.headers);
 	}
 
 	chat(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {

@@ -22,14 +22,21 @@
 //   onBody a whole 2xx body is handed over as bytes (no string of it). Every
 //   buffer is freed when the request settles.
 //
+// - Heap per request: a URL is parsed once (the client keeps the last
+//   HTTP_URL_CACHE_MAX), and a frozen headers object (an LLM backend sends the
+//   same one every call) is checked and encoded once, then reused for the same
+//   method and URL; a mutable one is read again each time. Socket events reach
+//   the Exchange through methods, not closures made per event.
+//
 // Structure: one Exchange object per request holds all of its state; every
 // exit goes through Exchange.#finish, the single clean-up path (timers, abort
 // listener, socket or pool, buffers, promise). Socket and timer callbacks
-// enter through Exchange.#guard, so nothing thrown escapes into native code.
+// catch what they throw (Exchange's ConnectionOwner methods, #guard), so
+// nothing thrown escapes into native code.
 import {
 	HTTP_BODY_MAX_BYTES, HTTP_BODY_START_BYTES, HTTP_CONNECT_TIMEOUT_MS, HTTP_ERROR_BODY_MAX_BYTES,
 	HTTP_ERROR_MESSAGE_MAX_BYTES, HTTP_FIRST_BYTE_TIMEOUT_MS, HTTP_POOL_IDLE_MS, HTTP_POOL_IDLE_PER_ORIGIN,
-	HTTP_STALE_RETRIES, HTTP_TOTAL_TIMEOUT_MS,
+	HTTP_STALE_RETRIES, HTTP_TOTAL_TIMEOUT_MS, HTTP_URL_CACHE_MAX,
 } from "budgets";
 import { hasToken, ResponseParser, type ResponseHead } from "net/response";
 import {
@@ -48,6 +55,7 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE_FORBIDDEN = /[\x00\r\n]/;
 // Set by the client itself; a caller's value is ignored (Connection: close is honoured below).
 const MANAGED_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection"]);
+const EMPTY_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 const TLS_FAILURE = /tls|ssl|certificat|handshake|verif|x509|alert|cipher/i;
 
 /** Converts anything thrown inside the client into the one error class it rejects with. */
@@ -100,12 +108,18 @@ function bodySink(max: number, buffers: BufferPool): GrowableBuffer {
 		(size, error) => new HttpError("too_large", `no memory for a ${size}-byte response buffer (${toHttpError(error).message})`));
 }
 
-/** What a connection reports to the request that currently owns it. */
+/** What a connection reports to the request that currently owns it. Each method catches what it throws. */
 interface ConnectionOwner {
 	connected(): void;
 	writable(): void;
 	readable(): void;
 	failed(message?: string): void;
+}
+
+/** A socket callback's failure outside any exchange (pool bookkeeping): the connection goes, with a log line. */
+function socketCallbackFailed(connection: Connection, error: unknown): void {
+	connection.close();
+	logLine("warn", `net/http: socket callback failed: ${toHttpError(error).message}`);
 }
 
 /**
@@ -126,28 +140,41 @@ class Connection {
 
 	open(socket: TcpSocketLike): void { this.socket = socket; }
 
+	// Socket callbacks: nothing thrown escapes into native code.
 	handleWritable(count: number): void {
 		if (this.closed) return;
-		this.writable = count;
-		const owner = this.owner;
-		if (!this.connected) {
-			this.connected = true;
-			owner?.connected();
-		} else owner?.writable();
+		try {
+			this.writable = count;
+			const owner = this.owner;
+			if (!this.connected) {
+				this.connected = true;
+				owner?.connected();
+			} else owner?.writable();
+		} catch (error) {
+			socketCallbackFailed(this, error);
+		}
 	}
 
 	handleReadable(): void {
 		if (this.closed) return;
-		if (this.owner) this.owner.readable();
-		else this.onIdleEvent?.(this); // unsolicited bytes: the connection is out of step
+		try {
+			if (this.owner) this.owner.readable();
+			else this.onIdleEvent?.(this); // unsolicited bytes: the connection is out of step
+		} catch (error) {
+			socketCallbackFailed(this, error);
+		}
 	}
 
 	handleError(message?: string): void {
 		if (this.closed) return;
-		const owner = this.owner;
-		this.close();
-		if (owner) owner.failed(message);
-		else this.onIdleEvent?.(this);
+		try {
+			const owner = this.owner;
+			this.close();
+			if (owner) owner.failed(message);
+			else this.onIdleEvent?.(this);
+		} catch (error) {
+			socketCallbackFailed(this, error);
+		}
 	}
 
 	write(bytes: Uint8Array): void {
@@ -172,8 +199,8 @@ const enum Phase { Start, Resolve, Connect, Send, Wait, Receive, Done }
 
 interface Settle { resolve(response: HttpResponse): void; reject(error: HttpError): void }
 
-/** One request, from request() to settlement. */
-class Exchange {
+/** One request, from request() to settlement; the owner of its connection while it runs. */
+class Exchange implements ConnectionOwner {
 	readonly #client: HttpClient;
 	readonly #request: HttpRequest;
 	readonly #settle: Settle;
@@ -192,6 +219,7 @@ class Exchange {
 	#streaming = false;
 	#errorBodyCut = false;
 	#reuseAllowed = true;
+	#closes = false;                      // the request asked for Connection: close
 	#bytesSent = 0;
 	#bytesReceived = 0;
 	#startedAt: number;
@@ -213,8 +241,14 @@ class Exchange {
 			const request = this.#request;
 			const signal: AbortSignalLike | undefined = request.signal;
 			if (signal?.aborted) throw new HttpError("aborted", "aborted");
-			this.#url = parseUrl(request.url);
-			this.#message = buildMessage(request, this.#url);
+			// Checked in this order: URL, method, body, headers.
+			const url = this.#client.url(request.url);
+			if (!METHODS.has(request.method)) throw new HttpError("protocol", `unsupported HTTP method ${String(request.method)}`);
+			const body = bodyOf(request);
+			const head = this.#client.head(request.method, url, request.headers ?? EMPTY_HEADERS);
+			this.#url = url;
+			this.#closes = head.closes;
+			this.#message = messageBytes(head, body);
 			if (signal) this.#removeAbortListener = signal.addListener(() => this.abort());
 			if (this.#phase === Phase.Done) return; // the listener fired at once
 			const total = request.totalTimeoutMs ?? HTTP_TOTAL_TIMEOUT_MS;
@@ -268,9 +302,9 @@ class Exchange {
 		this.#attach(connection);
 		const callbacks = {
 			address, port: url.port, nodelay: true, format: "buffer" as const,
-			onWritable: (count: number) => this.#client.guardSocket(connection, () => connection.handleWritable(count)),
-			onReadable: () => this.#client.guardSocket(connection, () => connection.handleReadable()),
-			onError: (message?: string) => this.#client.guardSocket(connection, () => connection.handleError(message)),
+			onWritable: (count: number) => connection.handleWritable(count),
+			onReadable: () => connection.handleReadable(),
+			onError: (message?: string) => connection.handleError(message),
 		};
 		try {
 			connection.open(url.secure
@@ -286,20 +320,48 @@ class Exchange {
 
 	#attach(connection: Connection): void {
 		this.#connection = connection;
-		connection.owner = this.#owner;
+		connection.owner = this;
 	}
 
-	// The face this exchange shows its connection; each entry is guarded.
-	readonly #owner: ConnectionOwner = {
-		connected: () => this.#guard(() => {
+	// ConnectionOwner: what the connection reports. Each entry ends the request
+	// with what it throws (no closure per call: these run per socket event).
+	connected(): void {
+		if (this.#phase === Phase.Done) return;
+		try {
 			this.#clearTimer("connect");
 			this.#phase = Phase.Send;
 			this.#pump();
-		}),
-		writable: () => this.#guard(() => this.#pump()),
-		readable: () => this.#guard(() => this.#read()),
-		failed: (message?: string) => this.#guard(() => this.#failed(message)),
-	};
+		} catch (error) {
+			this.#finish(toHttpError(error));
+		}
+	}
+
+	writable(): void {
+		if (this.#phase === Phase.Done) return;
+		try {
+			this.#pump();
+		} catch (error) {
+			this.#finish(toHttpError(error));
+		}
+	}
+
+	readable(): void {
+		if (this.#phase === Phase.Done) return;
+		try {
+			this.#read();
+		} catch (error) {
+			this.#finish(toHttpError(error));
+		}
+	}
+
+	failed(message?: string): void {
+		if (this.#phase === Phase.Done) return;
+		try {
+			this.#failed(message);
+		} catch (error) {
+			this.#finish(toHttpError(error));
+		}
+	}
 
 	// ---- sending ----
 
@@ -433,7 +495,7 @@ class Exchange {
 		const sink = this.#sink;
 		if (!this.#sendComplete) this.#reuseAllowed = false; // the server answered early; the rest of the request is unsent
 		if (!(this.#parser as ResponseParser).complete) this.#reuseAllowed = false;
-		if (!(this.#parser as ResponseParser).keepAlive || this.#request.headers && wantsClose(this.#request.headers)) this.#reuseAllowed = false;
+		if (!(this.#parser as ResponseParser).keepAlive || this.#closes) this.#reuseAllowed = false;
 		if (this.#isOk()) {
 			const onBody = this.#streaming ? undefined : this.#request.onBody;
 			if (onBody) onBody(sink ? sink.view() : new Uint8Array(0));
@@ -522,17 +584,24 @@ function wantsClose(headers: Record<string, string>): boolean {
 	return false;
 }
 
-/** The request head and body as bytes. Throws HttpError("protocol") on a bad method or header. */
-function buildMessage(request: HttpRequest, url: ParsedUrl): Uint8Array[] {
-	if (!METHODS.has(request.method)) throw new HttpError("protocol", `unsupported HTTP method ${String(request.method)}`);
-	let body: Uint8Array | undefined;
-	if (typeof request.body === "string") body = encodeUtf8(request.body);
-	else if (request.body instanceof ArrayBuffer) body = new Uint8Array(request.body);
-	else if (request.body instanceof Uint8Array) body = request.body; // e.g. a view of a PSRAM host buffer, which is no ArrayBuffer instance
-	else if (request.body !== undefined) throw new HttpError("protocol", "the request body must be a string, an ArrayBuffer or a Uint8Array");
-	let head = `${request.method} ${url.target} HTTP/1.1\r\nHost: ${url.hostHeader}\r\n`;
+/**
+ * A request's head up to its framing (request line, Host, the caller's
+ * headers, User-Agent, Connection: close), checked and encoded once; the
+ * Content-Length line and the empty line follow it. Kept by the client for a
+ * frozen headers object (an LLM backend sends the same one every call).
+ */
+interface Head {
+	method: string;
+	url: ParsedUrl;
+	bytes: Uint8Array;
+	/** The caller asked for Connection: close. */
+	closes: boolean;
+}
+
+/** The head of a request. Throws HttpError("protocol") on a bad header. */
+function buildHead(method: string, url: ParsedUrl, headers: Record<string, string>): Head {
+	let head = `${method} ${url.target} HTTP/1.1\r\nHost: ${url.hostHeader}\r\n`;
 	let userAgent = false;
-	const headers = request.headers ?? {};
 	for (const name in headers) {
 		const value = String(headers[name]);
 		if (!HEADER_NAME.test(name)) throw new HttpError("protocol", `invalid request header name ${JSON.stringify(name.slice(0, 40))}`);
@@ -543,10 +612,27 @@ function buildMessage(request: HttpRequest, url: ParsedUrl): Uint8Array[] {
 		head += `${name}: ${value}\r\n`;
 	}
 	if (!userAgent) head += `User-Agent: ${USER_AGENT}\r\n`;
-	if (wantsClose(headers)) head += "Connection: close\r\n";
-	if (body || request.method === "POST" || request.method === "PUT" || request.method === "PATCH") head += `Content-Length: ${body?.length ?? 0}\r\n`;
-	head += "\r\n";
-	const message = [encodeUtf8(head)];
+	const closes = wantsClose(headers);
+	if (closes) head += "Connection: close\r\n";
+	return { method, url, bytes: encodeUtf8(head), closes };
+}
+
+const END_OF_HEAD = encodeUtf8("\r\n");
+
+/** The request body as bytes. Throws HttpError("protocol") on a body of another type. */
+function bodyOf(request: HttpRequest): Uint8Array | undefined {
+	if (typeof request.body === "string") return encodeUtf8(request.body);
+	if (request.body instanceof ArrayBuffer) return new Uint8Array(request.body);
+	if (request.body instanceof Uint8Array) return request.body; // e.g. a view of a PSRAM host buffer, which is no ArrayBuffer instance
+	if (request.body !== undefined) throw new HttpError("protocol", "the request body must be a string, an ArrayBuffer or a Uint8Array");
+	return undefined;
+}
+
+/** The message to send: head, framing, body. */
+function messageBytes(head: Head, body: Uint8Array | undefined): Uint8Array[] {
+	const method = head.method;
+	const framing = body || method === "POST" || method === "PUT" || method === "PATCH" ? encodeUtf8(`Content-Length: ${body?.length ?? 0}\r\n\r\n`) : END_OF_HEAD;
+	const message = [head.bytes, framing];
 	if (body?.length) message.push(body);
 	return message;
 }
@@ -557,6 +643,10 @@ export class HttpClient implements HttpTransport {
 	readonly buffers: BufferPool;
 	readonly #idle = new Map<string, Connection[]>();
 	readonly #active = new Set<Exchange>();
+	/** Parsed URLs, newest last (at most HTTP_URL_CACHE_MAX): an LLM call repeats its URL. */
+	readonly #urls = new Map<string, ParsedUrl>();
+	/** Heads made for frozen headers objects (see Head). */
+	readonly #heads = new WeakMap<object, Head>();
 	#resolver: ResolverLike | undefined;
 	readonly #now: () => number;
 
@@ -608,6 +698,27 @@ export class HttpClient implements HttpTransport {
 
 	forget(exchange: Exchange): void { this.#active.delete(exchange); }
 
+	/** A URL parsed (kept for the next requests to it). Throws HttpError("protocol") on a bad one. */
+	url(text: string): ParsedUrl {
+		let url = this.#urls.get(text);
+		if (!url) {
+			url = Object.freeze(parseUrl(text));
+			if (this.#urls.size >= HTTP_URL_CACHE_MAX) this.#urls.delete(this.#urls.keys().next().value as string);
+			this.#urls.set(text, url);
+		}
+		return url;
+	}
+
+	/** The checked head of a request: kept for a frozen headers object, with the same method and URL. */
+	head(method: string, url: ParsedUrl, headers: Record<string, string>): Head {
+		if (!Object.isFrozen(headers)) return buildHead(method, url, headers);
+		const kept = this.#heads.get(headers);
+		if (kept && kept.method === method && kept.url === url) return kept;
+		const head = buildHead(method, url, headers);
+		this.#heads.set(headers, head);
+		return head;
+	}
+
 	takeIdle(origin: string): Connection | undefined {
 		const list = this.#idle.get(origin);
 		while (list?.length) {
@@ -627,17 +738,6 @@ export class HttpClient implements HttpTransport {
 		list.push(connection);
 		connection.onIdleEvent = (c) => this.#dropIdle(c);
 		connection.idleTimer = this.timer.set(() => this.#dropIdle(connection), HTTP_POOL_IDLE_MS);
-	}
-
-	/** Runs a socket callback for a connection; nothing escapes into native code. */
-	guardSocket(connection: Connection, fn: () => void): void {
-		try {
-			fn();
-		} catch (error) {
-			// Exchange callbacks are guarded; this catches only pool bookkeeping failures.
-			connection.close();
-			logLine("warn", `net/http: socket callback failed: ${toHttpError(error).message}`);
-		}
 	}
 
 	#stopIdle(connection: Connection): void {

@@ -14,7 +14,7 @@ import { find } from "host/bytes";
 import { ByteBuffer } from "net/bytes";
 import { ChunkedDecoder } from "net/chunked";
 import { HttpError } from "net/types";
-import { decodeUtf8 } from "net/utf8";
+import { decodeUtf8, encodeUtf8 } from "net/utf8";
 
 export interface ResponseHead {
 	status: number;
@@ -34,12 +34,9 @@ export interface ResponseEvents {
 	onBody(bytes: Uint8Array): void;
 }
 
-const LF = 10, CR = 13;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const LF = 10, CR = 13, SPACE = 0x20, TAB = 9, COLON = 0x3A;
 const STATUS_LINE = /^HTTP\/1\.([01]) ([1-5]\d\d)(?: (.*))?$/;
 // Made once: XS compiles a regular expression literal each time it is evaluated.
-const LINE_END = /\r?\n/;
-const EDGE_SPACE = /^[ \t]+|[ \t]+$/g;   // replace() starts a global expression from 0 each time
 const LENGTH_DIGITS = /^\d{1,15}$/;
 
 const enum State { Head, Body, Done, Failed }
@@ -48,36 +45,89 @@ function protocolError(why: string): HttpError {
 	return new HttpError("protocol", `invalid HTTP response: ${why}`);
 }
 
-/** Whether a comma-separated header value (e.g. Connection) lists token, in any case. */
+/**
+ * Whether a comma-separated header value (e.g. Connection) lists token (lower
+ * case), in any case. Looks for token itself rather than splitting the list:
+ * strings cost heap in XS, and most values never contain it.
+ */
 export function hasToken(value: string, token: string): boolean {
-	return value.split(",").some((item) => item.trim().toLowerCase() === token);
+	const lower = value.toLowerCase();
+	for (let at = lower.indexOf(token); at >= 0; at = lower.indexOf(token, at + 1)) {
+		const before = lower.lastIndexOf(",", at) + 1;
+		let after = lower.indexOf(",", at + token.length);
+		if (after < 0) after = lower.length;
+		if (lower.slice(before, after).trim() === token) return true;
+	}
+	return false;
 }
 
-/** Parses a finished head (status line and header lines, without the empty line). */
+// RFC 9110 token characters, by byte.
+const TOKEN_BYTES = new Uint8Array(128);
+for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") TOKEN_BYTES[c.charCodeAt(0)] = 1;
+
+/** Whether bytes[start, end) is a token (non-empty) in which no letter is upper case; -1 when it is no token. */
+function tokenCase(bytes: Uint8Array, start: number, end: number): number {
+	if (start >= end) return -1;
+	let lower = 1;
+	for (let i = start; i < end; i++) {
+		const b = bytes[i];
+		if (b >= 128 || !TOKEN_BYTES[b]) return -1;
+		if (b >= 0x41 && b <= 0x5A) lower = 0;
+	}
+	return lower;
+}
+
+/** parseHeadBytes of a head given as text (as decodeUtf8 made it from the wire). */
 export function parseHead(text: string): ResponseHead {
-	const lines = text.split(LINE_END);
-	while (lines.length && lines[0] === "") lines.shift();
-	const statusLine = lines.shift() ?? "";
-	const match = STATUS_LINE.exec(statusLine);
-	if (!match) throw protocolError(`bad status line ${JSON.stringify(statusLine.slice(0, 40))}`);
+	return parseHeadBytes(encodeUtf8(text));
+}
+
+/**
+ * Parses a finished head from its bytes: the status line and header lines
+ * (lines end in LF or CRLF; empty lines before the status line and between
+ * headers are skipped). Only the names, values and reason become strings,
+ * each decoded as UTF-8 (invalid sequences become U+FFFD).
+ */
+export function parseHeadBytes(bytes: Uint8Array, start = 0, end = bytes.length): ResponseHead {
+	let status: RegExpExecArray | undefined = undefined;
 	const headers: Record<string, string> = {};
 	let last: string | undefined;
-	for (const line of lines) {
-		if (line === "") continue;
-		if (line[0] === " " || line[0] === "\t") { // obsolete line folding: join with a space
-			if (last === undefined) throw protocolError("folded line before any header");
-			headers[last] = `${headers[last]} ${line.trim()}`.trim();
+	// Each pass consumes one line: bounded by the head's length.
+	for (let i = start; i <= end;) {
+		const lf = i < end ? find(bytes, i, end, LF) : -1;
+		let lineEnd = lf < 0 ? end : lf;
+		const next = lineEnd + 1;
+		if (lineEnd < end && lineEnd > i && bytes[lineEnd - 1] === CR) lineEnd--;
+		const lineStart = i;
+		i = next;
+		if (lineEnd === lineStart) continue;
+		if (!status) {
+			const statusLine = decodeUtf8(bytes, lineStart, lineEnd);
+			const match = STATUS_LINE.exec(statusLine);
+			if (!match) throw protocolError(`bad status line ${JSON.stringify(statusLine.slice(0, 40))}`);
+			status = match;
 			continue;
 		}
-		const colon = line.indexOf(":");
-		const name = colon > 0 ? line.slice(0, colon) : "";
-		if (!TOKEN.test(name)) throw protocolError(`bad header line ${JSON.stringify(line.slice(0, 40))}`);
-		const key = name.toLowerCase();
-		const value = line.slice(colon + 1).replace(EDGE_SPACE, "");
+		const first = bytes[lineStart];
+		if (first === SPACE || first === TAB) { // obsolete line folding: join with a space
+			if (last === undefined) throw protocolError("folded line before any header");
+			headers[last] = `${headers[last]} ${decodeUtf8(bytes, lineStart, lineEnd).trim()}`.trim();
+			continue;
+		}
+		const colon = find(bytes, lineStart, lineEnd, COLON);
+		const lower = colon >= 0 ? tokenCase(bytes, lineStart, colon) : -1;
+		if (lower < 0) throw protocolError(`bad header line ${JSON.stringify(decodeUtf8(bytes, lineStart, lineEnd).slice(0, 40))}`);
+		const name = decodeUtf8(bytes, lineStart, colon);
+		const key = lower ? name : name.toLowerCase();
+		let valueStart = colon + 1, valueEnd = lineEnd;
+		while (valueStart < valueEnd && (bytes[valueStart] === SPACE || bytes[valueStart] === TAB)) valueStart++;
+		while (valueEnd > valueStart && (bytes[valueEnd - 1] === SPACE || bytes[valueEnd - 1] === TAB)) valueEnd--;
+		const value = decodeUtf8(bytes, valueStart, valueEnd);
 		headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
 		last = key;
 	}
-	return { status: Number(match[2]), reason: match[3] ?? "", minor: Number(match[1]), headers };
+	if (!status) throw protocolError(`bad status line ""`);
+	return { status: Number(status[2]), reason: status[3] ?? "", minor: Number(status[1]), headers };
 }
 
 export class ResponseParser {
@@ -168,7 +218,7 @@ export class ResponseParser {
 	}
 
 	#endHead(): void {
-		const head = parseHead(decodeUtf8(this.#headBytes.view()));
+		const head = parseHeadBytes(this.#headBytes.view());
 		this.#headBytes.clear();
 		this.#lines = 0;
 		this.#lineText = false;
@@ -184,8 +234,8 @@ export class ResponseParser {
 		const length = headers["content-length"];
 		if (head.status === 204 || head.status === 304) this.#framing = "none";
 		else if (encoding !== undefined) {
-			const codings = encoding.toLowerCase().split(",").map((c) => c.trim());
-			if (codings[codings.length - 1] === "chunked") {
+			const codings = encoding.toLowerCase();
+			if (codings.slice(codings.lastIndexOf(",") + 1).trim() === "chunked") {
 				this.#framing = "chunked";
 				this.#chunked = new ChunkedDecoder();
 			} else this.#framing = "close";

@@ -3,7 +3,7 @@
 import { assert, test } from "testing";
 import { ChunkedDecoder } from "net/chunked";
 import { errorText, parseRetryAfter } from "net/http";
-import { ResponseParser } from "net/response";
+import { ResponseParser, hasToken, parseHead, parseHeadBytes, type ResponseHead } from "net/response";
 import { HttpError } from "net/types";
 import { literalAddress, parseUrl } from "net/url";
 import { decodeUtf8, encodeUtf8, sanitizeUtf8, utf8Boundary } from "net/utf8";
@@ -225,4 +225,74 @@ test("utf8Boundary backs off a cut character", () => {
 	assert.equal(utf8Boundary(b, 4), 2);
 	assert.equal(utf8Boundary(b, 5), 5);
 	assert.equal(utf8Boundary(b, 2), 2);
+});
+
+// The head parser as it was written over the decoded text with regular
+// expressions (before it read bytes): parseHeadBytes must answer as it did.
+function referenceHead(text: string): ResponseHead {
+	const lines = text.split(/\r?\n/);
+	while (lines.length && lines[0] === "") lines.shift();
+	const statusLine = lines.shift() ?? "";
+	const match = /^HTTP\/1\.([01]) ([1-5]\d\d)(?: (.*))?$/.exec(statusLine);
+	if (!match) throw new HttpError("protocol", `invalid HTTP response: bad status line ${JSON.stringify(statusLine.slice(0, 40))}`);
+	const headers: Record<string, string> = {};
+	let last: string | undefined;
+	for (const line of lines) {
+		if (line === "") continue;
+		if (line[0] === " " || line[0] === "\t") {
+			if (last === undefined) throw new HttpError("protocol", "invalid HTTP response: folded line before any header");
+			headers[last] = `${headers[last]} ${line.trim()}`.trim();
+			continue;
+		}
+		const colon = line.indexOf(":");
+		const name = colon > 0 ? line.slice(0, colon) : "";
+		if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) throw new HttpError("protocol", `invalid HTTP response: bad header line ${JSON.stringify(line.slice(0, 40))}`);
+		const key = name.toLowerCase();
+		const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, "");
+		headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
+		last = key;
+	}
+	return { status: Number(match[2]), reason: match[3] ?? "", minor: Number(match[1]), headers };
+}
+
+function outcome(fn: () => ResponseHead): string {
+	try {
+		return JSON.stringify(fn());
+	} catch (error) {
+		return `throws ${(error as Error).message}`;
+	}
+}
+
+test("the head parser reads bytes as the text parser with regular expressions did, for generated and odd heads", () => {
+	const pieces = [
+		"HTTP/1.1 200 OK", "HTTP/1.0 404 Not Found", "HTTP/1.1 101", "HTTP/1.1 200 ", "HTTP/2 200 OK", "HTTP/1.1 600 x", "http/1.1 200 OK",
+		"Content-Type: text/plain", "X-A:  spaced \t ", "x-a: again", "Connection: keep-alive, Close", "\tfolded  ", " folded",
+		"Bad Header: x", ": no name", "no colon", "Trailing-CR: v\r", "Empty:", "Set-Cookie: a=1", "SET-COOKIE: b=2", "Ünicode: x",
+		"X-Utf8: caf\u00e9 \ufffd", "constructor: c", "__proto__: p", "\r", "",
+	];
+	const separators = ["\r\n", "\n", "\r\n\r\n"];
+	let seed = 7;
+	const next = (n: number) => {
+		seed = (seed * 1103515245 + 12345) % 2147483648;
+		return seed % n;
+	};
+	for (let round = 0; round < 600; round++) {
+		let text = next(5) === 0 ? "\r\n" : "";
+		const count = 1 + next(6);
+		for (let i = 0; i < count; i++) text += (i === 0 && next(4) ? pieces[next(2)] : pieces[next(pieces.length)]) + separators[next(separators.length)];
+		const expected = outcome(() => referenceHead(text));
+		assert.equal(outcome(() => parseHead(text)), expected, `head ${JSON.stringify(text)}`);
+		assert.equal(outcome(() => parseHeadBytes(encodeUtf8(text))), expected, `bytes of ${JSON.stringify(text)}`);
+	}
+	// Invalid UTF-8 in a value becomes U+FFFD, as decoding the whole head did.
+	const raw = new Uint8Array([...bytes("HTTP/1.1 200 OK\r\nX-Bad: a"), 0xC3, 0x28, ...bytes("b\r\n\r\n")]);
+	assert.equal(outcome(() => parseHeadBytes(raw)), outcome(() => referenceHead(decodeUtf8(raw))));
+});
+
+test("hasToken finds a token in a comma-separated list in any case, and only a whole item", () => {
+	const reference = (value: string, token: string) => value.split(",").some((item) => item.trim().toLowerCase() === token);
+	const values = ["close", "Close", " keep-alive , close ", "closed", "xclose", "close-ish, keep-alive", "", ",", "a,,close", "upgrade, CLOSE\t", "clo se", "keep-alive"];
+	for (const value of values) for (const token of ["close", "keep-alive", "upgrade"]) {
+		assert.equal(hasToken(value, token), reference(value, token), `${JSON.stringify(value)} lists ${token}`);
+	}
 });

@@ -181,6 +181,29 @@ test("Connection: close from the caller is sent and the connection is not pooled
 	http.close();
 });
 
+test("a frozen headers object is checked once and sent the same every time; a mutable one is read again per request", async () => {
+	const server = new FakeServer({ respond: (_r, s) => s.send(response(200, "x")) });
+	const { http } = client(server);
+	const frozen = Object.freeze({ "X-Key": "one", connection: "close" });
+	await http.request(get({ headers: frozen }));
+	await http.request({ ...get({ headers: frozen }), method: "POST", body: "abc" });
+	assert.equal(http.idleCount(), 0, "Connection: close from the frozen headers is honoured on every request");
+	const mutable: Record<string, string> = { "X-Key": "one" };
+	await http.request(get({ headers: mutable }));
+	mutable["X-Key"] = "two";
+	await http.request(get({ headers: mutable }));
+	const [a, b, c, d] = server.requests;
+	assert.equal(a.headers["x-key"], "one");
+	assert.equal(a.headers["connection"], "close");
+	assert.equal(a.headers["content-length"], undefined, "a GET without a body has no Content-Length");
+	assert.equal(b.method, "POST", "the cached head is not reused for another method");
+	assert.equal(b.headers["content-length"], "3");
+	assert.equal(b.headers["connection"], "close");
+	assert.equal(c.headers["x-key"], "one");
+	assert.equal(d.headers["x-key"], "two");
+	http.close();
+});
+
 test("an HTTP/1.0 response and a close-framed body are not reused", async () => {
 	const server = new FakeServer({
 		respond: (r, s) => {
