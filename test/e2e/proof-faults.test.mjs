@@ -133,6 +133,10 @@ test("faults: every question gets its answer or a clear error while the mocks fa
 				(error) => { report.check(`q${round}-${sender} got an answer or an error`, false, error.message.slice(0, 600)); return "none"; },
 			));
 			if (killsThisRun < KILLS_PER_RUN && (LONG ? rng.next() < KILL_CHANCE : shortKills.has(round))) {
+				// A kill needs a machine to kill: after one in the round before, the
+				// restart the supervisor promised may still be waiting for its backoff
+				// (the host then says "no worker to kill" and no kill happens).
+				if (killsThisRun) await rig.fw.until(new RegExp(`agent: restarted \\(restart ${killsThisRun}\\)`), { timeoutMs: 30_000 });
 				await sleep(rng.int(600));
 				rig.fw.signal("SIGUSR2");
 				killsThisRun++;
