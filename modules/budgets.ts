@@ -63,6 +63,7 @@ export const LLM_USAGE_RESERVE_CALLS = 8;      // calls one usage write stores a
 export const LLM_USAGE_SAVE_MS = 60_000;       // counted tokens wait at most this long for a usage write (checked as a call ends): what a power loss can lose of them
 export const LLM_REPLY_MAX_BYTES = 256 * 1024; // one reply, streamed or not: far above 8192 tokens, well below the JS heap
 export const LLM_BODY_START_BYTES = 16 * 1024;  // first pool buffer of a request body; doubles in place up to what the body needs
+export const LLM_PIECE_ARENA_START_BYTES = 16 * 1024; // first pool buffer of a history window's wire pieces (llm/body); doubles in place, rewritten when mostly dead
 export const LLM_JSON_DEPTH_MAX = 512;         // nesting a reply's JSON may have (llm/scan keeps one byte per level twice); far past any real reply
 export const LLM_CACHE_BREAKPOINTS = 4;        // Anthropic allows at most 4 cache_control blocks per request
 export const LLM_TEST_MAX_TOKENS = 64;         // `llm test`: a short reply is enough to prove the setup

@@ -17,12 +17,21 @@
 // one turn of content blocks; a turn whose last message carries a cache
 // breakpoint gets cache_control on its last block).
 //
-// Known limits: a piece cache entry lives as long as the store keeps its
-// placeholder (a WeakMap), and its pool buffer is given back when the garbage
+// The pieces of one store window (StoredRef.group: every placeholder of a
+// session's window shares it) live together in one pool buffer per protocol, a
+// PieceArena, found by the record's key: no object and no pool buffer per
+// message (a full window of 256 messages held 256 buffers and ~15 heap slots
+// each). Records that leave the window leave dead bytes behind; when a body
+// used less than half of an arena, the arena is rewritten with only what that
+// body used (amortised: each piece is copied a bounded number of times).
+//
+// Known limits: an arena lives as long as the store keeps its window (a
+// WeakMap on the group), and its pool buffer is given back when the garbage
 // collector takes it, not at once.
-import { LLM_BODY_START_BYTES, LLM_CACHE_BREAKPOINTS } from "budgets";
+import { LLM_BODY_START_BYTES, LLM_CACHE_BREAKPOINTS, LLM_PIECE_ARENA_START_BYTES } from "budgets";
 import { encodeUtf8 } from "net/utf8";
 import type { BufferPool } from "util/buffers";
+import { KeyedRun } from "util/run";
 import { LlmError, type ChatRequest, type Message, type ModelProfile, type StoredRef, type SystemMessage, type WireProtocol } from "llm/types";
 
 /** One message as its protocol sends it. For "turns", text is its content blocks without the brackets ("" = no blocks). */
@@ -42,7 +51,33 @@ export interface PieceSpec {
 	piece(message: Message, notes: string[]): WirePiece;
 }
 
-const pieceCache = new WeakMap<StoredRef, Partial<Record<WireProtocol, { role: "user" | "assistant"; bytes: Uint8Array }>>>();
+/**
+ * The wire pieces of one store window in one protocol, one after the other in a
+ * pool buffer. at: record key -> start * 2^24 + length * 2 + (1 for an
+ * assistant piece); one number per piece in one array (util/run), no object.
+ */
+class PieceArena {
+	store: BodyWriter;
+	at = new KeyedRun<number>();
+	/** The body that last read from this arena (bodyCount), and how many of its bytes and pieces it read. */
+	usedBy = 0;
+	usedBytes = 0;
+	usedPieces = 0;
+
+	/** startBytes 0: a message of its own (no group), sized by its first piece. */
+	constructor(buffers: BufferPool, startBytes: number) {
+		this.store = new BodyWriter(buffers, startBytes, startBytes === 0);
+	}
+}
+
+const PIECE_SHIFT = 16_777_216;   // 2^24: a piece's length (times 2, plus its role bit) stays below it
+const pieceArenas = new WeakMap<object, Partial<Record<WireProtocol, PieceArena>>>();
+/** Counts bodies written, so an arena knows which body its usage figures belong to. */
+let bodyCount = 0;
+/** Arenas read by the body being written (reused: no array per body). */
+const touched: PieceArena[] = [];
+
+const NO_BYTES = new Uint8Array(0);
 
 function ascii(text: string): Uint8Array {
 	return new Uint8Array(ArrayBuffer.fromString(text));
@@ -55,14 +90,21 @@ const TURN_OPEN = { user: ascii("{\"role\":\"user\",\"content\":["), assistant: 
 /** A body growing in one pool buffer (in place where the pool can resize, else by copying to a buffer twice the size). */
 export class BodyWriter {
 	readonly #buffers: BufferPool;
-	#buffer: ArrayBufferLike | undefined;
-	#bytes: Uint8Array;
+	#buffer: ArrayBufferLike | undefined = undefined;
+	#bytes: Uint8Array = NO_BYTES;
 	#length = 0;
+	#released = false;
+	/** Grows to exactly what is written (a message's own arena) rather than by doubling. */
+	readonly #exact: boolean;
 
-	constructor(buffers: BufferPool, startBytes = LLM_BODY_START_BYTES) {
+	/** startBytes 0 with exact: nothing is taken from the pool until the first write, and then exactly its size. */
+	constructor(buffers: BufferPool, startBytes = LLM_BODY_START_BYTES, exact = false) {
 		this.#buffers = buffers;
-		this.#buffer = buffers.allocate(startBytes);
-		this.#bytes = new Uint8Array(this.#buffer, 0, startBytes);
+		this.#exact = exact;
+		if (startBytes > 0) {
+			this.#buffer = buffers.allocate(startBytes);
+			this.#bytes = new Uint8Array(this.#buffer, 0, startBytes);
+		}
 	}
 
 	get length(): number { return this.#length; }
@@ -73,11 +115,19 @@ export class BodyWriter {
 	/** The bytes written so far: a view of the pool buffer, no copy. */
 	view(): Uint8Array { return this.#bytes.subarray(0, this.#length); }
 
+	/** The whole buffer (valid until the next write: a write may move it); bytes [0, length) are written. */
+	get bytes(): Uint8Array { return this.#bytes; }
+
 	write(piece: Uint8Array, end = piece.length): void {
-		if (!this.#buffer) throw new Error("llm: a body was written after it was released");
-		const need = this.#length + end;
+		this.writeRange(piece, 0, end);
+	}
+
+	/** Bytes [start, end) of source. */
+	writeRange(source: Uint8Array, start: number, end: number): void {
+		if (this.#released) throw new Error("llm: a body was written after it was released");
+		const need = this.#length + end - start;
 		if (need > this.#bytes.length) this.#grow(need);
-		this.#bytes.set(end === piece.length ? piece : piece.subarray(0, end), this.#length);
+		this.#bytes.set(start === 0 && end === source.length ? source : source.subarray(start, end), this.#length);
 		this.#length = need;
 	}
 
@@ -88,16 +138,22 @@ export class BodyWriter {
 
 	release(): void {
 		const buffer = this.#buffer;
+		this.#released = true;
 		this.#buffer = undefined;
-		this.#bytes = new Uint8Array(0);
+		this.#bytes = NO_BYTES;
 		this.#length = 0;
 		if (buffer) this.#buffers.free(buffer);
 	}
 
 	#grow(need: number): void {
-		let size = Math.max(this.#bytes.length * 2, LLM_BODY_START_BYTES);
+		let size = this.#exact ? need : Math.max(this.#bytes.length * 2, LLM_BODY_START_BYTES);
 		while (size < need) size *= 2;
-		const old = this.#buffer!;
+		const old = this.#buffer;
+		if (!old) {
+			this.#buffer = this.#buffers.allocate(size);
+			this.#bytes = new Uint8Array(this.#buffer, 0, size);
+			return;
+		}
 		if (this.#buffers.resize) {
 			this.#buffers.resize(old, size);
 			this.#bytes = new Uint8Array(old, 0, size);
@@ -124,7 +180,7 @@ export interface Prefix { made: unknown[]; bytes: Uint8Array; breakpoints: numbe
 
 // Compared once per message in the loops below: named once (the lin host copies a
 // string literal into the heap each time it is evaluated; the device reads it in flash).
-const SYSTEM = "system", LIST = "list";
+const SYSTEM = "system", LIST = "list", USER = "user", ASSISTANT = "assistant";
 
 /** The leading system messages of a request, and where the conversation starts; undefined when a system message comes later. */
 function leadingSystem(messages: Message[]): { system: SystemMessage[]; start: number } | undefined {
@@ -179,41 +235,50 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 	};
 	const list = spec.join === LIST;
 	let listed = list ? lead.system.length : 0;
+	bodyCount++;
+	touched.length = 0;
 	// turns: the last piece of the open turn waits until it is known whether the turn goes on.
-	let pending: { role: "user" | "assistant"; bytes: Uint8Array; cache: boolean } | undefined = undefined;
+	let piece = PIECE_A, pending: Piece | undefined = undefined, pendingCache = false;
 	const closeTurn = () => {
 		if (!pending) return;
-		const bytes = pending.bytes;
-		if (pending.cache && allowBreakpoint()) {
-			writer.write(bytes, bytes.length - 1);   // the last block's closing brace moves after cache_control
+		if (pendingCache && allowBreakpoint()) {
+			// The last block's closing brace moves after cache_control.
+			writer.writeRange(sourceOf(pending), pending.start, pending.end - 1);
 			writer.write(CACHE_CONTROL);
 		} else {
-			writer.write(bytes);
+			writePiece(writer, pending);
 		}
 		writer.write(CLOSE_LIST);
 	};
 	for (let i = lead.start; i < request.messages.length; i++) {
 		const message = request.messages[i];
-		const piece = pieceOf(spec, message, buffers, notes);
+		pieceOf(spec, message, buffers, notes, piece);
 		if (list) {
 			if (listed++) writer.write(COMMA);
-			writer.write(piece.bytes);
+			writePiece(writer, piece);
 			continue;
 		}
-		if (!piece.bytes.length) continue;   // no blocks: the API rejects empty messages, and its neighbours merge
-		const cache = message.cache_breakpoint === true;
+		if (piece.end === piece.start) continue;   // no blocks: the API rejects empty messages, and its neighbours merge
 		if (pending && pending.role === piece.role) {
-			writer.write(pending.bytes);
+			writePiece(writer, pending);
 			writer.write(COMMA);
 		} else {
 			closeTurn();
 			if (listed++) writer.write(COMMA);
 			writer.write(TURN_OPEN[piece.role]);
 		}
-		pending = { role: piece.role, bytes: piece.bytes, cache };
+		pending = piece;
+		pendingCache = message.cache_breakpoint === true;
+		piece = piece === PIECE_A ? PIECE_B : PIECE_A;
 	}
 	closeTurn();
 	writer.write(CLOSE_LIST);
+	// An arena mostly of pieces this body did not use (records that left the window) is rewritten.
+	for (let i = 0; i < touched.length; i++) {
+		const arena = touched[i];
+		if (arena.store.length > 2 * arena.usedBytes + LLM_PIECE_ARENA_START_BYTES || arena.at.size > 2 * arena.usedPieces + 16) compactArena(arena, request.messages, spec.protocol, buffers);
+	}
+	touched.length = 0;
 	return prefix;
 }
 
@@ -237,19 +302,89 @@ export function loadStored(request: ChatRequest): ChatRequest {
 	return { ...request, messages };
 }
 
-/** A message's wire bytes: from the piece cache for a stored message (made on first use), else encoded now. */
-function pieceOf(spec: PieceSpec, message: Message, buffers: BufferPool, notes: string[]): { role: "user" | "assistant"; bytes: Uint8Array } {
+/** Where a message's wire piece is: bytes [start, end) of from, and the role of its turn. */
+interface Piece { role: "user" | "assistant"; from: Uint8Array | PieceArena; start: number; end: number }
+// The two pieces the loop alternates between (the current one, and the turn's pending one): no object per message.
+const PIECE_A: Piece = { role: USER, from: NO_BYTES, start: 0, end: 0 };
+const PIECE_B: Piece = { role: USER, from: NO_BYTES, start: 0, end: 0 };
+
+function sourceOf(piece: Piece): Uint8Array {
+	const from = piece.from;
+	return from instanceof PieceArena ? from.store.bytes : from;
+}
+
+function writePiece(writer: BodyWriter, piece: Piece): void {
+	if (piece.end > piece.start) writer.writeRange(sourceOf(piece), piece.start, piece.end);
+}
+
+/** The arena of a stored message's window (its own when the store gives no group) in a protocol, made on first use. */
+function arenaOf(stored: StoredRef, protocol: WireProtocol, buffers: BufferPool | undefined): PieceArena | undefined {
+	const group = stored.group ?? stored;
+	let arenas = pieceArenas.get(group);
+	let arena = arenas?.[protocol];
+	if (arena || !buffers) return arena;
+	if (!arenas) pieceArenas.set(group, arenas = {});
+	return arenas[protocol] = new PieceArena(buffers, stored.group ? LLM_PIECE_ARENA_START_BYTES : 0);
+}
+
+/** A message's wire piece into `into`: from its window's arena for a stored message (encoded there on first use), else encoded now. */
+function pieceOf(spec: PieceSpec, message: Message, buffers: BufferPool, notes: string[], into: Piece): void {
 	const stored = message.stored;
 	if (!stored) {
 		const piece = spec.piece(message, notes);
-		return { role: piece.role, bytes: encodeUtf8(piece.text) };
+		const bytes = encodeUtf8(piece.text);
+		into.role = piece.role;
+		into.from = bytes;
+		into.start = 0;
+		into.end = bytes.length;
+		return;
 	}
-	let cached = pieceCache.get(stored);
-	const hit = cached?.[spec.protocol];
-	if (hit) return hit;
-	const piece = spec.piece(load(stored), notes);
-	const entry = { role: piece.role, bytes: piece.text ? kept(encodeUtf8(piece.text), buffers) : new Uint8Array(0) };
-	if (!cached) pieceCache.set(stored, cached = {});
-	cached[spec.protocol] = entry;
-	return entry;
+	const arena = arenaOf(stored, spec.protocol, buffers)!;
+	const key = stored.key ?? 0;
+	let packed = arena.at.get(key);
+	if (packed === undefined) {
+		const piece = spec.piece(load(stored), notes);
+		const start = arena.store.length;
+		if (piece.text) arena.store.write(encodeUtf8(piece.text));
+		packed = start * PIECE_SHIFT + (arena.store.length - start) * 2 + (piece.role === ASSISTANT ? 1 : 0);
+		arena.at.set(key, packed);
+	}
+	const start = Math.floor(packed / PIECE_SHIFT), rest = packed - start * PIECE_SHIFT, length = rest >> 1;
+	into.role = rest & 1 ? ASSISTANT : USER;
+	into.from = arena;
+	into.start = start;
+	into.end = start + length;
+	if (arena.usedBy !== bodyCount) {
+		arena.usedBy = bodyCount;
+		arena.usedBytes = 0;
+		arena.usedPieces = 0;
+		touched.push(arena);
+	}
+	arena.usedBytes += length;
+	arena.usedPieces++;
+}
+
+/** Rewrites an arena with only the pieces of messages (the body just written) that are in it. */
+function compactArena(arena: PieceArena, messages: Message[], protocol: WireProtocol, buffers: BufferPool): void {
+	const old = arena.store, oldAt = arena.at;
+	const store = new BodyWriter(buffers, Math.max(LLM_PIECE_ARENA_START_BYTES, arena.usedBytes));
+	const at = new KeyedRun<number>();
+	try {
+		for (let i = 0; i < messages.length; i++) {
+			const stored = messages[i].stored;
+			if (!stored || arenaOf(stored, protocol, undefined) !== arena) continue;
+			const key = stored.key ?? 0;
+			const packed = oldAt.get(key);
+			if (packed === undefined || at.has(key)) continue;
+			const start = Math.floor(packed / PIECE_SHIFT), rest = packed - start * PIECE_SHIFT;
+			at.set(key, store.length * PIECE_SHIFT + rest);
+			store.writeRange(old.bytes, start, start + (rest >> 1));
+		}
+	} catch (error) {
+		store.release();   // the old arena stands
+		throw error;
+	}
+	arena.store = store;
+	arena.at = at;
+	old.release();
 }

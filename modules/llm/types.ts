@@ -51,6 +51,14 @@ export interface StoredRef {
 	load(): Message;
 	/** Image parts it holds: "local" (a data URL) or "remote" (http(s) only); undefined when none. */
 	readonly images?: "local" | "remote";
+	/**
+	 * The store's window this message belongs to (one object shared by every
+	 * placeholder of it) and the message's key there (unique within the group):
+	 * the backends keep a window's wire pieces together, in one pool buffer per
+	 * protocol (llm/body). Without a group the message has a buffer of its own.
+	 */
+	readonly group?: object;
+	readonly key?: number;
 }
 
 interface MessageCommon {

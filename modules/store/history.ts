@@ -27,6 +27,9 @@ export function imagesOf(message: Message): StoredRef["images"] {
 	return found;
 }
 
+/** The function of every placeholder tool call (only the ids pair calls with results): one frozen object, not one per call. */
+const NO_FUNCTION = Object.freeze({ name: "", arguments: "" });
+
 /**
  * The placeholder of a stored message (llm/types StoredRef): its role and the
  * ids that pair tool calls with results, no content; the bytes stay in the store.
@@ -37,7 +40,7 @@ export function placeholder(message: Message, stored: StoredRef): Message {
 		case "tool": return { role: "tool", tool_call_id: message.tool_call_id, content: "", stored };
 		case "assistant": {
 			const out: Message = { role: "assistant", content: null, stored };
-			if (message.tool_calls) out.tool_calls = message.tool_calls.map((c) => ({ id: c.id, type: "function", function: { name: "", arguments: "" } }));
+			if (message.tool_calls) out.tool_calls = message.tool_calls.map((c) => ({ id: c.id, type: "function", function: NO_FUNCTION }));
 			return out;
 		}
 		case "system": return message;

@@ -25,6 +25,7 @@ import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, paths } from "s
 import { decodeText, exists, keepAside, readWhole, staleTempRemoved, writeAtomically } from "util/files";
 import { messageOf } from "util/errors";
 import { log } from "util/log";
+import { KeyedRun } from "util/run";
 
 const CHATS_PATH = `${SESSIONS_DIR}/chats.json`;
 const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;
@@ -68,23 +69,37 @@ export function blockedGuidance(id: string): string {
 interface PromptCache {
 	file: SessionFile;
 	generation: number;
-	records: Map<number, PromptRecord | null>;
+	/** Per record index: the record, or null when it was left out when read (one array: util/run). */
+	records: KeyedRun<HistoryRecord | null>;
 	/** The capped message of record index, read again (for a backend without its wire piece). */
 	load(index: number): Message;
 }
 
-/** A history record kept in its session file: load() reads it back. */
-class HistoryRef implements StoredRef {
-	readonly #cache: PromptCache;
-	readonly #index: number;
-	readonly images: StoredRef["images"];
-	constructor(cache: PromptCache, index: number, images: StoredRef["images"]) {
-		this.#cache = cache;
-		this.#index = index;
-		this.images = images;
+/**
+ * A record of a prompt cache: what selectWindow needs (kind, capped size, the
+ * placeholder) and the placeholder's StoredRef in one object, so a record of a
+ * full window costs one object besides its placeholder. load() reads it back;
+ * the backends keep its wire piece in their arena for the window (group).
+ */
+class HistoryRecord implements PromptRecord, StoredRef {
+	readonly kind: PromptRecord["kind"];
+	readonly bytes: number;
+	readonly message: Message;
+	// Declared, not defined: most records hold no image, and an own property costs a slot each.
+	declare readonly images?: StoredRef["images"];
+	readonly group: PromptCache;
+	readonly key: number;
+	constructor(cache: PromptCache, index: number, prompt: PromptRecord) {
+		this.kind = prompt.kind;
+		this.bytes = prompt.bytes;
+		const images = imagesOf(prompt.message);
+		if (images) (this as { images?: StoredRef["images"] }).images = images;
+		this.group = cache;
+		this.key = index;
+		this.message = placeholder(prompt.message, this);
 	}
 	load(): Message {
-		return this.#cache.load(this.#index);
+		return this.group.load(this.key);
 	}
 }
 
@@ -435,7 +450,7 @@ export class Sessions {
 			for (let i = from; i < start; i++) bytes += cache.records.get(i)?.bytes ?? 0;
 			start = from;
 		}
-		for (const index of cache.records.keys()) if (index < start) cache.records.delete(index);
+		cache.records.dropBelow(start);
 		return selectWindow((i) => cache.records.get(i) ?? undefined, start, end, SESSION_HISTORY_MAX_BYTES);
 	}
 
@@ -444,7 +459,7 @@ export class Sessions {
 		if (known && known.file === file && known.generation === file.generation) return known;
 		const generation = file.generation;
 		const cache: PromptCache = {
-			file, generation, records: new Map(),
+			file, generation, records: new KeyedRun(),
 			load: (index) => {
 				const now = this.#session(id);
 				if (now.generation !== generation) throw new Error(`session ${id} was rewritten since its history was read`);
@@ -469,11 +484,7 @@ export class Sessions {
 			while (j < to && !cache.records.has(j)) j++;
 			for (let k = i; k < j; k++) cache.records.set(k, null);
 			// Capped and measured as soon as read, so a long tool result is not held whole while walking back.
-			for (const record of session.read(i, j)) {
-				const prompt = promptRecord(record, MESSAGE_MAX_BYTES);
-				const ref = new HistoryRef(cache, record.index, imagesOf(prompt.message));
-				cache.records.set(record.index, { kind: prompt.kind, bytes: prompt.bytes, message: placeholder(prompt.message, ref) });
-			}
+			for (const record of session.read(i, j)) cache.records.set(record.index, new HistoryRecord(cache, record.index, promptRecord(record, MESSAGE_MAX_BYTES)));
 			i = j;
 		}
 	}

@@ -133,6 +133,39 @@ for (const [name, values, spec, toBody] of [
 	});
 }
 
+/** Placeholders of one store window: every ref shares the group, keyed by its index. */
+function windowOf(messages: Message[], group: object, first = 0): Message[] {
+	return messages.map((message, i) => placeholder(message, { group, key: first + i, load: () => message }));
+}
+
+for (const [name, values, spec, toBody] of [
+	["openai", OPENAI, openaiPieces, (r: ChatRequest, p: ModelProfile) => toOpenAIRequest(r, p, p.stream)],
+	["anthropic", ANTHROPIC, anthropicPieces, (r: ChatRequest, p: ModelProfile) => toAnthropicRequest(r, p, p.stream).body],
+] as const) {
+	test(`${name}: a window's pieces share one pool buffer, and what left the window is let go as it slides on`, () => {
+		const p = profile(values);
+		const buffers = psramBuffers(psram);
+		const group = {};
+		// A long conversation, seen through a window of 12 that slides by 2 per request.
+		const all: Message[] = [];
+		for (let i = 0; i < 400; i++) all.push(i % 2 ? { role: "assistant", content: `answer ${i} ${"x".repeat(i % 37)}` } : { role: "user", content: `question ${i}` });
+		const placeholders = windowOf(all, group);
+		let prefix: Prefix | undefined = undefined;
+		const count = psram.stats().psram.count;
+		let most = 0;
+		for (let start = 0; start + 12 <= all.length; start += 2) {
+			const result = written(spec, request(placeholders.slice(start, start + 12)), p, prefix, buffers);
+			prefix = result.prefix;
+			assert.equal(result.text, JSON.stringify(toBody(request(all.slice(start, start + 12)), p)), `window at ${start}`);
+			most = Math.max(most, psram.stats().psram.count - count);
+		}
+		assert.ok(most <= 2, `the prefix and one arena for the window's pieces, not one buffer per message (${most} buffers at most)`);
+		const used = psram.stats().psram.used;
+		for (let start = 0; start + 12 <= all.length; start += 2) written(spec, request(placeholders.slice(start, start + 12)), p, prefix, buffers);
+		assert.ok(psram.stats().psram.used <= used + 32 * 1024, "sliding the window again does not grow the arena without end");
+	});
+}
+
 test("anthropic: a system message after the conversation started cannot go in pieces; the caller falls back", () => {
 	const p = profile(ANTHROPIC);
 	const req: ChatRequest = { messages: [{ role: "user", content: "hi" }, { role: "system", content: "late" }] };
