@@ -7,4 +7,5 @@ import type * as Bytes from "host/bytes";
 export const find: typeof Bytes.find = native("xs_bytes_find");
 export const jsonStringStop: typeof Bytes.jsonStringStop = native("xs_bytes_jsonStringStop");
 export const utf8Invalid: typeof Bytes.utf8Invalid = native("xs_bytes_utf8Invalid");
+export const jsonSkip: typeof Bytes.jsonSkip = native("xs_bytes_jsonSkip");
 export const equal: typeof Bytes.equal = native("xs_bytes_equal");

@@ -20,7 +20,7 @@
 // One reader is reused for every event of a reply: reset() points it at new
 // bytes, which must stay unchanged while it reads them.
 import { LLM_JSON_DEPTH_MAX } from "budgets";
-import { find, jsonStringStop } from "host/bytes";
+import { find, jsonSkip, jsonStringStop } from "host/bytes";
 import { decodeUtf8, encodeUtf8 } from "net/utf8";
 import type { JsonObject, JsonValue } from "llm/types";
 
@@ -62,6 +62,12 @@ export function ascii(text: string): Uint8Array {
 const EMPTY = new Uint8Array(0);
 const TRUE = ascii("true"), FALSE = ascii("false"), NULL = ascii("null");
 
+/** What jsonSkip's negative results mean (typings/shared/bytes.d.ts), in the reader's own words. */
+const SKIP_ERRORS = ["", "unexpected end of data", "an unexpected character", "unterminated string", "a control character in a string",
+	"a bad \\u escape", "a bad escape", "a bad number", "a bad literal", "", "expected , or } in an object", "expected a key in an object",
+	"expected : after a key", "expected , or ] in an array"];
+const SKIP_TOO_DEEP = -9;
+
 function fail(why: string): never {
 	throw new JsonSyntax(why);
 }
@@ -72,8 +78,6 @@ export class JsonReader {
 	#end = 0;
 	// Per open container: whether its next member is its first (1) or needs a comma (0).
 	readonly #first = new Uint8Array(LLM_JSON_DEPTH_MAX + 1);
-	// For skip(): whether each open container is an object (1) or an array (0).
-	readonly #isObject = new Uint8Array(LLM_JSON_DEPTH_MAX + 1);
 	#depth = 0;
 	/** The current key's bytes [keyStart, keyEnd) inside its quotes, and whether it has escapes. */
 	#keyStart = 0;
@@ -132,18 +136,17 @@ export class JsonReader {
 		if (this.#space() >= 0) fail("unexpected data after the JSON value");
 	}
 
-	#push(object: boolean): void {
+	#push(): void {
 		if (this.#depth >= LLM_JSON_DEPTH_MAX) fail(`nested more than ${LLM_JSON_DEPTH_MAX} levels deep`);
 		this.#depth++;
 		this.#first[this.#depth] = 1;
-		this.#isObject[this.#depth] = object ? 1 : 0;
 	}
 
 	/** Enters the object at the position; false (nothing read) when the value there is not an object. */
 	openObject(): boolean {
 		if (this.#space() !== OPEN_OBJECT) return false;
 		this.#pos++;
-		this.#push(true);
+		this.#push();
 		return true;
 	}
 
@@ -151,7 +154,7 @@ export class JsonReader {
 	openArray(): boolean {
 		if (this.#space() !== OPEN_ARRAY) return false;
 		this.#pos++;
-		this.#push(false);
+		this.#push();
 		return true;
 	}
 
@@ -356,34 +359,11 @@ export class JsonReader {
 		this.#pos += n;
 	}
 
-	/** Skips the value at the position, checking all of it. */
+	/** Skips the value at the position, checking all of it: one native scan (host/bytes jsonSkip, the same grammar). */
 	skip(): void {
-		const base = this.#depth;
-		for (;;) {
-			// One value, or the opening of a container.
-			switch (this.kind()) {
-				case Kind.String: this.#skipString(); break;
-				case Kind.Number: this.#skipNumber(); break;
-				case Kind.True: this.#literal(TRUE); break;
-				case Kind.False: this.#literal(FALSE); break;
-				case Kind.Null: this.#literal(NULL); break;
-				case Kind.Object:
-					this.openObject();
-					if (this.nextKey()) continue;
-					break;
-				case Kind.Array:
-					this.openArray();
-					if (this.nextItem()) continue;
-					break;
-				default: fail(this.#pos < this.#end ? "an unexpected character" : "unexpected end of data");
-			}
-			// After a value: the next member of the open container, or close it.
-			for (;;) {
-				if (this.#depth === base) return;
-				const more = this.#isObject[this.#depth] ? this.nextKey() : this.nextItem();
-				if (more) break;
-			}
-		}
+		const after = jsonSkip(this.#bytes, this.#pos, this.#end, LLM_JSON_DEPTH_MAX - this.#depth);
+		if (after < 0) fail(after === SKIP_TOO_DEEP ? `nested more than ${LLM_JSON_DEPTH_MAX} levels deep` : SKIP_ERRORS[-after] ?? "not JSON");
+		this.#pos = after;
 	}
 
 	/** The value at the position, built (as JSON.parse would build it). */

@@ -3,8 +3,10 @@
 // (status line, headers, chunked SSE body, as the mock LLM sends them, given
 // as hex options) through ResponseParser -> SseParser -> the protocol's stream
 // assembler (llm/scan), many times, tracing one `BENCH {json}` line per
-// protocol with the microseconds per KiB of wire bytes of each repetition.
-import { exit, now, option } from "host/platform";
+// protocol with the microseconds of this thread's CPU time per KiB of wire
+// bytes of each repetition (lin's __xsclaw.threadCpuMs: other processes on a
+// loaded machine do not count).
+import { exit, option } from "host/platform";
 import { ResponseParser } from "net/response";
 import { SseParser } from "net/sse";
 import { OpenAIStreamAssembler } from "llm/openai";
@@ -38,9 +40,9 @@ for (const protocol of ["openai", "anthropic"]) {
 	const bytes = wires.reduce((n, w) => n + w.length, 0);
 	const values: number[] = [];
 	for (let r = 0; r < REPEATS; r++) {
-		const started = now();
+		const started = __xsclaw.threadCpuMs();
 		for (let k = 0; k < ROUNDS; k++) for (const wire of wires) once(wire, protocol);
-		values.push(((now() - started) * 1000) / ROUNDS / (bytes / 1024));
+		values.push(((__xsclaw.threadCpuMs() - started) * 1000) / ROUNDS / (bytes / 1024));
 	}
 	trace(`BENCH ${JSON.stringify({ protocol, bytes, values })}\n`);
 }

@@ -1,7 +1,7 @@
 // host/bytes (hosts/common/bytes/bytes.c, the same C on the device): what each
 // scan finds at the edges of its range, and that every bad argument throws a
 // specific error before a byte is read.
-import { equal, find, jsonStringStop, utf8Invalid } from "host/bytes";
+import { equal, find, jsonSkip, jsonStringStop, utf8Invalid } from "host/bytes";
 import { allocate, free } from "psram";
 import { assert, test } from "testing";
 
@@ -121,6 +121,7 @@ test("every function refuses what is not a byte buffer, by name", () => {
 		["find", find as Loose, [0x3A]],
 		["jsonStringStop", jsonStringStop as Loose, []],
 		["utf8Invalid", utf8Invalid as Loose, ["wire"]],
+		["jsonSkip", jsonSkip as Loose, [4]],
 		["equal", equal as Loose, [new Uint8Array(0)]],
 	];
 	for (const [name, fn, rest] of calls) {
@@ -138,6 +139,7 @@ test("every function refuses a range that is not whole numbers inside the buffer
 		["find", find as Loose, [0]],
 		["jsonStringStop", jsonStringStop as Loose, []],
 		["utf8Invalid", utf8Invalid as Loose, ["xs"]],
+		["jsonSkip", jsonSkip as Loose, [4]],
 		["equal", equal as Loose, [bytes]],
 	];
 	for (const [name, fn, rest] of calls) {
@@ -171,4 +173,38 @@ test("find's byte values, utf8Invalid's mode and equal's other are checked", () 
 	assert.throws(() => (utf8Invalid as Loose)(bytes, 0, 4, "utf8"), `bytes: utf8Invalid: unknown mode (use "wire" or "xs")`, RangeError);
 	assert.throws(() => (equal as Loose)(bytes, 0, 4), "bytes: equal: argument 4 must be a Uint8Array or an ArrayBuffer", TypeError);
 	assert.throws(() => (equal as Loose)(bytes, 0, 4, "abcd"), "bytes: equal: argument 4 must be a Uint8Array or an ArrayBuffer", TypeError);
+});
+
+test("jsonSkip: the index after one whole value, whitespace before it skipped, nothing after it read", () => {
+	const cases: [string, number][] = [
+		[`"a\\"b" ,`, 6], [` \t\r\n-12.5e+3]`, 12], [`0x`, 1], [`true,`, 4], [`false`, 5], [`null}`, 4],
+		[`{"a": [1, {"b": null}], "c": "\\u00e9"} tail`, 38], [`[]`, 2], [`{ }`, 3], [`[[[]]]`, 6],
+	];
+	for (const [text, expected] of cases) {
+		const bytes = ascii(text);
+		assert.equal(jsonSkip(bytes, 0, bytes.length, 8), expected, text);
+	}
+	const inner = ascii(`xx[1,2]yy`);
+	assert.equal(jsonSkip(inner, 2, 7, 1), 7, "from and end inside the buffer");
+	assert.equal(jsonSkip(inner.subarray(2), 0, 5, 1), 5, "a view's own indexes");
+});
+
+test("jsonSkip: each error is its own negative code, the first one met", () => {
+	const cases: [string, number][] = [
+		[``, -1], [`   `, -1], [`}`, -2], [`\u00e9`, -2], [`"abc`, -3], [`"a\\`, -3], [`"a\\u12`, -3],
+		["\"a\u0001\"", -4], [`"\\u12G4"`, -5], [`"\\x"`, -6], [`-`, -7], [`1.`, -7], [`1e+`, -7],
+		[`tru`, -8], [`nul1`, -8], [`[[1]]`, -9], [`{"a":1 "b"}`, -10], [`{"a":1`, -10], [`{1:2}`, -11],
+		[`{"a":1,}`, -11], [`{"a" 1}`, -12], [`[1 2]`, -13], [`[1,`, -1], [`["a\\q", }`, -6],
+	];
+	for (const [text, code] of cases) {
+		const bytes = ascii(text);
+		assert.equal(jsonSkip(bytes, 0, bytes.length, 1), code, JSON.stringify(text));
+	}
+	assert.equal(jsonSkip(ascii(`[]`), 0, 2, 0), -9, "levels 0: no container at all");
+	assert.equal(jsonSkip(ascii(`7`), 0, 1, 0), 1, "levels 0: a scalar is fine");
+	const deep = ascii("[".repeat(1024) + "]".repeat(1024));
+	assert.equal(jsonSkip(deep, 0, deep.length, 1024), deep.length, "the most levels a call takes");
+	assert.equal(jsonSkip(deep, 0, deep.length, 1023), -9);
+	assert.throws(() => jsonSkip(deep, 0, deep.length, 1025), "bytes: jsonSkip: levels 1025 is outside 0..1024", RangeError);
+	assert.throws(() => (jsonSkip as Loose)(deep, 0, 2), "bytes: jsonSkip: levels required", TypeError);
 });

@@ -6,7 +6,7 @@
 // must throw RangeError, never read. Then net/utf8's sanitiser, now built on
 // utf8Invalid, must give exactly what the JavaScript-only sanitiser gave.
 import { option } from "host/platform";
-import { equal, find, jsonStringStop, utf8Invalid } from "host/bytes";
+import { equal, find, jsonSkip, jsonStringStop, utf8Invalid } from "host/bytes";
 import { sanitizeUtf8 } from "net/utf8";
 import { generator } from "test/fuzz";
 import { assert, test } from "testing";
@@ -147,6 +147,7 @@ test("fuzz: a range outside the view throws RangeError and reads nothing", () =>
 			() => find(view, from, end, 0x0A, 0x0D),
 			() => jsonStringStop(view, from, end),
 			() => utf8Invalid(view, from, end, "xs"),
+			() => jsonSkip(view, from, end, 4),
 			() => equal(view, from, end, view),
 		];
 		for (const call of calls) {
@@ -164,5 +165,49 @@ test("fuzz: net/utf8's sanitiser gives exactly what its byte-by-byte form gave, 
 		for (const mode of ["wire", "xs"] as const) {
 			assert.ok(same(sanitizeUtf8(bytes, mode, start, end), refSanitize(bytes, mode, start, end)), `case ${n} ${mode} [${start}, ${end}) (seed ${SEED + 2})`);
 		}
+	}
+});
+
+/** A random JSON value as text, with random whitespace between its tokens. */
+function randomJson(rand: (n: number) => number, depth: number): string {
+	const space = () => ["", " ", "\n", "\t ", "\r\n"][rand(5)];
+	const kind = depth > 3 ? rand(4) : rand(6);
+	let text: string;
+	if (kind === 0) text = JSON.stringify(["", "a", "é\"\\/\n\u0001", "🌤 x"][rand(4)]);
+	else if (kind === 1) text = JSON.stringify([0, -1, 12.5, 1e21, -0.25e-7, 123456789][rand(6)]);
+	else if (kind === 2) text = ["true", "false", "null"][rand(3)];
+	else if (kind === 3) text = `"\\u${"0123456789abcdefABCDEF"[rand(22)]}0e9"`;
+	else if (kind === 4) text = `[${Array.from({ length: rand(4) }, () => space() + randomJson(rand, depth + 1) + space()).join(",")}]`;
+	else text = `{${Array.from({ length: rand(4) }, (_, i) => `${space()}"k${i}"${space()}:${space()}${randomJson(rand, depth + 1)}${space()}`).join(",")}}`;
+	return space() + text;
+}
+
+test("fuzz: jsonSkip finds the end of valid JSON exactly, agrees with JSON.parse on damaged JSON, and stays in its range", () => {
+	const rand = generator(SEED + 3);
+	for (let n = 0; n < ITERATIONS * 2; n++) {
+		const text = randomJson(rand, 0);
+		const valid = new Uint8Array(ArrayBuffer.fromString(text));
+		assert.equal(jsonSkip(valid, 0, valid.length, 8), valid.length, `case ${n} (seed ${SEED + 3}): ${text}`);
+		// Damaged: cut or changed; accepted (as a whole, nothing after) exactly when JSON.parse accepts it.
+		const damaged = valid.slice(0, rand(4) ? valid.length : rand(valid.length + 1));
+		for (let k = rand(3); k > 0 && damaged.length; k--) damaged[rand(damaged.length)] = INTERESTING[rand(INTERESTING.length)];
+		const at = jsonSkip(damaged, 0, damaged.length, 8);
+		let whole = at >= 0;
+		for (let i = at; whole && i < damaged.length; i++) whole = [0x20, 0x0A, 0x0D, 0x09].includes(damaged[i]);
+		let parsed = true;
+		try {
+			if (refUtf8Invalid(damaged, 0, damaged.length, "xs") >= 0) throw new Error("not clean");
+			JSON.parse(String.fromArrayBuffer(damaged.slice().buffer));
+		} catch {
+			parsed = false;
+		}
+		if (parsed) assert.ok(whole, `case ${n}: JSON.parse accepts what jsonSkip refused (${at})`);
+		else if (refUtf8Invalid(damaged, 0, damaged.length, "xs") < 0) assert.ok(!whole, `case ${n}: jsonSkip accepts what JSON.parse refused`);
+		assert.ok(at >= -13 && at <= damaged.length && at !== 0, `case ${n}: ${at} in range`);
+		// Random bytes in a random range of a random view: an index inside the range or an error code, never a read outside (ASan).
+		const view = randomView(rand);
+		const from = rand(view.length + 1), end = from + rand(view.length - from + 1);
+		const result = jsonSkip(view, from, end, rand(6));
+		assert.ok((result >= -13 && result < 0) || (result > from && result <= end), `case ${n}: ${result} for [${from}, ${end})`);
 	}
 });

@@ -3,8 +3,9 @@
 // the tool-call reply and the answer, status line, headers and chunked SSE
 // body) through ResponseParser -> SseParser -> the protocol's stream assembler
 // (llm/scan), inside the lin host (test/peer/parse-bench.ts).
-//   parse.us_per_kb.openai / .anthropic   microseconds of XS time per KiB of wire
-//                                        bytes, per repetition (20 rounds each)
+//   parse.us_per_kb.openai / .anthropic   microseconds of the XS thread's CPU time
+//                                        per KiB of wire bytes, per repetition
+//                                        (20 rounds each)
 // This is the JavaScript-over-bytes part of peer.cpu_per_turn_ms.xsclaw, apart
 // from the sockets, the agent loop and persistence.
 import net from "node:net";
@@ -44,5 +45,5 @@ export async function run({ runXs }) {
 	const options = {};
 	for (const protocol of ["openai", "anthropic"]) options[`${protocol}-hex`] = (await wireOf(protocol)).map((w) => w.toString("hex")).join(",");
 	const lines = await runXs("test/peer/parse-bench", options);
-	return lines.map((l) => ({ name: `parse.us_per_kb.${l.protocol}`, unit: `µs XS time per KiB of reply (${l.bytes} bytes a turn)`, values: l.values }));
+	return lines.map((l) => ({ name: `parse.us_per_kb.${l.protocol}`, unit: `µs CPU per KiB of reply (${l.bytes} bytes a turn)`, values: l.values }));
 }

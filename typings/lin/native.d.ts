@@ -6,6 +6,8 @@ declare const __xsclaw: {
 	option(name: string): string | undefined;
 	dataDirectory(): string;
 	now(): number;
+	/** CPU time of the calling thread (its machine), ms: benchmarks only (test/peer). */
+	threadCpuMs(): number;
 	heap(): import("host/platform").HeapFigures;
 	gc(): void;
 	resetPeak(): void;

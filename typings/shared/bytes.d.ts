@@ -24,6 +24,18 @@ declare module "host/bytes" {
 	 * when all of it is clean for the mode (net/utf8).
 	 */
 	export function utf8Invalid(bytes: Uint8Array | ArrayBuffer, from: number, end: number, mode: "wire" | "xs"): number;
+	/**
+	 * The index after the JSON value that starts at from (after JSON whitespace),
+	 * checked all through by llm/scan's grammar (RFC 8259; invalid UTF-8 inside a
+	 * string is left to the decoder, a byte of 0x80 or more outside one is an
+	 * error), with at most levels (0..1024) objects and arrays open. A negative
+	 * number is the first error met: -1 end of data, -2 an unexpected character,
+	 * -3 an unterminated string, -4 a control character in a string, -5 a bad \u
+	 * escape, -6 a bad escape, -7 a bad number, -8 a bad literal, -9 nested deeper
+	 * than levels, -10 expected , or } in an object, -11 expected a key, -12
+	 * expected : after a key, -13 expected , or ] in an array.
+	 */
+	export function jsonSkip(bytes: Uint8Array | ArrayBuffer, from: number, end: number, levels: number): number;
 	/** Whether bytes[from, end) are exactly the bytes of other. */
 	export function equal(bytes: Uint8Array | ArrayBuffer, from: number, end: number, other: Uint8Array | ArrayBuffer): boolean;
 }

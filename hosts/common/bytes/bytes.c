@@ -98,6 +98,195 @@ static long bytesUtf8Invalid(const uint8_t *data, size_t from, size_t end, int n
 	return -1;
 }
 
+/* ---- JSON: one whole value, checked, as llm/scan's skip() reads it ---- */
+
+/* Errors, returned negated; llm/scan names them (SKIP_ERRORS) in the order of
+ * typings/shared/bytes.d.ts. The first error met is the one llm/scan's own
+ * reader would meet at the same byte. */
+enum {
+	JSON_END = 1, JSON_UNEXPECTED, JSON_UNTERMINATED, JSON_CONTROL, JSON_BAD_UNICODE, JSON_BAD_ESCAPE,
+	JSON_BAD_NUMBER, JSON_BAD_LITERAL, JSON_TOO_DEEP, JSON_OBJECT_COMMA, JSON_KEY, JSON_COLON, JSON_ARRAY_COMMA,
+};
+
+/* Containers one call may keep open: one bit each (object 1, array 0) on the C stack. */
+#define BYTES_JSON_LEVELS_MAX 1024
+
+static size_t jsonSpace(const uint8_t *data, size_t i, size_t end)
+{
+	while (i < end && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t'))
+		i++;
+	return i;
+}
+
+static int isHex(uint8_t c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+static int isDigitAt(const uint8_t *data, size_t i, size_t end)
+{
+	return i < end && data[i] >= '0' && data[i] <= '9';
+}
+
+/* The string whose quote is at data[i]: the index after its closing quote, or -error. */
+static long jsonString(const uint8_t *data, size_t i, size_t end)
+{
+	i++;
+	for (;;) {
+		long stop = bytesJsonStringStop(data, i, end);
+		if (stop < 0)
+			return -JSON_UNTERMINATED;
+		i = (size_t)stop;
+		uint8_t c = data[i];
+		if (c == '"')
+			return (long)(i + 1);
+		if (c < 0x20)
+			return -JSON_CONTROL;
+		if (i + 1 >= end)
+			return -JSON_UNTERMINATED;
+		uint8_t e = data[i + 1];
+		if (e == 'u') {
+			if (end - i < 6)
+				return -JSON_UNTERMINATED;
+			for (size_t k = 2; k < 6; k++)
+				if (!isHex(data[i + k]))
+					return -JSON_BAD_UNICODE;
+			i += 6;
+		}
+		else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't')
+			i += 2;
+		else
+			return -JSON_BAD_ESCAPE;
+	}
+}
+
+/* The number at data[i] (JSON's grammar): the index after it, or -error. */
+static long jsonNumber(const uint8_t *data, size_t i, size_t end)
+{
+	if (data[i] == '-')
+		i++;
+	if (!isDigitAt(data, i, end))
+		return -JSON_BAD_NUMBER;
+	if (data[i] == '0')
+		i++;
+	else
+		while (isDigitAt(data, i, end))
+			i++;
+	if (i < end && data[i] == '.') {
+		i++;
+		if (!isDigitAt(data, i, end))
+			return -JSON_BAD_NUMBER;
+		while (isDigitAt(data, i, end))
+			i++;
+	}
+	if (i < end && (data[i] | 0x20) == 'e') {
+		i++;
+		if (i < end && (data[i] == '+' || data[i] == '-'))
+			i++;
+		if (!isDigitAt(data, i, end))
+			return -JSON_BAD_NUMBER;
+		while (isDigitAt(data, i, end))
+			i++;
+	}
+	return (long)i;
+}
+
+/* A key, its colon and the whitespace after: data[i] must be its quote. */
+static long jsonKey(const uint8_t *data, size_t i, size_t end)
+{
+	if (i >= end || data[i] != '"')
+		return -JSON_KEY;
+	long after = jsonString(data, i, end);
+	if (after < 0)
+		return after;
+	i = jsonSpace(data, (size_t)after, end);
+	if (i >= end || data[i] != ':')
+		return -JSON_COLON;
+	return (long)(i + 1);
+}
+
+/* The value at or after whitespace from data[i], nesting at most levels
+ * containers: the index after it, or -error. */
+static long bytesJsonSkip(const uint8_t *data, size_t i, size_t end, size_t levels)
+{
+	uint32_t isObject[BYTES_JSON_LEVELS_MAX / 32];
+	size_t depth = 0;
+	long next;
+	for (;;) {
+		/* One value, or the opening of a container. */
+		i = jsonSpace(data, i, end);
+		if (i >= end)
+			return -JSON_END;
+		uint8_t c = data[i];
+		if (c == '"')
+			next = jsonString(data, i, end);
+		else if (c == '-' || (c >= '0' && c <= '9'))
+			next = jsonNumber(data, i, end);
+		else if (c == 't' || c == 'f' || c == 'n') {
+			const char *literal = c == 't' ? "true" : c == 'f' ? "false" : "null";
+			size_t n = strlen(literal);
+			next = end - i >= n && !memcmp(data + i, literal, n) ? (long)(i + n) : -JSON_BAD_LITERAL;
+		}
+		else if (c == '{' || c == '[') {
+			if (depth >= levels)
+				return -JSON_TOO_DEEP;
+			uint32_t bit = 1u << (depth & 31);
+			if (c == '{')
+				isObject[depth >> 5] |= bit;
+			else
+				isObject[depth >> 5] &= ~bit;
+			depth++;
+			i = jsonSpace(data, i + 1, end);
+			if (c == '{') {
+				if (i < end && data[i] == '}') {
+					depth--;
+					next = (long)(i + 1);
+				}
+				else {
+					next = jsonKey(data, i, end);
+					if (next < 0)
+						return next;
+					i = (size_t)next;
+					continue;   /* the member's value */
+				}
+			}
+			else if (i < end && data[i] == ']') {
+				depth--;
+				next = (long)(i + 1);
+			}
+			else
+				continue;   /* the first item */
+		}
+		else
+			return -JSON_UNEXPECTED;
+		if (next < 0)
+			return next;
+		i = (size_t)next;
+		/* After a value: the next member or item of the open container, or its end. */
+		for (;;) {
+			if (!depth)
+				return (long)i;
+			int object = (isObject[(depth - 1) >> 5] >> ((depth - 1) & 31)) & 1;
+			i = jsonSpace(data, i, end);
+			if (i < end && data[i] == (object ? '}' : ']')) {
+				depth--;
+				i++;
+				continue;
+			}
+			if (i >= end || data[i] != ',')
+				return object ? -JSON_OBJECT_COMMA : -JSON_ARRAY_COMMA;
+			i++;
+			if (object) {
+				next = jsonKey(data, jsonSpace(data, i, end), end);
+				if (next < 0)
+					return next;
+				i = (size_t)next;
+			}
+			break;
+		}
+	}
+}
+
 /* ---- arguments -------------------------------------------------------- */
 
 /* XS buffer lengths and the indexes returned fit a 32-bit integer. */
@@ -194,6 +383,14 @@ void xs_bytes_utf8Invalid(xsMachine *the)
 	else
 		xsRangeError("bytes: utf8Invalid: unknown mode (use \"wire\" or \"xs\")");
 	setIndex(the, bytesUtf8Invalid(data, from, end, nulInvalid));
+}
+
+void xs_bytes_jsonSkip(xsMachine *the)
+{
+	size_t from, end;
+	const uint8_t *data = rangeArguments(the, "jsonSkip", &from, &end);
+	size_t levels = wholeArgument(the, "jsonSkip", 3, "levels", BYTES_JSON_LEVELS_MAX);
+	setIndex(the, bytesJsonSkip(data, from, end, levels));
 }
 
 void xs_bytes_equal(xsMachine *the)

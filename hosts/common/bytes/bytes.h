@@ -31,6 +31,11 @@ void xs_bytes_jsonStringStop(xsMachine *the);
  * where net/utf8's repair must start for mode "wire" (any sequence that is not
  * valid UTF-8, cut by end included) or "xs" (the same, plus a 00 byte); else -1. */
 void xs_bytes_utf8Invalid(xsMachine *the);
+/* jsonSkip(bytes, from, end, levels): the index after the JSON value at or
+ * after whitespace from `from`, checked all through as llm/scan checks it, with
+ * at most levels (0..1024) containers open; a negative number is an error code
+ * (typings/shared/bytes.d.ts). */
+void xs_bytes_jsonSkip(xsMachine *the);
 /* equal(bytes, from, end, other): whether bytes[from, end) are exactly the bytes
  * of other (a Uint8Array or an ArrayBuffer). */
 void xs_bytes_equal(xsMachine *the);

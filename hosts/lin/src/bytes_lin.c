@@ -13,6 +13,7 @@ void hostInstallBytes(xsMachine *the, xsSlot *native)
 	hostDefineFunction(the, &xsVar(0), "find", xs_bytes_find, 5);
 	hostDefineFunction(the, &xsVar(0), "jsonStringStop", xs_bytes_jsonStringStop, 3);
 	hostDefineFunction(the, &xsVar(0), "utf8Invalid", xs_bytes_utf8Invalid, 4);
+	hostDefineFunction(the, &xsVar(0), "jsonSkip", xs_bytes_jsonSkip, 4);
 	hostDefineFunction(the, &xsVar(0), "equal", xs_bytes_equal, 4);
 	xsDefine(*native, xsID("Bytes"), xsVar(0), xsDontEnum);
 }
