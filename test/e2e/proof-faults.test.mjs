@@ -101,6 +101,11 @@ test("faults: every question gets its answer or a clear error while the mocks fa
 		const shortKills = new Set();
 		while (shortKills.size < KILLS_PER_RUN) shortKills.add(2 + rng.int(ROUNDS - 2));
 		for (let round = 1; round <= ROUNDS; round++) {
+			// After a kill the round's questions end at once with the restart sentence;
+			// the next round waits for the restart the supervisor promised, so that a
+			// kill has a machine to kill (else the host says "no worker to kill") and a
+			// retried LLM fault is judged on a running agent, not on the restart.
+			if (killsThisRun) await rig.fw.until(new RegExp(`agent: restarted \\(restart ${killsThisRun}\\)`), { timeoutMs: 30_000 });
 			const senders = ["console", "owner", "user", "qq"];
 			for (const sender of senders) {
 				const fault = deal();
@@ -133,10 +138,6 @@ test("faults: every question gets its answer or a clear error while the mocks fa
 				(error) => { report.check(`q${round}-${sender} got an answer or an error`, false, error.message.slice(0, 600)); return "none"; },
 			));
 			if (killsThisRun < KILLS_PER_RUN && (LONG ? rng.next() < KILL_CHANCE : shortKills.has(round))) {
-				// A kill needs a machine to kill: after one in the round before, the
-				// restart the supervisor promised may still be waiting for its backoff
-				// (the host then says "no worker to kill" and no kill happens).
-				if (killsThisRun) await rig.fw.until(new RegExp(`agent: restarted \\(restart ${killsThisRun}\\)`), { timeoutMs: 30_000 });
 				await sleep(rng.int(600));
 				rig.fw.signal("SIGUSR2");
 				killsThisRun++;

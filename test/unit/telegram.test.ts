@@ -9,7 +9,7 @@
 import files from "embedded:storage/files";
 import type { Directory } from "embedded:storage/files";
 import { test, assert } from "testing";
-import { PAIRING_HINTS_PER_HOUR, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_MESSAGE_MAX_CHARS, PAIRING_ATTEMPTS_MAX, PAIRING_CODE_TTL_MS } from "budgets";
+import { PAIRING_HINTS_PER_HOUR, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_MESSAGE_MAX_CHARS, PAIRING_ATTEMPTS_MAX, PAIRING_CODE_TTL_MS, TELEGRAM_SEND_RETRIES } from "budgets";
 import type { AgentEvent } from "core/types";
 import { BotApi, BotApiError, TOKEN_MASK, readEnvelope } from "channels/telegram/api";
 import { PAIRING_HINT, TelegramChannel, type BotApiLike } from "channels/telegram/channel";
@@ -201,7 +201,8 @@ test("the state file keeps pairings and the offset across opens; a damaged one i
 
 interface Call { method: string; params: Record<string, unknown> }
 
-function fakeChannel(options: { failHtml?: boolean; refuse?: string; holdSends?: boolean } = {}) {
+function fakeChannel(options: { failHtml?: boolean; refuse?: string; holdSends?: boolean; failEdits?: number } = {}) {
+	let editFailures = options.failEdits ?? 0;
 	const calls: Call[] = [];
 	// holdSends: sendMessage answers only once release() is called (a slow Telegram).
 	let held: Array<() => void> | undefined = options.holdSends ? [] : undefined;
@@ -225,6 +226,10 @@ function fakeChannel(options: { failHtml?: boolean; refuse?: string; holdSends?:
 				});
 			}
 			if (options.failHtml && params.parse_mode === "HTML") return Promise.reject(new BotApiError("api", "Telegram refused sendMessage (400: can't parse entities)", 400));
+			if (method === "editMessageText" && editFailures > 0) {
+				editFailures--;
+				return Promise.reject(new BotApiError("api", "Telegram refused editMessageText (500: Internal Server Error)", 500));
+			}
 			if (method === "sendMessage") {
 				const answer = { message_id: ++nextMessage };
 				if (held) return new Promise((resolve) => held!.push(() => resolve(answer)));
@@ -333,6 +338,26 @@ test("/stop cancels the chat's requests; a streamed preview is replaced by the a
 	assert.equal(edits[1].params.message_id, 501);
 	await t.deliverBatch([textUpdate(3, "/stop", 42)]);
 	assert.match(String(t.sent("42").at(-1)?.params.text), /Nothing is running/);
+	await t.channel.stop();
+});
+
+test("an answer whose edit into its preview Telegram keeps refusing (5xx) goes as a new message, once", async () => {
+	const t = fakeChannel({ failEdits: TELEGRAM_SEND_RETRIES });
+	t.channel.start();
+	await t.settle();
+	t.pairing.pair("42", "ann", t.pairing.newCode());
+	await t.deliverBatch([textUpdate(1, "tell me", 42)]);
+	const watch = t.watches[0];
+	const event = (e: Record<string, unknown>) => watch.onEvent?.({ agent_id: "root", request_id: 1, session_id: "s", ...e } as AgentEvent);
+	event({ type: "agent_start", request: {} });
+	event({ type: "message_update", delta: { type: "text", text: "The ans" } });
+	await t.settle();
+	t.channel.deliver({ type: "out_message", channel: "telegram", chat_id: "42", text: "The answer.", request_id: 1, correlation_id: "1" });
+	await t.settle();
+	const sent = t.sent("42");
+	assert.equal(sent.filter((c) => c.method === "editMessageText").length, TELEGRAM_SEND_RETRIES, "the edit was tried as often as any call");
+	const finals = sent.filter((c) => c.method === "sendMessage" && c.params.text === "The answer.");
+	assert.equal(finals.length, 1, "then the answer went as a new message, once");
 	await t.channel.stop();
 });
 

@@ -426,7 +426,7 @@ export class TelegramChannel implements OutboundSink {
 		const chunks = chunk(event.text || "(empty answer)");
 		this.#enqueue(event.chat_id, work, async () => {
 			for (let i = 0; i < chunks.length; i++) {
-				if (i === 0 && stream?.messageId !== undefined) await this.#editText(event.chat_id, stream.messageId, chunks[0], true);
+				if (i === 0 && stream?.messageId !== undefined) await this.#finalEdit(event.chat_id, stream.messageId, chunks[0]);
 				else await this.#sendText(event.chat_id, chunks[i], true);
 			}
 		});
@@ -494,6 +494,23 @@ export class TelegramChannel implements OutboundSink {
 		const result = await this.#formatted(chatId, "sendMessage", { chat_id: chatId, text }, text, html);
 		const id = (result as { message_id?: unknown } | undefined)?.message_id;
 		return typeof id === "number" ? id : undefined;
+	}
+
+	/**
+	 * The answer into its streamed preview. When Telegram refused every attempt
+	 * with 429 or a 5xx (it answered, so the preview was left as it was), the
+	 * answer goes as a new message: the person must not be left with a preview.
+	 * Other failures (a 400, a dropped connection after which the edit may have
+	 * landed) are not repeated as a new message, which could say it twice.
+	 */
+	async #finalEdit(chatId: string, messageId: number, text: string): Promise<void> {
+		try {
+			await this.#editText(chatId, messageId, text, true);
+		} catch (error) {
+			if (this.#stopped || !(error instanceof BotApiError && error.kind === "api" && (error.code === 429 || error.code >= 500))) throw error;
+			this.#o.log(`telegram: the answer could not replace its preview in chat ${chatId} (${messageOf(error)}); sending it as a new message`);
+			await this.#sendText(chatId, text, true);
+		}
 	}
 
 	async #editText(chatId: string, messageId: number, text: string, html: boolean): Promise<void> {
