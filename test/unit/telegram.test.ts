@@ -311,8 +311,9 @@ test("a group chat is answered only when addressed, and the mention is taken out
 	await t.channel.stop();
 });
 
-test("/stop cancels the chat's requests; a streamed preview is replaced by the answer; refused HTML goes again as plain text", async () => {
-	const t = fakeChannel({ failHtml: true });
+/** A paired chat 42 whose request 1 started and streamed `text` as a preview. */
+async function streamingIn42(options: Parameters<typeof fakeChannel>[0], text: string) {
+	const t = fakeChannel(options);
 	t.channel.start();
 	await t.settle();
 	t.pairing.pair("42", "ann", t.pairing.newCode());
@@ -321,8 +322,13 @@ test("/stop cancels the chat's requests; a streamed preview is replaced by the a
 	const event = (e: Record<string, unknown>) => watch.onEvent?.({ agent_id: "root", request_id: 1, session_id: "s", ...e } as AgentEvent);
 	event({ type: "agent_start", request: {} });
 	event({ type: "message_start", attempt: 1 });
-	event({ type: "message_update", delta: { type: "text", text: "Hello <wor" } });
+	event({ type: "message_update", delta: { type: "text", text } });
 	await t.settle();
+	return t;
+}
+
+test("/stop cancels the chat's requests; a streamed preview is replaced by the answer; refused HTML goes again as plain text", async () => {
+	const t = await streamingIn42({ failHtml: true }, "Hello <wor");
 	const preview = t.sent("42").at(-1)!;
 	assert.equal(preview.method, "sendMessage");
 	assert.equal(preview.params.text, "Hello <wor");
@@ -342,16 +348,7 @@ test("/stop cancels the chat's requests; a streamed preview is replaced by the a
 });
 
 test("an answer whose edit into its preview Telegram keeps refusing (5xx) goes as a new message, once", async () => {
-	const t = fakeChannel({ failEdits: TELEGRAM_SEND_RETRIES });
-	t.channel.start();
-	await t.settle();
-	t.pairing.pair("42", "ann", t.pairing.newCode());
-	await t.deliverBatch([textUpdate(1, "tell me", 42)]);
-	const watch = t.watches[0];
-	const event = (e: Record<string, unknown>) => watch.onEvent?.({ agent_id: "root", request_id: 1, session_id: "s", ...e } as AgentEvent);
-	event({ type: "agent_start", request: {} });
-	event({ type: "message_update", delta: { type: "text", text: "The ans" } });
-	await t.settle();
+	const t = await streamingIn42({ failEdits: TELEGRAM_SEND_RETRIES }, "The ans");
 	t.channel.deliver({ type: "out_message", channel: "telegram", chat_id: "42", text: "The answer.", request_id: 1, correlation_id: "1" });
 	await t.settle();
 	const sent = t.sent("42");
