@@ -101,6 +101,9 @@ void hostLoopStop(void);         /* the calling thread's loop ends after this tu
 int hostLoopPost(HostLoop *loop, HostTimerFn fn, void *ctx);
 /* The calling thread's machine ends: no more JS in it, the loop stops. */
 void hostLoopAbort(const char *reason);
+/* Gives the free pages of malloc's heap back to the system: called once a
+ * machine has loaded its modules (hosts/lin/NOTES.md, "Resident memory"). */
+void hostReleaseFreeMemory(void);
 /* Machine creation and deletion, one at a time across threads (XS keeps a
  * process-wide count); creation sets the calling thread's loop's machine. */
 xsMachine *hostCreateMachine(const xsCreation *creation, const char *name);

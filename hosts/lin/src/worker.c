@@ -488,6 +488,8 @@ static void *workerThread(void *arg)
 	pthread_mutex_unlock(&link->lock);
 	/* Messages may have come while the module ran. */
 	wake(link->toWorker.fd);
+	/* Its modules are loaded: the parser's freed temporaries go back. */
+	hostReleaseFreeMemory();
 
 	hostLoopRun(loop);
 
