@@ -74,6 +74,29 @@ function cpuTicksMs(pid) {
 	return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ is 100 on Linux
 }
 
+/**
+ * Where a process's resident memory is, from /proc/PID/smaps, in KiB per kind of
+ * mapping: the XS machines' heaps (anonymous mappings of 2.5 MiB and more: each
+ * machine's chunks, slots and stack, malloc'd at its creation), malloc's heap, the
+ * executable, each shared library, the rest (thread stacks, libraries' data).
+ */
+function rssByMapping(pid) {
+	const kib = {};
+	let kind = null;
+	for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+		const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+		if (head) {
+			const size = (parseInt(head[2], 16) - parseInt(head[1], 16)) / 1024;
+			const name = head[3];
+			kind = name === "[heap]" ? "malloc" : !name && size >= 2560 ? "XS heaps" : name.startsWith("/") ? name.slice(name.lastIndexOf("/") + 1).replace(/\.so.*$/, "") : "other";
+			continue;
+		}
+		const rss = /^Rss:\s+(\d+) kB/.exec(line);
+		if (rss && kind) kib[kind] = (kib[kind] ?? 0) + Number(rss[1]);
+	}
+	return Object.entries(kib).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", ");
+}
+
 function peakRssBytes(pid) {
 	const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
 	if (!kb) throw new Error(`bench peer: no VmHWM for process ${pid}`);
@@ -99,7 +122,7 @@ async function measure(side, pid, turns, ask) {
 	const summed = cpu.reduce((a, b) => a + b, 0);
 	// Threads that ended take their schedstat time with them; the ticks keep it.
 	if (ticks > summed * 1.1 + 50) console.error(`bench peer: ${side}: ${ticks} ms of CPU by the ticks, ${summed.toFixed(0)} ms summed over live threads (a thread ended?)`);
-	return { cpu, startup, peakRss: peakRssBytes(pid), answers };
+	return { cpu, startup, peakRss: peakRssBytes(pid), where: rssByMapping(pid), answers };
 }
 
 async function withMock(turns, fn) {
@@ -240,7 +263,7 @@ export async function run({ variant }) {
 			cpuRatios.push(median(fw.cpu) / median(peer.cpu));
 			rssRatios.push(fw.peakRss / peer.peakRss);
 			const kib = (n) => `${Math.round(n / 1024)} KiB`;
-			console.error(`bench peer: ${protocol} run ${r + 1}: CPU per turn ${median(fw.cpu).toFixed(2)} / ${median(peer.cpu).toFixed(2)} ms, peak RSS ${kib(fw.peakRss)} / ${kib(peer.peakRss)} (xsclaw / pi-agent-core); request bytes ${fw.requests.at(-1).body.length} / ${peer.requests.at(-1).body.length} at the last call`);
+			console.error(`bench peer: ${protocol} run ${r + 1}: CPU per turn ${median(fw.cpu).toFixed(2)} / ${median(peer.cpu).toFixed(2)} ms, peak RSS ${kib(fw.peakRss)} / ${kib(peer.peakRss)} (xsclaw / pi-agent-core); request bytes ${fw.requests.at(-1).body.length} / ${peer.requests.at(-1).body.length} at the last call; xsclaw's resident KiB by mapping: ${fw.where}`);
 		}
 	}
 	return [
