@@ -18,7 +18,7 @@
 import type { Directory, File } from "util/io";
 import type { RecordKind } from "core/types";
 import type { Message } from "llm/types";
-import { SESSION_INDEX_SYNC_APPENDS, SESSION_RECORD_MAX_BYTES, SESSION_WRITE_BUFFER_BYTES } from "budgets";
+import { SESSION_INDEX_SYNC_APPENDS, SESSION_RECORD_MAX_BYTES, SESSION_UNSYNCED_BATCHES_MAX, SESSION_WRITE_BUFFER_BYTES } from "budgets";
 import {
 	DATA_MAGIC, ENTRY_BYTES, FLAG_TURN_COMPLETED, FRAME_HEADER_BYTES, HEADER_BYTES, INDEX_MAGIC,
 	type Entry, type Scan, decodeEntry, decodeHeader, encodeEntry, encodeFrame, encodeHeader,
@@ -87,6 +87,8 @@ export class SessionFile {
 	#index: File;
 	/** Appends whose index entries were written but not flushed yet. */
 	#unsyncedAppends = 0;
+	/** Appends whose data was written but not flushed yet (see append). */
+	#unsyncedBatches = 0;
 	#size: number;
 	#count: number;
 	#generation: number;
@@ -300,15 +302,20 @@ export class SessionFile {
 	}
 
 	/**
-	 * Appends records: one data write + flush (the commit point), then one index
-	 * write, flushed every SESSION_INDEX_SYNC_APPENDS appends and at close: the
-	 * index is a cache of the data, and open() completes an index that lost its
-	 * last entries by scanning only the data after them (#openProven). That
-	 * saves a flash commit (an fsync on lin) per append. Throws when storage
-	 * fails; the session must then be closed and reopened (open() repairs
-	 * whatever part landed).
+	 * Appends records: one data write, then one index write. The data is flushed (the
+	 * commit point) when `commit` is set (the core's last batch of a turn) or when
+	 * SESSION_UNSYNCED_BATCHES_MAX batches wait, and at close; the index after a
+	 * data flush once SESSION_INDEX_SYNC_APPENDS appends wait, and at close. A flush
+	 * commits everything written before it, in order: a power loss leaves the data as
+	 * its last flush left it (littlefs) or with later writes too (a page cache),
+	 * always a prefix of the appends plus at most one torn frame, and an index that is
+	 * never ahead of the flushed data; open() completes an index that lost its tail
+	 * by scanning only the data after it (#openProven). That is one flash commit (an
+	 * fsync on lin) per turn instead of one per batch and two per index write. Throws
+	 * when storage fails; the session must then be closed and reopened (open()
+	 * repairs whatever part landed).
 	 */
-	append(records: NewRecord[]): void {
+	append(records: NewRecord[], commit = true): void {
 		this.#check();
 		if (!records.length) return;
 		const frames: Uint8Array[] = [];
@@ -333,15 +340,36 @@ export class SessionFile {
 		}
 		this.#guard(() => {
 			this.#data.write(all, this.#size);
-			this.#data.flush();
+			this.#unsyncedBatches++;
+			if (commit || this.#unsyncedBatches >= SESSION_UNSYNCED_BATCHES_MAX) this.#flushData();
 			this.#index.write(entries, HEADER_BYTES + this.#count * ENTRY_BYTES);
-			if (++this.#unsyncedAppends >= SESSION_INDEX_SYNC_APPENDS) {
-				this.#index.flush();
-				this.#unsyncedAppends = 0;
-			}
+			this.#unsyncedAppends++;
+			if (!this.#unsyncedBatches && this.#unsyncedAppends >= SESSION_INDEX_SYNC_APPENDS) this.#flushIndex();
 		});
 		this.#size = at;
 		this.#count += records.length;
+	}
+
+	/** Appends whose data waits for a flush (a power loss on the device would lose them). */
+	get unsynced(): number { return this.#unsyncedBatches; }
+
+	/** Flushes the data written since the last flush, then the index: everything appended is committed. */
+	sync(): void {
+		this.#check();
+		this.#guard(() => {
+			if (this.#unsyncedBatches) this.#flushData();
+			if (this.#unsyncedAppends) this.#flushIndex();
+		});
+	}
+
+	#flushData(): void {
+		this.#data.flush();
+		this.#unsyncedBatches = 0;
+	}
+
+	#flushIndex(): void {
+		this.#index.flush();
+		this.#unsyncedAppends = 0;
 	}
 
 	/** The kinds of records [from, to), from the index alone (no record is read). */
@@ -418,6 +446,8 @@ export class SessionFile {
 		this.#check();
 		// Internal callers only; checked because a wrong list would silently reorder or repeat records.
 		if (keep.some((k, n) => !Number.isInteger(k) || k < 0 || k >= this.#count || (n > 0 && k <= keep[n - 1]))) throw new Error(`store: session ${this.id}: compact() needs ascending record indexes below ${this.#count}`);
+		// The rewrite reads the data through a handle of its own, which sees only committed bytes on littlefs.
+		this.sync();
 		const before = this.#size;
 		const p = paths(this.id);
 		const scan: Scan = {
@@ -435,7 +465,8 @@ export class SessionFile {
 			this.#data = this.#root.openFile({ path: p.data, mode: "r+" });
 			this.#index = this.#root.openFile({ path: p.index, mode: "r+" });
 		});
-		this.#unsyncedAppends = 0;   // the rewritten index was flushed whole
+		this.#unsyncedAppends = 0;   // the rewritten files were flushed whole
+		this.#unsyncedBatches = 0;
 		this.#size = this.#data.status().size;
 		this.#count = keep.length;
 		this.#generation++;
@@ -450,9 +481,12 @@ export class SessionFile {
 	close(): void {
 		if (this.#closed) return;
 		this.#closed = true;
-		// The index entries written since the last flush (a failed session's are settled by the next open).
-		if (this.#unsyncedAppends && !this.#failed) {
-			try { this.#index.flush(); } catch { /* open() completes the index from the data */ }
+		// What was appended since the last flushes, data first (a failed session's are settled by the next open).
+		if (!this.#failed) {
+			try {
+				if (this.#unsyncedBatches) this.#flushData();
+				if (this.#unsyncedAppends) this.#flushIndex();
+			} catch { /* open() keeps what landed: a prefix of the appends, the index completed from the data */ }
 		}
 		try { this.#data.close(); } catch { /* already unusable: nothing left to release */ }
 		try { this.#index.close(); } catch { /* as above */ }

@@ -120,6 +120,8 @@ export class Sessions {
 	 * turn completes; at most SESSION_INFLIGHT_REQUESTS_MAX per session.
 	 */
 	#inflight = new Map<string, Map<number, number>>();
+	/** Per open session: whether its blocked marker exists (dropped with the open file). */
+	#blocked = new Map<string, boolean>();
 
 	constructor(options: SessionsOptions = {}) {
 		this.#root = options.root ?? files;
@@ -235,6 +237,7 @@ export class Sessions {
 		this.#open.delete(id);
 		this.#inflight.delete(id);
 		this.#prompts.delete(id);
+		this.#blocked.delete(id);
 		const p = paths(id);
 		// Data last: until it goes, the session still lists and can be deleted again.
 		for (const path of [p.blocked, p.index, p.indexTmp, p.dataTmp, p.data]) this.#root.delete(path);
@@ -279,7 +282,8 @@ export class Sessions {
 		const open = this.#open.get(id);
 		let bytes = 0, records = 0, last = 0;
 		try {
-			bytes = this.#root.status(p.data).size;
+			// An open session's appends may wait for their flush: on littlefs the file's status does not count them yet.
+			bytes = open && !open.closed ? open.size : this.#root.status(p.data).size;
 			if (open) {
 				records = open.count;
 				last = open.count ? open.readLast(1)[0]?.time ?? 0 : 0;
@@ -299,7 +303,15 @@ export class Sessions {
 	}
 
 	isBlocked(id: string): boolean {
-		return !!id && exists(this.#root, paths(id).blocked);
+		if (!id) return false;
+		// Asked once per request (the gate): the marker is looked up once per session,
+		// then known, since only this manager writes it (#compact) and removes it (deleteSession).
+		let blocked = this.#blocked.get(id);
+		if (blocked === undefined) {
+			blocked = exists(this.#root, paths(id).blocked);
+			if (this.#open.has(id)) this.#blocked.set(id, blocked);
+		}
+		return blocked;
 	}
 
 	/** The open session file, opening (and repairing) it on first use. */
@@ -321,6 +333,7 @@ export class Sessions {
 			old.close();
 			this.#open.delete(oldId);
 			this.#prompts.delete(oldId);
+			this.#blocked.delete(oldId);
 		}
 		return session;
 	}
@@ -343,6 +356,7 @@ export class Sessions {
 		this.#open.get(id)?.close();
 		this.#open.delete(id);
 		this.#prompts.delete(id);
+		this.#blocked.delete(id);
 	}
 
 	// ---- what the core plugs in ----
@@ -357,13 +371,14 @@ export class Sessions {
 			const request_id = batch.request.request_id;
 			if (batch.records[0].kind === "user") this.#noteStart(id, request_id, session.count);
 			const time = this.#clock();
+			// A turn is committed (flushed) with its last batch: one flash commit per turn (store/session append).
 			session.append(batch.records.map((r, i) => ({
 				kind: r.kind,
 				message: r.message,
 				turn_completed: batch.turn_completed && i === batch.records.length - 1,
 				time,
 				request_id,
-			})));
+			})), batch.turn_completed);
 			if (batch.turn_completed) this.#inflight.delete(id);
 			if (!batch.turn_completed || session.size <= SESSION_FILE_MAX_BYTES) return;
 		} catch (error) {
@@ -406,6 +421,7 @@ export class Sessions {
 		this.#log(`store: session ${session.id}: compacted from ${before} to ${after} bytes (${kinds.length} -> ${kept.length} records)`);
 		if (after > SESSION_FILE_MAX_BYTES) {
 			session.block(blockedGuidance(session.id));
+			this.#blocked.set(session.id, true);
 			this.#log(`store: session ${session.id}: still ${after} bytes after compaction, over ${SESSION_FILE_MAX_BYTES}: blocked; new requests are told to start a new session`);
 		}
 		return { before, after };
@@ -504,6 +520,7 @@ export class Sessions {
 		for (const session of this.#open.values()) session.close();
 		this.#open.clear();
 		this.#prompts.clear();
+		this.#blocked.clear();
 	}
 }
 

@@ -5,8 +5,8 @@
 //   --step run    persists the script. Storage goes through a wrapper that counts
 //                 the same operations the host's fault injection counts (write,
 //                 setSize, flush, move), and prints after each batch
-//                 `MARK <user|final> <turn> <op>`: the op number of the batch's
-//                 data flush, and `OP <n> <kind>` for every operation, then
+//                 `MARK <user|final> <turn> <op>`: the op number of the first
+//                 data flush at or after the batch's write, and `OP <n> <kind>` for every operation, then
 //                 `OPS <total>`. With --crash-after N the host loses power
 //                 after N operations.
 //   --step check  reopens everything after a crash and checks it against the
@@ -107,11 +107,17 @@ function runScript(): void {
 	const sessions = new Sessions({ root: countingRoot(counter), clock: () => clock++ });
 	const id = sessions.currentSession("console", "local");
 	trace(`SESSION ${id}\n`);
+	// A batch's mark is the op of the first data flush at or after its write: a turn's
+	// batches are flushed together with its last one (or when too many wait).
+	const pending: Batch[] = [];
 	for (const batch of script()) {
 		counter.dataFlushes.length = 0;
 		sessions.persist({ session_id: id, request: request(id, batch.turn), records: batch.records, turn_completed: batch.completed });
-		if (batch.mark) trace(`MARK ${batch.mark} ${batch.turn} ${counter.dataFlushes[0]}\n`);
+		if (batch.mark) pending.push(batch);
+		if (!counter.dataFlushes.length) continue;
+		for (const marked of pending.splice(0)) trace(`MARK ${marked.mark} ${marked.turn} ${counter.dataFlushes[0]}\n`);
 	}
+	if (pending.length) throw new Error(`${pending.length} marked batch(es) were never flushed: the last batch of a turn must flush`);
 	trace(`OPS ${counter.ops}\n`);
 }
 

@@ -2,14 +2,14 @@
 // round-trips, and each kind of damage a power loss or a bad flash leaves is
 // detected at open, repaired with one clear log line, and never throws.
 import files from "embedded:storage/files";
-import type { Directory, File } from "embedded:storage/files";
+import type { Directory, File, FileMode } from "embedded:storage/files";
 import { test, assert } from "testing";
 import type { ContextRecord } from "core/types";
 import { SessionFile, type NewRecord } from "store/session";
 import { ENTRY_BYTES, HEADER_BYTES, encodeFrame } from "store/format";
-import { SESSION_INDEX_SYNC_APPENDS } from "budgets";
+import { SESSION_INDEX_SYNC_APPENDS, SESSION_UNSYNCED_BATCHES_MAX } from "budgets";
 import { crc32 } from "util/crc32";
-import { replacingFileMembers } from "./files_fakes";
+import { replacing, replacingFileMembers } from "./files_fakes";
 
 let sequence = 0;
 function fresh(): string {
@@ -186,6 +186,48 @@ test("the data is flushed with every batch, the index every SESSION_INDEX_SYNC_A
 	assert.match(repaired[0], /the index lacked the last 6 record\(s\).*added them/);
 	assert.equal(reopened.count, 2 * batches);
 	assert.equal((reopened.readLast(1)[0].message as { content: string }).content, `message ${2 * batches - 1}`);
+	reopened.close();
+	assert.deepEqual(lines, []);
+});
+
+test("a turn's batches wait for its committing batch: one data flush per commit (or per SESSION_UNSYNCED_BATCHES_MAX batches), data before index, the rest at close", () => {
+	const id = fresh();
+	const ops: string[] = [];   // "write dat", "flush idx", ... in order
+	const watch = (file: File, path: string) => replacing(file, (k, r) => k !== "write" && k !== "flush" ? r : (...args: unknown[]) => {
+		ops.push(`${String(k)} ${path.slice(-3)}`);
+		return (r as (...a: unknown[]) => unknown)(...args);
+	});
+	const root = replacing(files, (key, real) => key !== "openFile" ? real
+		: (options: { path: string; mode?: FileMode }) => watch((real as Directory["openFile"])(options), options.path));
+	const { log, lines } = logger();
+	const session = SessionFile.open(root, id, log);
+	const flushes = (kind: string) => ops.filter((o) => o === `flush ${kind}`).length;
+	// A turn: question, tool round, answer; only the answer commits.
+	session.append(userRecords(1, 0), false);
+	session.append(records([KINDS[2], KINDS[3]], 1), false);
+	assert.equal(flushes("dat"), 0, "nothing flushed before the turn's last batch");
+	assert.equal(session.unsynced, 2);
+	assert.equal(session.readLast(3).length, 3, "unflushed appends read back");
+	session.append(records([KINDS[4]], 1, true), true);
+	assert.equal(flushes("dat"), 1, "one data flush for the turn");
+	assert.equal(session.unsynced, 0);
+	// A turn of many rounds: flushed every SESSION_UNSYNCED_BATCHES_MAX batches.
+	for (let i = 0; i < 2 * SESSION_UNSYNCED_BATCHES_MAX; i++) session.append(userRecords(1, 10 + i), false);
+	assert.equal(flushes("dat"), 3, `${2 * SESSION_UNSYNCED_BATCHES_MAX} waiting batches, two flushes`);
+	session.append(userRecords(1, 50), false);
+	// The index is flushed only right after a data flush, never ahead of the data.
+	ops.forEach((op, i) => {
+		if (op !== "flush idx") return;
+		const lastData = ops.slice(0, i).filter((o) => o.endsWith("dat")).at(-1);
+		assert.equal(lastData, "flush dat", `op ${i}: the index flushed while data written before it waits`);
+	});
+	assert.ok(flushes("idx") >= 1, "the index was flushed once enough appends waited");
+	const beforeClose = ops.length;
+	session.close();
+	assert.deepEqual(ops.slice(beforeClose), ["flush dat", "flush idx"], "close commits the waiting batch, data first");
+	const { session: reopened, lines: repaired } = openWith(id);
+	assert.deepEqual(repaired, []);
+	assert.equal(reopened.count, 4 + 2 * SESSION_UNSYNCED_BATCHES_MAX + 1);
 	reopened.close();
 	assert.deepEqual(lines, []);
 });

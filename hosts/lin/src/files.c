@@ -37,6 +37,12 @@
  * no destructors (only a terminal the console held is put back in its mode).
  * Everything written before stays, as the page cache keeps
  * it: the model is "the first N operations happened, the next was torn".
+ * With --crash-model lfs (or XSCLAW_CRASH_MODEL=lfs) the loss is the device's
+ * littlefs instead: a file's writes and setSize since its last flush (or
+ * close, which commits on littlefs) are undone at the power loss, so each file
+ * is exactly as its last flush left it (a file opened with "w"/"w+" keeps its
+ * old bytes until then; a new file exists, empty). To undo, each write below a
+ * file's committed size saves the bytes it covers first (test runs only).
  * --count-writes 1 prints "xsclaw: storage operations: N" at exit, so a
  * harness can crash at every point 1..N.
  */
@@ -65,6 +71,7 @@ static unsigned long long gRandomState = 0;
 static int gCountWrites = 0;
 static int gFaultsConfigured = 0;
 static int gPowerLost = 0;
+static int gLittlefsModel = 0;          /* --crash-model lfs: unflushed writes are lost */
 
 static long long faultNumber(const char *option, const char *variable)
 {
@@ -114,6 +121,17 @@ static void configureFaults(void)
 		exit(64);
 	}
 	gCountWrites = count == 1;
+	const char *model = hostOption("crash-model");
+	const char *modelSource = "--crash-model";
+	if (!model) {
+		model = getenv("XSCLAW_CRASH_MODEL");
+		modelSource = "XSCLAW_CRASH_MODEL";
+	}
+	if (model && strcmp(model, "lfs") && strcmp(model, "page-cache")) {
+		fprintf(stderr, "xsclaw: %s takes lfs or page-cache, not \"%s\"\n", modelSource, model);
+		exit(64);
+	}
+	gLittlefsModel = model && !strcmp(model, "lfs");
 	if (gCountWrites)
 		atexit(printOperationCount);
 	pthread_mutex_unlock(&gFaultLock);
@@ -147,8 +165,11 @@ uint32_t hostCrashRandom(uint32_t bound)
 	return (uint32_t)(z % bound);
 }
 
+static void littlefsRevert(void);
+
 void hostPowerLoss(void)
 {
+	littlefsRevert();
 	fprintf(stderr, "xsclaw: power lost after %lld writes\n", gCrashAfter);
 	hostTerminalRestore();   /* _exit skips atexit, which would put a terminal back */
 	_exit(HOST_POWER_LOSS_EXIT);
@@ -246,12 +267,130 @@ typedef struct {
 	char path[FILES_PATH_MAX];   /* below the root; "" for the root */
 } DirectoryRecord;
 
-typedef struct {
+/* Bytes a write or setSize replaced below the committed size (lfs model). */
+typedef struct Undo {
+	struct Undo *next;       /* older */
+	long long position;
+	size_t length;
+	uint8_t bytes[];
+} Undo;
+
+typedef struct FileRecord {
 	int fd;
 	int readable;
 	int writable;
 	char path[FILES_PATH_MAX];   /* below the root, for messages */
+	/* lfs model only (writable files), under gFaultLock: */
+	struct FileRecord *nextTracked, *previousTracked;
+	int tracked;
+	int dirty;                   /* written or resized since the last commit */
+	long long committedSize;
+	Undo *undo;                  /* newest first */
 } FileRecord;
+
+static FileRecord *gTracked = NULL;   /* writable files, lfs model */
+
+static void freeUndo(FileRecord *file)
+{
+	while (file->undo) {
+		Undo *older = file->undo->next;
+		free(file->undo);
+		file->undo = older;
+	}
+}
+
+/* Saves the bytes [position, end) below the committed size before they change. */
+static int saveUndo(FileRecord *file, long long position, long long end)
+{
+	if (end > file->committedSize)
+		end = file->committedSize;
+	if (position >= end)
+		return 0;
+	size_t length = (size_t)(end - position);
+	Undo *undo = malloc(sizeof(Undo) + length);
+	if (!undo)
+		return -1;
+	ssize_t got = readAll(file->fd, undo->bytes, length, position);
+	if (got < 0) {
+		free(undo);
+		return -1;
+	}
+	undo->position = position;
+	undo->length = (size_t)got;
+	undo->next = file->undo;
+	file->undo = undo;
+	return 0;
+}
+
+/* Before a write or setSize (lfs model): remembers what a power loss must put back. */
+static int littlefsChange(FileRecord *file, long long position, long long end)
+{
+	if (!file->tracked)
+		return 0;
+	pthread_mutex_lock(&gFaultLock);
+	int result = saveUndo(file, position, end);
+	file->dirty = 1;
+	pthread_mutex_unlock(&gFaultLock);
+	return result;
+}
+
+/* After a flush or at close (lfs model): the file as it is now is what a power loss leaves. */
+static void littlefsCommit(FileRecord *file)
+{
+	if (!file->tracked)
+		return;
+	struct stat status;
+	pthread_mutex_lock(&gFaultLock);
+	freeUndo(file);
+	if (fstat(file->fd, &status) == 0)
+		file->committedSize = (long long)status.st_size;
+	file->dirty = 0;
+	pthread_mutex_unlock(&gFaultLock);
+}
+
+static void littlefsTrack(FileRecord *file, long long committedSize, Undo *undo)
+{
+	pthread_mutex_lock(&gFaultLock);
+	file->tracked = 1;
+	file->committedSize = committedSize;
+	file->undo = undo;
+	file->dirty = undo != NULL;
+	file->previousTracked = NULL;
+	file->nextTracked = gTracked;
+	if (gTracked)
+		gTracked->previousTracked = file;
+	gTracked = file;
+	pthread_mutex_unlock(&gFaultLock);
+}
+
+static void littlefsUntrack(FileRecord *file)
+{
+	pthread_mutex_lock(&gFaultLock);
+	if (file->previousTracked)
+		file->previousTracked->nextTracked = file->nextTracked;
+	else
+		gTracked = file->nextTracked;
+	if (file->nextTracked)
+		file->nextTracked->previousTracked = file->previousTracked;
+	freeUndo(file);
+	file->tracked = 0;
+	pthread_mutex_unlock(&gFaultLock);
+}
+
+/* At the power loss (lfs model): every file back to its last commit. No lock:
+ * the thread losing power holds the only way on (hostStorageOperation). */
+static void littlefsRevert(void)
+{
+	if (!gLittlefsModel)
+		return;
+	for (FileRecord *file = gTracked; file; file = file->nextTracked) {
+		if (!file->dirty)
+			continue;
+		for (Undo *undo = file->undo; undo; undo = undo->next)
+			(void)hostWriteAll(file->fd, undo->bytes, undo->length, undo->position);
+		(void)!ftruncate(file->fd, (off_t)file->committedSize);
+	}
+}
 
 static void directoryDestructor(void *data)
 {
@@ -262,6 +401,9 @@ static void fileDestructor(void *data)
 {
 	FileRecord *file = data;
 	if (file) {
+		/* littlefs commits a file when it is closed. */
+		if (file->tracked)
+			littlefsUntrack(file);
 		close(file->fd);
 		free(file);
 	}
@@ -452,6 +594,8 @@ static void xs_file_write(xsMachine *the)
 	const void *bytes = hostBytes(the, &xsArg(0), &length, "files");
 	if ((double)position + (double)length > FILES_OFFSET_MAX)
 		hostThrowMessage(the, XS_RANGE_ERROR, "files: write would pass %.0f bytes: %s", FILES_OFFSET_MAX, file->path);
+	if (littlefsChange(file, position, position + (long long)length) < 0)
+		throwErrno(the, errno, file->path);
 	if (hostStorageOperation()) {
 		hostWriteAll(file->fd, bytes, hostCrashRandom((uint32_t)length), position);
 		hostPowerLoss();
@@ -475,6 +619,8 @@ static void xs_file_setSize(xsMachine *the)
 	long long size = byteArgument(the, 0, "size");
 	if (!file->writable)
 		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: read-only (opened with mode \"r\"): %s", file->path);
+	if (littlefsChange(file, size, FILES_OFFSET_MAX) < 0)
+		throwErrno(the, errno, file->path);
 	if (hostStorageOperation())
 		hostPowerLoss();
 	if (ftruncate(file->fd, (off_t)size) < 0)
@@ -488,6 +634,7 @@ static void xs_file_flush(xsMachine *the)
 		hostPowerLoss();
 	if (fsync(file->fd) < 0)
 		throwErrno(the, errno, file->path);
+	littlefsCommit(file);
 }
 
 static void xs_file_close(xsMachine *the)
@@ -540,15 +687,37 @@ static void xs_directory_openFile(xsMachine *the)
 	FileRecord *file = calloc(1, sizeof(FileRecord));
 	if (!file)
 		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: out of memory");
+	int writable = mode[0] == 'w' || mode[1] == '+';
+	/* lfs model: a truncation is committed by the first flush, so the old bytes are kept until then. */
+	long long committedSize = 0;
+	Undo *undo = NULL;
+	if (gLittlefsModel && writable) {
+		int existing = open(full, O_RDONLY | O_CLOEXEC);
+		if (existing >= 0) {
+			struct stat before;
+			if (fstat(existing, &before) == 0)
+				committedSize = (long long)before.st_size;
+			if (mode[0] == 'w' && committedSize > 0) {
+				FileRecord reader = { .fd = existing, .committedSize = committedSize };
+				if (saveUndo(&reader, 0, committedSize) < 0)
+					committedSize = 0;
+				undo = reader.undo;
+			}
+			close(existing);
+		}
+	}
 	file->fd = open(full, flags | O_CLOEXEC, 0666);
 	if (file->fd < 0) {
 		int error = errno;
+		free(undo);
 		free(file);
 		throwErrno(the, error, below);
 	}
 	file->readable = mode[0] == 'r' || mode[1] == '+';
-	file->writable = mode[0] == 'w' || mode[1] == '+';
+	file->writable = writable;
 	strcpy(file->path, below);
+	if (gLittlefsModel && writable)
+		littlefsTrack(file, committedSize, undo);
 	xsSetHostData(xsResult, file);
 }
 

@@ -67,7 +67,7 @@ static void usage(const char *message)
  * firmware (no --main) is a typo; a program given with --main (tests, tools)
  * may read any (host/platform's option()). */
 static const char *const kHostOptions[] = {
-	"modules", "main", "data", "ca", "heap-report", "chunk-bytes", "crash-after", "crash-seed", "count-writes", "psram-bytes", "internal-bytes",
+	"modules", "main", "data", "ca", "heap-report", "chunk-bytes", "crash-after", "crash-seed", "crash-model", "count-writes", "psram-bytes", "internal-bytes",
 	"agent-chunk", "agent-slots", NULL,
 };
 
