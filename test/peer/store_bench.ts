@@ -1,6 +1,7 @@
 // The XS side of tools/bench/store.mjs: times the session store on the host's
 // files and traces one `BENCH {"name", "ms"}` line per sample.
-//   --appends N   store.append_ms samples (one ~300-byte record, appended and flushed)
+//   --appends N   store.append_ms samples (one ~300-byte record, appended as a turn's last batch: flushed)
+//   --turns N     store.turn_ms samples (a tool turn: question, tool round, answer; one data flush)
 //   --reads N     store.read_last24_ms_10k / _150k samples
 //   --compacts N  store.compact_150k_ms samples (a fresh 150 KiB session each)
 //   --opens N     store.open_150k_ms samples (SessionFile.open of a clean 150 KiB session, through its index)
@@ -41,8 +42,25 @@ function fill(id: string, bytes: number, resultBytes: number): void {
 const appendSession = sessions.newSession("bench", "append");
 for (let i = 0; i < count("appends", 50); i++) {
 	const start = now();
-	sessions.persist({ session_id: appendSession, request: request(appendSession, i + 1), records: [user(300)], turn_completed: false });
+	// A turn's last batch: it commits (flushes) the data.
+	sessions.persist({ session_id: appendSession, request: request(appendSession, i + 1), records: [user(300)], turn_completed: true });
 	report("store.append_ms", now() - start);
+}
+
+// A whole tool turn as the core persists it: question, one tool round, answer (committed once).
+const turnSession = sessions.newSession("bench", "turn");
+for (let t = 1; t <= count("turns", 50); t++) {
+	const r = request(turnSession, t);
+	const start = now();
+	sessions.persist({ session_id: turnSession, request: r, records: [user(200)], turn_completed: false });
+	sessions.persist({
+		session_id: turnSession, request: r, turn_completed: false, records: [
+			{ kind: "assistant_tool", message: { role: "assistant", content: null, tool_calls: [{ id: `c${t}`, type: "function", function: { name: "get_time", arguments: "{\"timezone\":\"UTC\"}" } }] } },
+			{ kind: "tool_result", message: { role: "tool", tool_call_id: `c${t}`, content: text(1000) } },
+		],
+	});
+	sessions.persist({ session_id: turnSession, request: r, records: [{ kind: "assistant_final", message: { role: "assistant", content: text(300) } }], turn_completed: true });
+	report("store.turn_ms", now() - start);
 }
 
 for (const [name, bytes] of [["store.read_last24_ms_10k", 10 * 1024], ["store.read_last24_ms_150k", SESSION_FILE_MAX_BYTES]] as const) {
