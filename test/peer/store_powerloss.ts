@@ -114,6 +114,8 @@ function runScript(): void {
 		counter.dataFlushes.length = 0;
 		sessions.persist({ session_id: id, request: request(id, batch.turn), records: batch.records, turn_completed: batch.completed });
 		if (batch.mark) pending.push(batch);
+		// The contract the core relies on: a turn is durable when the persist of its last batch returns.
+		if (batch.completed && !counter.dataFlushes.length) throw new Error(`turn ${batch.turn}: its last batch returned without a data flush`);
 		if (!counter.dataFlushes.length) continue;
 		for (const marked of pending.splice(0)) trace(`MARK ${marked.mark} ${marked.turn} ${counter.dataFlushes[0]}\n`);
 	}
