@@ -113,9 +113,10 @@ function add(run: Run, provider: ContextProvider, content: Collected, into: Coll
 /**
  * Builds this iteration's chat request from scratch. Records which providers
  * gave content in run.providersUsed. What the providers give again unchanged is
- * not rebuilt: the system message, the marked last history message and the user
- * message of the previous iteration are reused (run.prompt), so a tool round
- * does not make a new copy of the system prompt or the volatile block.
+ * not rebuilt: the system message of the previous iteration or request
+ * (run.system), the marked last history message and the user message of the
+ * previous iteration (run.prompt), so neither a tool round nor the next request
+ * makes a new copy of the system prompt, nor a round of the volatile block.
  * A promise only when a provider answered with one.
  */
 export function buildContext(run: Run, systemPrompt: string, providers: readonly ContextProvider[]): ChatRequest | Promise<ChatRequest> {
@@ -141,26 +142,32 @@ async function collectRest(run: Run, systemPrompt: string, providers: readonly C
 /** The prompt laid out from what the providers gave. */
 function layout(run: Run, systemPrompt: string, { stable, volatile, tools, histories }: Collection): ChatRequest {
 	const last = run.prompt;
-	const system: Message = last && sameStrings(last.stable, stable) ? last.system
-		: { role: "system", content: [systemPrompt, ...sectionsOf(stable)].join("\n\n"), cache_breakpoint: true };
+	const system = run.system && sameStrings(run.system.stable, stable) ? run.system
+		: { stable, message: { role: "system", content: [systemPrompt, ...sectionsOf(stable)].join("\n\n"), cache_breakpoint: true } as Message };
+	run.system = system;
 	// MESSAGES providers return history from before this request (the contract on
 	// ContextProvider; the store's provider ends before this request's USER
 	// record): the current message is injected below, exactly once. No dedupe
 	// by text here: a person may well have sent the same words last time.
-	// One array, filled once: the history (hundreds of messages) is not copied per step.
-	const messages: Message[] = [system];
-	for (const history of histories) for (let i = 0; i < history.length; i++) messages.push(history[i]);
 	let lastHistory: Message | undefined = undefined, marked: Message | undefined = undefined;
-	if (messages.length > 1) {
-		lastHistory = messages[messages.length - 1];
-		marked = last && last.lastHistory === lastHistory ? last.marked! : { ...lastHistory, cache_breakpoint: true };
-		messages[messages.length - 1] = marked;
-	}
+	for (let h = histories.length - 1; h >= 0 && !lastHistory; h--) lastHistory = histories[h][histories[h].length - 1];
+	if (lastHistory) marked = last && last.lastHistory === lastHistory ? last.marked! : { ...lastHistory, cache_breakpoint: true };
 	const user: Message = last && sameStrings(last.volatile, volatile) ? last.user
 		: { role: "user", content: `${run.request.user_text}\n\n${volatileBlock(run, sectionsOf(volatile))}` };
+	// One array, filled once: the history (hundreds of messages) is not copied per
+	// step. Only pushes, with index loops, while it fills: in XS the array then
+	// grows in place, where anything made in between makes each growth a copy
+	// (and an array made at its full length and filled by index costs six times
+	// the heap).
+	const messages: Message[] = [system.message];
+	for (let h = 0; h < histories.length; h++) {
+		const history = histories[h];
+		for (let i = 0; i < history.length; i++) messages.push(history[i]);
+	}
+	if (marked) messages[messages.length - 1] = marked;
 	messages.push(user);
-	for (const message of run.runtime) messages.push(message);
-	run.prompt = { stable, volatile, system, user, lastHistory, marked };
+	for (let i = 0; i < run.runtime.length; i++) messages.push(run.runtime[i]);
+	run.prompt = { volatile, user, lastHistory, marked };
 	const chatRequest: ChatRequest = { messages };
 	if (tools.length) chatRequest.tools = tools;
 	return chatRequest;

@@ -38,7 +38,7 @@ import {
 import { Mailbox, type CoreTimers } from "core/mailbox";
 import { buildContext, minuteOf } from "core/context";
 import { failureNote, metricLine, metricsOf, stageText, type StageVerbosity } from "core/format";
-import { CANCELLED, RequestFailure, copyRequest, failureText, newRun, targetOf, untilAborted, type Run } from "core/request";
+import { CANCELLED, RequestFailure, copyRequest, failureText, newRun, targetOf, untilAborted, type Run, type SystemParts } from "core/request";
 import { heapUsedBytes } from "util/heap";
 import { clip } from "util/text";
 import { isObject } from "util/values";
@@ -138,6 +138,8 @@ export class Core {
 	#pumpScheduled = false;
 	#phase: Phase = "IDLE";
 	#run: Run | undefined = undefined;
+	/** The system message the last request laid out, for the next to reuse (core/context). */
+	#system: SystemParts | undefined = undefined;
 	readonly #listeners: EventListener[] = [];
 	readonly #observers: CompletionObserver[] = [];
 	#lastMetrics: CoreMetrics | undefined = undefined;
@@ -335,6 +337,7 @@ export class Core {
 
 	async #execute(request: AgentRequest): Promise<void> {
 		const run = newRun(request, this.#now(), minuteOf(this.#wallNow()));
+		run.system = this.#system;
 		this.#run = run;
 		this.#sampleHeap(run);
 		let response: AgentResponse = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: "the request ended unexpectedly" };
@@ -357,6 +360,7 @@ export class Core {
 		} finally {
 			this.#phase = "FINALIZING";
 			this.#finish(run, response, outcome);
+			this.#system = run.system;
 			this.#run = undefined;
 			this.#phase = "IDLE";
 			// Interrupts this request did not take are never lost: they run next, or,

@@ -20,15 +20,23 @@ export class RequestFailure extends Error {
 export const CANCELLED = "request cancelled";
 
 /**
+ * The system message as core/context laid it out, with the stable provider
+ * sections it was made from (name and text, pairwise): reused while they stay
+ * the same, by the next iteration and by the core's next request.
+ */
+export interface SystemParts {
+	stable: string[];
+	message: Message;
+}
+
+/**
  * What the last iteration of a request laid out (core/context), reused by the
- * next one when the providers gave the same again: the system message, the
- * history's last message marked as a cache breakpoint, the current user message.
- * `stable` and `volatile` hold provider name and text, pairwise.
+ * next one when the providers gave the same again: the history's last message
+ * marked as a cache breakpoint, the current user message. `volatile` holds
+ * provider name and text, pairwise.
  */
 export interface PromptParts {
-	stable: string[];
 	volatile: string[];
-	system: Message;
 	user: Message;
 	lastHistory: Message | undefined;
 	marked: Message | undefined;
@@ -52,6 +60,8 @@ export interface Run {
 	providersUsed: string[];
 	/** The last iteration's prompt parts (core/context), for the next iteration to reuse. */
 	prompt?: PromptParts;
+	/** The last system message laid out (by this request, or the core's request before). */
+	system?: SystemParts;
 	/** This request's messages after the current user message. */
 	runtime: Message[];
 	/** Minute-resolution wall time, computed once per request. */
