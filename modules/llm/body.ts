@@ -178,8 +178,7 @@ function kept(bytes: Uint8Array, buffers: BufferPool): Uint8Array {
 /** The stable prefix a backend keeps: what it was made from, compared by identity (strings by value). */
 export interface Prefix { made: unknown[]; bytes: Uint8Array; breakpoints: number }
 
-// Compared once per message in the loops below: named once (the lin host copies a
-// string literal into the heap each time it is evaluated; the device reads it in flash).
+// Compared once per message in the loops below, named once.
 const SYSTEM = "system", LIST = "list", USER = "user", ASSISTANT = "assistant";
 
 /** The leading system messages of a request, and where the conversation starts; undefined when a system message comes later. */

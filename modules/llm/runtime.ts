@@ -293,8 +293,7 @@ function traceRetry(info: RetryInfo): void {
 	logLine("info", `llm: ${info.error.message}; retrying in ${Math.round(info.delayMs / 100) / 10} s (attempt ${info.attempt + 1})`);
 }
 
-// Compared once per message of a request (hundreds): named once, since the lin host
-// copies a string literal into the heap each time it is evaluated.
+// Compared once per message of a request (hundreds), named once.
 const USER = "user", STRING = "string", LOCAL = "local", IMAGE_URL = "image_url";
 
 function hasImages(request: ChatRequest): { any: boolean; local: boolean } {
