@@ -23,7 +23,10 @@
 // message (a full window of 256 messages held 256 buffers and ~15 heap slots
 // each). Records that leave the window leave dead bytes behind; when a body
 // used less than half of an arena, the arena is rewritten with only what that
-// body used (amortised: each piece is copied a bounded number of times).
+// body used (amortised: each piece is copied a bounded number of times). A
+// "list" piece is kept with the comma that goes before it in a body, so the
+// pieces of a window, which follow each other in their arena as in the body,
+// are copied into a body as one run (no view per message: in XS each costs heap).
 //
 // Known limits: an arena lives as long as the store keeps its window (a
 // WeakMap on the group), and its pool buffer is given back when the garbage
@@ -238,6 +241,14 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 	touched.length = 0;
 	// turns: the last piece of the open turn waits until it is known whether the turn goes on.
 	let piece = PIECE_A, pending: Piece | undefined = undefined, pendingCache = false;
+	// list: arena pieces that follow each other in their arena, as they do in a
+	// window, go out as one run (a list piece is stored with its leading comma):
+	// one copy, not a view and a copy per message.
+	let run: PieceArena | undefined = undefined, runStart = 0, runEnd = 0;
+	const flushRun = () => {
+		if (run) writer.writeRange(run.store.bytes, runStart, runEnd);
+		run = undefined;
+	};
 	const closeTurn = () => {
 		if (!pending) return;
 		if (pendingCache && allowBreakpoint()) {
@@ -253,6 +264,19 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 		const message = request.messages[i];
 		pieceOf(spec, message, buffers, notes, piece);
 		if (list) {
+			const from = piece.from;
+			if (from instanceof PieceArena) {
+				const start = listed++ ? piece.start : piece.start + 1;   // the first message goes without its comma
+				if (run === from && runEnd === start) runEnd = piece.end;
+				else {
+					flushRun();
+					run = from;
+					runStart = start;
+					runEnd = piece.end;
+				}
+				continue;
+			}
+			flushRun();
 			if (listed++) writer.write(COMMA);
 			writePiece(writer, piece);
 			continue;
@@ -270,6 +294,7 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 		pendingCache = message.cache_breakpoint === true;
 		piece = piece === PIECE_A ? PIECE_B : PIECE_A;
 	}
+	flushRun();
 	closeTurn();
 	writer.write(CLOSE_LIST);
 	// An arena mostly of pieces this body did not use (records that left the window) is rewritten.
@@ -344,6 +369,7 @@ function pieceOf(spec: PieceSpec, message: Message, buffers: BufferPool, notes: 
 	if (packed === undefined) {
 		const piece = spec.piece(load(stored), notes);
 		const start = arena.store.length;
+		if (piece.text && spec.join === LIST) arena.store.write(COMMA);   // see writeBody: runs of list pieces
 		if (piece.text) arena.store.write(encodeUtf8(piece.text));
 		packed = start * PIECE_SHIFT + (arena.store.length - start) * 2 + (piece.role === ASSISTANT ? 1 : 0);
 		arena.at.set(key, packed);
