@@ -196,6 +196,7 @@ class Connection {
 }
 
 const enum Phase { Start, Resolve, Connect, Send, Wait, Receive, Done }
+const enum SocketEvent { Connected, Writable, Readable, Failed }
 
 interface Settle { resolve(response: HttpResponse): void; reject(error: HttpError): void }
 
@@ -323,41 +324,33 @@ class Exchange implements ConnectionOwner {
 		connection.owner = this;
 	}
 
-	// ConnectionOwner: what the connection reports. Each entry ends the request
-	// with what it throws (no closure per call: these run per socket event).
-	connected(): void {
-		if (this.#phase === Phase.Done) return;
-		try {
-			this.#clearTimer("connect");
-			this.#phase = Phase.Send;
-			this.#pump();
-		} catch (error) {
-			this.#finish(toHttpError(error));
-		}
-	}
+	// ConnectionOwner: what the connection reports, each through #event (no
+	// closure per call: these run per socket event).
+	connected(): void { this.#event(SocketEvent.Connected); }
+	writable(): void { this.#event(SocketEvent.Writable); }
+	readable(): void { this.#event(SocketEvent.Readable); }
+	failed(message?: string): void { this.#event(SocketEvent.Failed, message); }
 
-	writable(): void {
+	/** A connection event; whatever it throws ends the request with that error. */
+	#event(event: SocketEvent, message?: string): void {
 		if (this.#phase === Phase.Done) return;
 		try {
-			this.#pump();
-		} catch (error) {
-			this.#finish(toHttpError(error));
-		}
-	}
-
-	readable(): void {
-		if (this.#phase === Phase.Done) return;
-		try {
-			this.#read();
-		} catch (error) {
-			this.#finish(toHttpError(error));
-		}
-	}
-
-	failed(message?: string): void {
-		if (this.#phase === Phase.Done) return;
-		try {
-			this.#failed(message);
+			switch (event) {
+				case SocketEvent.Connected:
+					this.#clearTimer("connect");
+					this.#phase = Phase.Send;
+					this.#pump();
+					break;
+				case SocketEvent.Writable:
+					this.#pump();
+					break;
+				case SocketEvent.Readable:
+					this.#read();
+					break;
+				case SocketEvent.Failed:
+					this.#failed(message);
+					break;
+			}
 		} catch (error) {
 			this.#finish(toHttpError(error));
 		}
