@@ -49,6 +49,16 @@ test("soak: requests with tool rounds; heap, pools, sockets and files stay flat"
 		if (toolRound) llm.script({ type: "text", text: `done ${tag}.` });
 		else llm.script({ type: "tool_calls", calls: [{ name: "get_time", arguments: {} }] });
 	};
+	// The console's new sessions: at most SESSIONS_MAX sessions exist, and only a
+	// chat's new session takes the place of an old one; at the console a person
+	// deletes the one they left (as `session new` asks when there are 32).
+	let consoleSession;
+	async function newConsoleSession() {
+		const out = await rig.command("session new", /^new session (\S+):/m);
+		const id = /^new session (\S+):/m.exec(out)[1];
+		if (consoleSession) await rig.command(`session delete ${consoleSession}`, new RegExp(`^session ${consoleSession} deleted$`, "m"));
+		consoleSession = id;
+	}
 	const samples = [];
 	const full = [];   // samples with the console's window full, just before each sample
 	try {
@@ -64,7 +74,7 @@ test("soak: requests with tool rounds; heap, pools, sockets and files stay flat"
 				if (roll < 0.9) {
 					const out = await rig.command(`ask ${tag} what time is it?`, new RegExp(`^(${done.replace(".", "\\.")}|error: .*|.*is full.*)$`, "m"), { timeoutMs: 60_000 });
 					reply = out.includes(done) ? done : out;
-					if (FULL.test(reply)) await rig.command("session new", /^new session /m);
+					if (FULL.test(reply)) await newConsoleSession();
 				} else if (roll < 0.97) {
 					const chat = rng.pick([OWNER_CHAT, USER_CHAT]);
 					const from = tg.chat(chat).length;
@@ -90,7 +100,7 @@ test("soak: requests with tool rounds; heap, pools, sockets and files stay flat"
 				// and then: a session's history window (up to 256 records, a few
 				// hundred KiB when full) is then let go, and every sample sees the
 				// same state. Anything that still grows is kept per request: a leak.
-				await rig.command("session new", /^new session /m);
+				await newConsoleSession();
 				for (const chat of [OWNER_CHAT, USER_CHAT]) {
 					const from = tg.chat(chat).length;
 					tg.say({ chat, text: "/new" });
