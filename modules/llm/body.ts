@@ -238,7 +238,7 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 	const list = spec.join === LIST;
 	let listed = list ? lead.system.length : 0;
 	bodyCount++;
-	touched.length = 0;
+	letGo();   // also after a body that threw halfway
 	// turns: the last piece of the open turn waits until it is known whether the turn goes on.
 	let piece = PIECE_A, pending: Piece | undefined = undefined, pendingCache = false;
 	// list: arena pieces that follow each other in their arena, as they do in a
@@ -302,8 +302,14 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 		const arena = touched[i];
 		if (arena.store.length > 2 * arena.usedBytes + LLM_PIECE_ARENA_START_BYTES || arena.at.size > 2 * arena.usedPieces + 16) compactArena(arena, request.messages, spec.protocol, buffers);
 	}
-	touched.length = 0;
+	letGo();
 	return prefix;
+}
+
+/** The module's reused pieces and list point at nothing between bodies: a window let go of by its store must not stay alive through them. */
+function letGo(): void {
+	touched.length = 0;
+	PIECE_A.from = PIECE_B.from = NO_BYTES;
 }
 
 /** A stored message, or an LlmError saying it could not be read. */

@@ -60,15 +60,18 @@ test("load: messages from four places faster than the agent answers; queues boun
 		// Streamed slowly: the answer takes about ANSWER_MS.
 		llm.script({ type: "text", text, chunk: 4, fault: "trickle", chunkBytes: 200, intervalMs: Math.max(5, Math.round(ANSWER_MS / 8)) });
 	};
+	// A chat's outbox may still hold up to TELEGRAM_CHAT_ANSWERS_MAX answers after the
+	// load, sent one a second: its new-session reply waits behind them.
+	const NEW_SESSION_WAIT_MS = 180_000;
 	async function newSessions() {
 		await rig.command("session new", /^new session /m);
 		for (const chat of [OWNER_CHAT, USER_CHAT]) {
 			const from = tg.chat(chat).length;
 			tg.say({ chat, text: "/new" });
-			await tg.waitFor(() => tg.chat(chat).slice(from).some((m) => /^new session /.test(m.text)), 60_000, "the new session");
+			await tg.waitFor(() => tg.chat(chat).slice(from).some((m) => /^new session /.test(m.text)), NEW_SESSION_WAIT_MS, "the new session");
 		}
 		const id = qq.say({ user: QQ_USER, text: "/new" });
-		await qq.waitFor(() => qq.replies(QQ_CHAT).some((r) => r.msg_id === id && /^new session /.test(r.content)), 60_000, "the QQ new session");
+		await qq.waitFor(() => qq.replies(QQ_CHAT).some((r) => r.msg_id === id && /^new session /.test(r.content)), NEW_SESSION_WAIT_MS, "the QQ new session");
 	}
 	try {
 		// Warm up: one answer in each place (each opens its session), then the starting heap.

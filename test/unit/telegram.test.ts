@@ -358,6 +358,16 @@ test("an answer whose edit into its preview Telegram keeps refusing (5xx) goes a
 	await t.channel.stop();
 });
 
+test("an answer its preview already shows whole is not sent again when Telegram refuses the final edit", async () => {
+	const t = await streamingIn42({ failEdits: TELEGRAM_SEND_RETRIES }, "The answer.");
+	t.channel.deliver({ type: "out_message", channel: "telegram", chat_id: "42", text: "The answer.", request_id: 1, correlation_id: "1" });
+	await t.settle();
+	const sent = t.sent("42");
+	assert.equal(sent.filter((c) => c.method === "editMessageText").length, TELEGRAM_SEND_RETRIES, "the edit (HTML) was tried");
+	assert.equal(sent.filter((c) => c.method === "sendMessage" && c.params.text === "The answer.").length, 1, "the preview only: the person has the answer once");
+	await t.channel.stop();
+});
+
 test("a burst of messages the agent refuses gets the busy sentence once while one waits, and an answer still goes out", async () => {
 	const busy = "the agent is busy: 4 requests are waiting; try again shortly";
 	const t = fakeChannel({ refuse: busy, holdSends: true });

@@ -426,7 +426,7 @@ export class TelegramChannel implements OutboundSink {
 		const chunks = chunk(event.text || "(empty answer)");
 		this.#enqueue(event.chat_id, work, async () => {
 			for (let i = 0; i < chunks.length; i++) {
-				if (i === 0 && stream?.messageId !== undefined) await this.#finalEdit(event.chat_id, stream.messageId, chunks[0]);
+				if (i === 0 && stream?.messageId !== undefined) await this.#finalEdit(event.chat_id, stream.messageId, chunks[0], stream.shown === chunks[0]);
 				else await this.#sendText(event.chat_id, chunks[i], true);
 			}
 		});
@@ -501,13 +501,15 @@ export class TelegramChannel implements OutboundSink {
 	 * with 429 or a 5xx (it answered, so the preview was left as it was), the
 	 * answer goes as a new message: the person must not be left with a preview.
 	 * Other failures (a 400, a dropped connection after which the edit may have
-	 * landed) are not repeated as a new message, which could say it twice.
+	 * landed), and a preview that already shows the whole text (only its
+	 * formatting was to change), are not repeated as a new message, which would
+	 * say it twice.
 	 */
-	async #finalEdit(chatId: string, messageId: number, text: string): Promise<void> {
+	async #finalEdit(chatId: string, messageId: number, text: string, shown: boolean): Promise<void> {
 		try {
 			await this.#editText(chatId, messageId, text, true);
 		} catch (error) {
-			if (this.#stopped || !(error instanceof BotApiError && error.kind === "api" && (error.code === 429 || error.code >= 500))) throw error;
+			if (shown || this.#stopped || !(error instanceof BotApiError && error.kind === "api" && (error.code === 429 || error.code >= 500))) throw error;
 			this.#o.log(`telegram: the answer could not replace its preview in chat ${chatId} (${messageOf(error)}); sending it as a new message`);
 			await this.#sendText(chatId, text, true);
 		}
