@@ -59,6 +59,16 @@ test("soak: requests with tool rounds; heap, pools, sockets and files stay flat"
 		if (consoleSession) await rig.command(`session delete ${consoleSession}`, new RegExp(`^session ${consoleSession} deleted$`, "m"));
 		consoleSession = id;
 	}
+	// A chat's new session is the current one from its reply; the one it left is
+	// deleted on the console, so that the sessions on flash stay few (at most 32:
+	// chats that fill them leave the console none to start).
+	const chatSessions = new Map();
+	async function leave(chat, reply) {
+		const id = /^new session (\S+?)[:.\s]/.exec(reply)?.[1];
+		const old = chatSessions.get(chat);
+		if (id) chatSessions.set(chat, id);
+		if (old && id && old !== id) await rig.command(`session delete ${old}`, new RegExp(`^(session ${old} deleted|error: .*)$`, "m"));
+	}
 	const samples = [];
 	const full = [];   // samples with the console's window full, just before each sample
 	try {
@@ -104,10 +114,12 @@ test("soak: requests with tool rounds; heap, pools, sockets and files stay flat"
 				for (const chat of [OWNER_CHAT, USER_CHAT]) {
 					const from = tg.chat(chat).length;
 					tg.say({ chat, text: "/new" });
-					await tg.waitFor(() => tg.chat(chat).slice(from).some((m) => /^new session /.test(m.text)), 60_000, "the new session");
+					const reply = await tg.waitFor(() => tg.chat(chat).slice(from).find((m) => /^new session /.test(m.text)), 60_000, "the new session");
+					await leave(chat, reply.text);
 				}
 				const id = qq.say({ user: QQ_USER, text: "/new" });
-				await qq.waitFor(() => qq.replies(QQ_CHAT).some((r) => r.msg_id === id && /^new session /.test(r.content)), 60_000, "the QQ new session");
+				const qqReply = await qq.waitFor(() => qq.replies(QQ_CHAT).find((r) => r.msg_id === id && /^new session /.test(r.content)), 60_000, "the QQ new session");
+				await leave("qq", qqReply.content);
 				const s = await rig.sample();
 				samples.push({ at: i, ...s });
 				report.note(`after ${i}: main ${s.mainChunk + s.mainSlot} B, agent ${s.agentChunk + s.agentSlot} B, psram ${s.psram} B (${s.psramLive} live), internal ${s.internal} B, sockets ${s.sockets}, files ${s.files}`);
