@@ -303,15 +303,15 @@ export class SessionFile {
 
 	/**
 	 * Appends records: one data write, then one index write. The data is flushed (the
-	 * commit point) when `commit` is set (the core's last batch of a turn) or when
+	 * commit point) when `commit` is set (store/sessions: a USER batch, a turn's last) or when
 	 * SESSION_UNSYNCED_BATCHES_MAX batches wait, and at close; the index after a
 	 * data flush once SESSION_INDEX_SYNC_APPENDS appends wait, and at close. A flush
 	 * commits everything written before it, in order: a power loss leaves the data as
 	 * its last flush left it (littlefs) or with later writes too (a page cache),
 	 * always a prefix of the appends plus at most one torn frame, and an index that is
 	 * never ahead of the flushed data; open() completes an index that lost its tail
-	 * by scanning only the data after it (#openProven). That is one flash commit (an
-	 * fsync on lin) per turn instead of one per batch and two per index write. Throws
+	 * by scanning only the data after it (#openProven). A tool round so costs no flash
+	 * commit (an fsync on lin) of its own. Throws
 	 * when storage fails; the session must then be closed and reopened (open()
 	 * repairs whatever part landed).
 	 */

@@ -371,14 +371,15 @@ export class Sessions {
 			const request_id = batch.request.request_id;
 			if (batch.records[0].kind === "user") this.#noteStart(id, request_id, session.count);
 			const time = this.#clock();
-			// A turn is committed (flushed) with its last batch: one flash commit per turn (store/session append).
+			// Flushed (committed) at once: what the user said (SPEC §6: a power loss never loses
+			// input) and a turn's last batch. A tool round waits for the next of these (store/session append).
 			session.append(batch.records.map((r, i) => ({
 				kind: r.kind,
 				message: r.message,
 				turn_completed: batch.turn_completed && i === batch.records.length - 1,
 				time,
 				request_id,
-			})), batch.turn_completed);
+			})), batch.turn_completed || batch.records[0].kind === "user");
 			if (batch.turn_completed) this.#inflight.delete(id);
 			if (!batch.turn_completed || session.size <= SESSION_FILE_MAX_BYTES) return;
 		} catch (error) {
