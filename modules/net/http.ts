@@ -610,7 +610,8 @@ function buildHead(method: string, url: ParsedUrl, headers: Record<string, strin
 	return { method, url, bytes: encodeUtf8(head), closes };
 }
 
-const END_OF_HEAD = encodeUtf8("\r\n");
+// Bytes made at preload: no call to net/utf8 (its scan is native, unavailable while the device links).
+const END_OF_HEAD = new Uint8Array([13, 10]);
 
 /** The request body as bytes. Throws HttpError("protocol") on a body of another type. */
 function bodyOf(request: HttpRequest): Uint8Array | undefined {
