@@ -8,4 +8,5 @@ export const find: typeof Bytes.find = native("xs_bytes_find");
 export const jsonStringStop: typeof Bytes.jsonStringStop = native("xs_bytes_jsonStringStop");
 export const utf8Invalid: typeof Bytes.utf8Invalid = native("xs_bytes_utf8Invalid");
 export const jsonSkip: typeof Bytes.jsonSkip = native("xs_bytes_jsonSkip");
+export const jsonMembers: typeof Bytes.jsonMembers = native("xs_bytes_jsonMembers");
 export const equal: typeof Bytes.equal = native("xs_bytes_equal");

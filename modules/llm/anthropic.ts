@@ -25,7 +25,7 @@
 // message the API would have sent unstreamed, then converted the same way.
 import { LLM_CACHE_BREAKPOINTS } from "budgets";
 import { arrayAt, emptyUsage, isObject, numberAt, objectAt, parseJson, stringAt } from "llm/json";
-import { JsonReader, JsonSyntax, Kind, ascii } from "llm/scan";
+import { JsonReader, JsonSyntax, Kind, MemberNames, ascii } from "llm/scan";
 import {
 	LlmError,
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type ContentPart, type FinishReason,
@@ -297,6 +297,18 @@ export function parseAnthropicBytes(bytes: Uint8Array, reader = new JsonReader()
 	return parseAnthropicResponse(json);
 }
 
+// The members a stream event's objects are read for (JsonReader.members), by position.
+const MEMBERS = Object.freeze({
+	top: new MemberNames(["type", "index", "message", "content_block", "usage", "delta", "error"]),
+	delta: new MemberNames(["type", "text", "thinking", "signature", "partial_json", "citation", "stop_reason", "stop_sequence"]),
+	error: new MemberNames(["type", "message"]),
+});
+const enum TOP { type, index, message, content_block, usage, delta, error }
+const enum DELTA { type, text, thinking, signature, partial_json, citation, stop_reason, stop_sequence }
+const enum ERROR { type, message }
+/** position when the value there is a string, else -1. */
+const stringPosition = (r: JsonReader, position: number) => r.kindAt(position) === Kind.String ? position : -1;
+
 // Text, thinking and tool input grow as lists of pieces, joined once at the end.
 interface BlockState { block: JsonObject; pieces: string[]; signature: string[]; callIndex: number }
 
@@ -318,6 +330,8 @@ export class AnthropicStreamAssembler extends EventAssembler {
 	#delta = false; #deltaType = -1; #text = -1; #thinking = -1; #signature = -1; #partialJson = -1; #citation = -1;
 	#stopReason = -1; #stopSequence = -1;
 	#error = false; #errorType = -1; #errorMessage = -1;
+	// What members() fills, one set per assembler.
+	readonly #at = { top: MEMBERS.top.slots(), delta: MEMBERS.delta.slots(), error: MEMBERS.error.slots() };
 
 	constructor(emit: (delta: AssistantDelta) => void, reader?: JsonReader) {
 		super(reader);
@@ -330,65 +344,42 @@ export class AnthropicStreamAssembler extends EventAssembler {
 		this.#resetDelta();
 		this.#error = false;
 		this.#errorType = this.#errorMessage = -1;
-		if (!r.openObject()) throw new JsonSyntax("not an object");
-		while (r.nextKey()) {
-			if (r.keyIs(NAME.type)) this.#type = r.kind() === Kind.String ? r.position : -1;
-			else if (r.keyIs(NAME.index)) {
-				// numberAt: a finite number of at least 0, else 0.
-				let n = 0;
-				if (r.kind() === Kind.Number) n = r.number();
-				else r.skip();
-				this.#index = Number.isFinite(n) && n >= 0 ? n : 0;
-				continue;
-			} else if (r.keyIs(NAME.message)) this.#messageAt = r.kind() === Kind.Object ? r.position : -1;
-			else if (r.keyIs(NAME.content_block)) this.#blockAt = r.kind() === Kind.Object ? r.position : -1;
-			else if (r.keyIs(NAME.usage)) this.#usageAt = r.kind() === Kind.Object ? r.position : -1;
-			else if (r.keyIs(NAME.delta)) {
-				this.#resetDelta();
-				if (r.openObject()) this.#deltaOf(r);
-				else r.skip();
-				continue;
-			} else if (r.keyIs(NAME.error)) {
-				this.#error = false;
-				this.#errorType = this.#errorMessage = -1;
-				if (!r.openObject()) {
-					r.skip();
-					continue;
-				}
-				this.#error = true;
-				while (r.nextKey()) {
-					if (r.keyIs(NAME.type)) this.#errorType = r.kind() === Kind.String ? r.position : -1;
-					else if (r.keyIs(NAME.message)) this.#errorMessage = r.kind() === Kind.String ? r.position : -1;
-					r.skip();
-				}
-				continue;
-			}
-			r.skip();
-		}
+		const top = this.#at.top;
+		if (!r.members(MEMBERS.top, top)) throw new JsonSyntax("not an object");
 		r.end();
+		if (r.kindAt(top[TOP.type]) === Kind.String) this.#type = top[TOP.type];
+		if (r.kindAt(top[TOP.index]) === Kind.Number) {
+			// a finite number of at least 0, else 0
+			const n = r.seek(top[TOP.index]).number();
+			this.#index = Number.isFinite(n) && n >= 0 ? n : 0;
+		}
+		if (r.kindAt(top[TOP.message]) === Kind.Object) this.#messageAt = top[TOP.message];
+		if (r.kindAt(top[TOP.content_block]) === Kind.Object) this.#blockAt = top[TOP.content_block];
+		if (r.kindAt(top[TOP.usage]) === Kind.Object) this.#usageAt = top[TOP.usage];
+		if (top[TOP.delta] >= 0 && r.seek(top[TOP.delta]).members(MEMBERS.delta, this.#at.delta)) {
+			this.#delta = true;
+			const delta = this.#at.delta;
+			this.#deltaType = stringPosition(r, delta[DELTA.type]);
+			this.#text = stringPosition(r, delta[DELTA.text]);
+			this.#thinking = stringPosition(r, delta[DELTA.thinking]);
+			this.#signature = stringPosition(r, delta[DELTA.signature]);
+			this.#partialJson = stringPosition(r, delta[DELTA.partial_json]);
+			this.#citation = r.kindAt(delta[DELTA.citation]) === Kind.Object ? delta[DELTA.citation] : -1;
+			this.#stopReason = delta[DELTA.stop_reason];     // any value, null too
+			this.#stopSequence = delta[DELTA.stop_sequence];
+		}
+		if (top[TOP.error] >= 0 && r.seek(top[TOP.error]).members(MEMBERS.error, this.#at.error)) {
+			this.#error = true;
+			const error = this.#at.error;
+			this.#errorType = r.kindAt(error[ERROR.type]) === Kind.String ? error[ERROR.type] : -1;
+			this.#errorMessage = r.kindAt(error[ERROR.message]) === Kind.String ? error[ERROR.message] : -1;
+		}
 	}
 
 	#resetDelta(): void {
 		this.#delta = false;
 		this.#deltaType = this.#text = this.#thinking = this.#signature = this.#partialJson = this.#citation = -1;
 		this.#stopReason = this.#stopSequence = -1;
-	}
-
-	/** The members of an event's delta object (the reader is inside it). */
-	#deltaOf(r: JsonReader): void {
-		this.#delta = true;
-		while (r.nextKey()) {
-			const string = r.kind() === Kind.String ? r.position : -1;
-			if (r.keyIs(NAME.type)) this.#deltaType = string;
-			else if (r.keyIs(NAME.text)) this.#text = string;
-			else if (r.keyIs(NAME.thinking)) this.#thinking = string;
-			else if (r.keyIs(NAME.signature)) this.#signature = string;
-			else if (r.keyIs(NAME.partial_json)) this.#partialJson = string;
-			else if (r.keyIs(NAME.citation)) this.#citation = r.kind() === Kind.Object ? r.position : -1;
-			else if (r.keyIs(NAME.stop_reason)) this.#stopReason = r.position;     // any value, null too
-			else if (r.keyIs(NAME.stop_sequence)) this.#stopSequence = r.position;
-			r.skip();
-		}
 	}
 
 	/** The string noted at position, or fallback when there was none. */

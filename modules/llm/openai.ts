@@ -9,7 +9,7 @@
 // Streams are assembled by tool-call `index`; a stream must end with a
 // finish_reason or `data: [DONE]`, else the reply is incomplete.
 import { arrayAt, numberAt, objectAt, stringAt, emptyUsage } from "llm/json";
-import { JsonReader, JsonSyntax, Kind, ascii, bytesAre } from "llm/scan";
+import { JsonReader, JsonSyntax, Kind, MemberNames, ascii, bytesAre } from "llm/scan";
 import {
 	LlmError,
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type FinishReason, type JsonObject,
@@ -40,6 +40,22 @@ const NAME = Object.freeze({
 	tool_calls: ascii("tool_calls"),
 	usage: ascii("usage"),
 });
+
+// The members a stream event's objects are read for (JsonReader.members), by position.
+const MEMBERS = Object.freeze({
+	top: new MemberNames(["error", "model", "usage", "choices"]),
+	error: new MemberNames(["message", "code"]),
+	choice: new MemberNames(["delta", "finish_reason"]),
+	delta: new MemberNames(["content", "reasoning_content", "reasoning", "tool_calls"]),
+	fragment: new MemberNames(["index", "id", "function"]),
+	function: new MemberNames(["name", "arguments"]),
+});
+const enum TOP { error, model, usage, choices }
+const enum ERROR { message, code }
+const enum CHOICE { delta, finish_reason }
+const enum DELTA { content, reasoning_content, reasoning, tool_calls }
+const enum FRAGMENT { index, id, function }
+const enum FUNCTION { name, arguments }
 
 // ---- request ----
 
@@ -199,7 +215,8 @@ export function parseOpenAIBytes(bytes: Uint8Array, reader = new JsonReader()): 
 interface CallBuilder { id: string; name: string; arguments: string[] }
 
 /** One tool_calls fragment of an event: where its fields are (-1: absent or not a string). */
-interface Fragment { index: number; id: number; fn: boolean; name: number; args: number }
+/** Where a tool-call fragment's values are (-1: absent); fn: its function object. */
+interface Fragment { index: number; id: number; fn: number; name: number; args: number }
 
 /**
  * Assembles chat.completion.chunk events into one reply, emitting deltas as they
@@ -223,6 +240,11 @@ export class OpenAIStreamAssembler extends EventAssembler {
 	#choice = false; #delta = false; #content = -1; #reasoningContent = -1; #reasoningAt = -1; #finishAt = -1;
 	#fragments: Fragment[] = [];
 	#fragmentCount = 0;
+	// What members() fills, one set per assembler.
+	readonly #at = {
+		top: MEMBERS.top.slots(), error: MEMBERS.error.slots(), choice: MEMBERS.choice.slots(),
+		delta: MEMBERS.delta.slots(), fragment: MEMBERS.fragment.slots(), function: MEMBERS.function.slots(),
+	};
 
 	constructor(emit: (delta: AssistantDelta) => void, reader?: JsonReader) {
 		super(reader);
@@ -237,106 +259,69 @@ export class OpenAIStreamAssembler extends EventAssembler {
 		super.push(data);
 	}
 
-	/** Notes where the event's values are, checking all of it. */
+	/** Notes where the event's values are, checking all of it (one native walk per object read). */
 	protected scan(r: JsonReader): void {
 		this.#error = this.#choice = this.#delta = false;
 		this.#errorMessage = this.#errorCode = this.#modelAt = this.#usageAt = -1;
 		this.#content = this.#reasoningContent = this.#reasoningAt = this.#finishAt = -1;
 		this.#fragmentCount = 0;
-		if (!r.openObject()) throw new JsonSyntax("not an object");
-		while (r.nextKey()) {
-			if (r.keyIs(NAME.error)) {
-				this.#error = false;
-				this.#errorMessage = this.#errorCode = -1;
-				if (!r.openObject()) {
-					r.skip();
-					continue;
-				}
-				this.#error = true;
-				while (r.nextKey()) {
-					if (r.keyIs(NAME.message)) this.#errorMessage = r.kind() === Kind.String ? r.position : -1;
-					else if (r.keyIs(NAME.code)) this.#errorCode = r.kind() === Kind.Number ? r.position : -1;
-					r.skip();
-				}
-			} else if (r.keyIs(NAME.model)) {
-				this.#modelAt = r.kind() === Kind.String ? r.position : -1;
-				r.skip();
-			} else if (r.keyIs(NAME.usage)) {
-				this.#usageAt = r.kind() === Kind.Object ? r.position : -1;
-				r.skip();
-			} else if (r.keyIs(NAME.choices)) {
-				this.#choices(r);
-			} else r.skip();
-		}
+		const top = this.#at.top;
+		if (!r.members(MEMBERS.top, top)) throw new JsonSyntax("not an object");
 		r.end();
-	}
-
-	#choices(r: JsonReader): void {
-		this.#choice = this.#delta = false;
-		this.#content = this.#reasoningContent = this.#reasoningAt = this.#finishAt = -1;
-		this.#fragmentCount = 0;
-		if (!r.openArray()) return r.skip();
-		if (!r.nextItem()) return;
-		if (r.openObject()) {
-			this.#choice = true;
-			while (r.nextKey()) {
-				if (r.keyIs(NAME.delta)) this.#deltaOf(r);
-				else if (r.keyIs(NAME.finish_reason)) {
-					this.#finishAt = r.kind() === Kind.String ? r.position : -1;
-					r.skip();
-				} else r.skip();
-			}
-		} else r.skip();
-		while (r.nextItem()) r.skip(); // only choices[0] counts
-	}
-
-	#deltaOf(r: JsonReader): void {
-		this.#delta = false;
-		this.#content = this.#reasoningContent = this.#reasoningAt = -1;
-		this.#fragmentCount = 0;
-		if (!r.openObject()) return r.skip();
-		this.#delta = true;
-		while (r.nextKey()) {
-			if (r.keyIs(NAME.content)) this.#content = r.kind() === Kind.String ? r.position : -1;
-			else if (r.keyIs(NAME.reasoning_content)) this.#reasoningContent = r.kind() === Kind.String ? r.position : -1;
-			else if (r.keyIs(NAME.reasoning)) this.#reasoningAt = r.kind() === Kind.String ? r.position : -1;
-			else if (r.keyIs(NAME.tool_calls)) {
-				this.#fragmentCount = 0;
-				if (r.openArray()) {
-					while (r.nextItem()) {
-						if (r.openObject()) this.#fragment(r);
-						else r.skip();
-					}
-				} else r.skip();
-				continue;
-			}
-			r.skip();
+		if (top[TOP.error] >= 0 && r.seek(top[TOP.error]).members(MEMBERS.error, this.#at.error)) {
+			this.#error = true;
+			const error = this.#at.error;
+			this.#errorMessage = r.kindAt(error[ERROR.message]) === Kind.String ? error[ERROR.message] : -1;
+			this.#errorCode = r.kindAt(error[ERROR.code]) === Kind.Number ? error[ERROR.code] : -1;
 		}
+		if (r.kindAt(top[TOP.model]) === Kind.String) this.#modelAt = top[TOP.model];
+		if (r.kindAt(top[TOP.usage]) === Kind.Object) this.#usageAt = top[TOP.usage];
+		if (top[TOP.choices] >= 0) this.#choices(r, top[TOP.choices]);
 	}
 
-	#fragment(r: JsonReader): void {
-		let f = this.#fragments[this.#fragmentCount];
-		if (!f) this.#fragments.push(f = { index: -1, id: -1, fn: false, name: -1, args: -1 });
-		this.#fragmentCount++;
-		f.index = f.id = f.name = f.args = -1;
-		f.fn = false;
-		while (r.nextKey()) {
-			if (r.keyIs(NAME.index)) f.index = r.kind() === Kind.Number ? r.position : -1;
-			else if (r.keyIs(NAME.id)) f.id = r.kind() === Kind.String ? r.position : -1;
-			else if (r.keyIs(NAME.function)) {
-				f.fn = false;
-				f.name = f.args = -1;
-				if (r.openObject()) {
-					f.fn = true;
-					while (r.nextKey()) {
-						if (r.keyIs(NAME.name)) f.name = r.kind() === Kind.String ? r.position : -1;
-						else if (r.keyIs(NAME.arguments)) f.args = r.kind() === Kind.String ? r.position : -1;
-						r.skip();
-					}
-				} else r.skip();
+	#choices(r: JsonReader, at: number): void {
+		// only choices[0] counts
+		if (!r.seek(at).openArray() || !r.nextItem() || !r.members(MEMBERS.choice, this.#at.choice)) return;
+		this.#choice = true;
+		const choice = this.#at.choice;
+		if (r.kindAt(choice[CHOICE.finish_reason]) === Kind.String) this.#finishAt = choice[CHOICE.finish_reason];
+		if (choice[CHOICE.delta] < 0 || !r.seek(choice[CHOICE.delta]).members(MEMBERS.delta, this.#at.delta)) return;
+		this.#delta = true;
+		const delta = this.#at.delta;
+		if (r.kindAt(delta[DELTA.content]) === Kind.String) this.#content = delta[DELTA.content];
+		if (r.kindAt(delta[DELTA.reasoning_content]) === Kind.String) this.#reasoningContent = delta[DELTA.reasoning_content];
+		if (r.kindAt(delta[DELTA.reasoning]) === Kind.String) this.#reasoningAt = delta[DELTA.reasoning];
+		if (delta[DELTA.tool_calls] >= 0) this.#fragmentsOf(r, delta[DELTA.tool_calls]);
+	}
+
+	/** The tool-call fragments of the array at `at` (objects only), then each one's function. */
+	#fragmentsOf(r: JsonReader, at: number): void {
+		if (!r.seek(at).openArray()) return;
+		while (r.nextItem()) {
+			let f = this.#fragments[this.#fragmentCount];
+			if (!f) this.#fragments.push(f = { index: -1, id: -1, fn: -1, name: -1, args: -1 });
+			if (!r.members(MEMBERS.fragment, this.#at.fragment)) {
+				r.skip();
 				continue;
 			}
-			r.skip();
+			this.#fragmentCount++;
+			const fragment = this.#at.fragment;
+			f.index = fragment[FRAGMENT.index];
+			f.id = fragment[FRAGMENT.id];
+			f.fn = fragment[FRAGMENT.function];
+		}
+		for (let i = 0; i < this.#fragmentCount; i++) {
+			const f = this.#fragments[i];
+			if (r.kindAt(f.index) !== Kind.Number) f.index = -1;
+			if (r.kindAt(f.id) !== Kind.String) f.id = -1;
+			f.name = f.args = -1;
+			if (f.fn < 0 || !r.seek(f.fn).members(MEMBERS.function, this.#at.function)) {
+				f.fn = -1;
+				continue;
+			}
+			const fn = this.#at.function;
+			if (r.kindAt(fn[FUNCTION.name]) === Kind.String) f.name = fn[FUNCTION.name];
+			if (r.kindAt(fn[FUNCTION.arguments]) === Kind.String) f.args = fn[FUNCTION.arguments];
 		}
 	}
 
@@ -385,8 +370,8 @@ export class OpenAIStreamAssembler extends EventAssembler {
 		}
 		const call = this.#calls[at];
 		const id = fragment.id >= 0 ? r.seek(fragment.id).string() : "";
-		const name = fragment.fn && fragment.name >= 0 ? r.seek(fragment.name).string() : "";
-		const args = fragment.fn && fragment.args >= 0 ? r.seek(fragment.args).string() : "";
+		const name = fragment.fn >= 0 && fragment.name >= 0 ? r.seek(fragment.name).string() : "";
+		const args = fragment.fn >= 0 && fragment.args >= 0 ? r.seek(fragment.args).string() : "";
 		if (id) call.id = id;
 		// Some servers repeat the whole name in every fragment; OpenAI sends it once.
 		if (name && name !== call.name) call.name += name;

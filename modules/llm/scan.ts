@@ -20,7 +20,7 @@
 // One reader is reused for every event of a reply: reset() points it at new
 // bytes, which must stay unchanged while it reads them.
 import { LLM_JSON_DEPTH_MAX } from "budgets";
-import { find, jsonSkip, jsonStringStop } from "host/bytes";
+import { equal, find, jsonMembers, jsonSkip, jsonStringStop } from "host/bytes";
 import { decodeUtf8, encodeUtf8 } from "net/utf8";
 import type { JsonObject, JsonValue } from "llm/types";
 
@@ -67,6 +67,35 @@ const SKIP_ERRORS = ["", "unexpected end of data", "an unexpected character", "u
 	"a bad \\u escape", "a bad escape", "a bad number", "a bad literal", "", "expected , or } in an object", "expected a key in an object",
 	"expected : after a key", "expected , or ] in an array"];
 const SKIP_TOO_DEEP = -9;
+const MEMBERS_NOT_OBJECT = -14;
+
+/**
+ * Key names an assembler looks for in one object, packed once at module level
+ * for JsonReader.members (each name's length, then its ASCII bytes). `slots`
+ * makes the Int32Array members() fills: one position per name, in this order.
+ */
+export class MemberNames {
+	readonly packed: Uint8Array;
+	readonly count: number;
+	constructor(names: readonly string[]) {
+		let length = 0;
+		for (const name of names) length += 1 + name.length;
+		const packed = new Uint8Array(length);
+		let at = 0;
+		for (const name of names) {
+			const bytes = ascii(name);
+			if (!bytes.length || bytes.length > 255 || bytes.length !== name.length) throw new RangeError(`llm/scan: a member name must be 1..255 ASCII characters: ${name}`);
+			packed[at++] = bytes.length;
+			packed.set(bytes, at);
+			at += bytes.length;
+		}
+		this.packed = packed;
+		this.count = names.length;
+	}
+	slots(): Int32Array {
+		return new Int32Array(this.count);
+	}
+}
 
 function fail(why: string): never {
 	throw new JsonSyntax(why);
@@ -214,25 +243,16 @@ export class JsonReader {
 	/** Whether the value at the position is a string of exactly these UTF-8 bytes (ascii(), encodeUtf8()), without making one; the position does not move. */
 	stringIs(text: Uint8Array): boolean {
 		if (this.#space() !== QUOTE) return false;
-		const bytes = this.#bytes, start = this.#pos + 1, n = text.length;
-		let i = 0, at = start;
-		for (; i < n && at < this.#end; i++, at++) {
-			const b = bytes[at];
-			if (b === BACKSLASH) {
-				const save = this.#pos;
-				const whole = encodeUtf8(this.string());
-				this.#pos = save;
-				return bytesAre(whole, text);
-			}
-			if (b !== text[i]) return false;
-		}
-		if (at < this.#end && bytes[at] === BACKSLASH) {
-			const save = this.#pos;
-			const whole = encodeUtf8(this.string());
-			this.#pos = save;
-			return bytesAre(whole, text);
-		}
-		return i === n && at < this.#end && bytes[at] === QUOTE;
+		const bytes = this.#bytes, start = this.#pos + 1;
+		const stop = jsonStringStop(bytes, start, this.#end);
+		if (stop < 0) return false;
+		if (bytes[stop] === QUOTE) return equal(bytes, start, stop, text);
+		if (bytes[stop] !== BACKSLASH || !equal(bytes, start, stop, text.subarray(0, Math.min(stop - start, text.length)))) return false;
+		// Escapes: decode the whole string and compare.
+		const save = this.#pos;
+		const whole = encodeUtf8(this.string());
+		this.#pos = save;
+		return bytesAre(whole, text);
 	}
 
 	/** Skips the string at the position (checked); returns whether it had escapes. */
@@ -357,6 +377,26 @@ export class JsonReader {
 		const n = text.length;
 		if (!bytesAre(this.#bytes, text, this.#pos, Math.min(this.#pos + n, this.#end))) fail("a bad literal");
 		this.#pos += n;
+	}
+
+	/**
+	 * Reads the object at the position in one native scan (host/bytes
+	 * jsonMembers), checking all of it as skip() does: out[k] becomes where the
+	 * value of the last member named names' k-th name starts (seek() there to read
+	 * it), or -1, and the reader moves past the object. False, with nothing read,
+	 * when the value at the position is no object.
+	 */
+	members(names: MemberNames, out: Int32Array): boolean {
+		const after = jsonMembers(this.#bytes, this.#pos, this.#end, LLM_JSON_DEPTH_MAX - this.#depth, names.packed, out.buffer as ArrayBuffer);
+		if (after === MEMBERS_NOT_OBJECT) return false;
+		if (after < 0) fail(after === SKIP_TOO_DEEP ? `nested more than ${LLM_JSON_DEPTH_MAX} levels deep` : SKIP_ERRORS[-after] ?? "not JSON");
+		this.#pos = after;
+		return true;
+	}
+
+	/** The kind of the value at position (noted earlier); Kind.None for -1. */
+	kindAt(position: number): Kind {
+		return position < 0 ? Kind.None : this.seek(position).kind();
 	}
 
 	/** Skips the value at the position, checking all of it: one native scan (host/bytes jsonSkip, the same grammar). */

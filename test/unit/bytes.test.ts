@@ -1,13 +1,15 @@
 // host/bytes (hosts/common/bytes/bytes.c, the same C on the device): what each
 // scan finds at the edges of its range, and that every bad argument throws a
 // specific error before a byte is read.
-import { equal, find, jsonSkip, jsonStringStop, utf8Invalid } from "host/bytes";
+import { equal, find, jsonMembers, jsonSkip, jsonStringStop, utf8Invalid } from "host/bytes";
 import { allocate, free } from "psram";
 import { assert, test } from "testing";
 
 const of = (...values: number[]) => new Uint8Array(values);
 const ascii = (text: string) => new Uint8Array(ArrayBuffer.fromString(text));
 type Loose = (...args: unknown[]) => unknown;
+/** jsonMembers' names: each one's length, then its bytes. */
+const packNames = (...names: string[]) => of(...names.flatMap((name) => [name.length, ...ascii(name)]));
 
 test("find: the first of one or two byte values inside [from, end), -1 when absent", () => {
 	const bytes = ascii("ab:cd\r\nef:");
@@ -122,6 +124,7 @@ test("every function refuses what is not a byte buffer, by name", () => {
 		["jsonStringStop", jsonStringStop as Loose, []],
 		["utf8Invalid", utf8Invalid as Loose, ["wire"]],
 		["jsonSkip", jsonSkip as Loose, [4]],
+		["jsonMembers", jsonMembers as Loose, [4, packNames("a"), new ArrayBuffer(4)]],
 		["equal", equal as Loose, [new Uint8Array(0)]],
 	];
 	for (const [name, fn, rest] of calls) {
@@ -140,6 +143,7 @@ test("every function refuses a range that is not whole numbers inside the buffer
 		["jsonStringStop", jsonStringStop as Loose, []],
 		["utf8Invalid", utf8Invalid as Loose, ["xs"]],
 		["jsonSkip", jsonSkip as Loose, [4]],
+		["jsonMembers", jsonMembers as Loose, [4, packNames("a"), new ArrayBuffer(4)]],
 		["equal", equal as Loose, [bytes]],
 	];
 	for (const [name, fn, rest] of calls) {
@@ -207,4 +211,55 @@ test("jsonSkip: each error is its own negative code, the first one met", () => {
 	assert.equal(jsonSkip(deep, 0, deep.length, 1023), -9);
 	assert.throws(() => jsonSkip(deep, 0, deep.length, 1025), "bytes: jsonSkip: levels 1025 is outside 0..1024", RangeError);
 	assert.throws(() => (jsonSkip as Loose)(deep, 0, 2), "bytes: jsonSkip: levels required", TypeError);
+});
+
+test("jsonMembers: where the last member of each name starts, escaped keys decoded, the index after the object", () => {
+	const text = `  {"b": 1, "a" : [ {"a": 2} ], "c\\u0061": "x", "b":{"z":null} ,"\\u00e9": 3, "ab": 4}  tail`;
+	const bytes = ascii(text);
+	const out = new Int32Array(4);
+	const after = jsonMembers(bytes, 0, bytes.length, 8, packNames("a", "b", "ca", "zz"), out.buffer);
+	assert.equal(after, text.indexOf("}  tail") + 1, "the index after the object");
+	assert.equal(out[0], text.indexOf("[ {"), "a: its value, after the colon's whitespace; the nested a is not a member");
+	assert.equal(out[1], text.indexOf(`{"z"`), "b: the last one wins");
+	assert.equal(out[2], text.indexOf(`"x"`), "c\\u0061 is ca");
+	assert.equal(out[3], -1, "no zz");
+	const empty = new Int32Array([7, 7]);
+	assert.equal(jsonMembers(ascii("{ }"), 0, 3, 1, packNames("a", "b"), empty.buffer), 3);
+	assert.equal(empty[0], -1, "every slot is reset");
+	assert.equal(empty[1], -1);
+	assert.equal(jsonMembers(ascii(`{"a":1}`), 0, 7, 1, new Uint8Array(0), new ArrayBuffer(0)), 7, "no names: a checked skip");
+	const inner = ascii(`xx{"a":1}yy`);
+	assert.equal(jsonMembers(inner.subarray(2), 0, 7, 1, packNames("a"), out.buffer), 7, "a view's own indexes");
+	assert.equal(out[0], 5);
+});
+
+test("jsonMembers: no object is -14 with nothing read; errors are jsonSkip's codes", () => {
+	const out = new Int32Array(1);
+	for (const text of [``, `  `, `[1]`, `"a"`, `1`, `null`, `}`]) {
+		const bytes = ascii(text);
+		assert.equal(jsonMembers(bytes, 0, bytes.length, 4, packNames("a"), out.buffer), -14, JSON.stringify(text));
+	}
+	const cases: [string, number][] = [
+		[`{`, -11], [`{"a"`, -12], [`{"a":`, -1], [`{"a":1`, -10], [`{"a":1 "b":2}`, -10], [`{1:2}`, -11], [`{"a":1,}`, -11],
+		[`{"a" 1}`, -12], [`{"a":tru}`, -8], [`{"a\\x":1}`, -6], [`{"a":[[1]]}`, -9], [`{"a":{"b":{}}}`, -9],
+	];
+	for (const [text, code] of cases) {
+		const bytes = ascii(text);
+		assert.equal(jsonMembers(bytes, 0, bytes.length, 2, packNames("a"), out.buffer), code, JSON.stringify(text));
+		assert.equal(jsonSkip(bytes, 0, bytes.length, 2), code, `jsonSkip agrees on ${JSON.stringify(text)}`);
+	}
+	assert.equal(jsonMembers(ascii(`{}`), 0, 2, 0, packNames("a"), out.buffer), -9, "levels 0: not even the object");
+});
+
+test("jsonMembers: names and out are checked", () => {
+	const bytes = ascii(`{"a":1}`);
+	const bad = (names: Uint8Array) => () => jsonMembers(bytes, 0, 7, 4, names, new ArrayBuffer(16));
+	const packing = "bytes: jsonMembers: names must be packed as a length of 1..255 and that many bytes, each";
+	assert.throws(bad(of(0)), packing, RangeError);
+	assert.throws(bad(of(2, 0x61)), packing, RangeError);
+	assert.throws(bad(of(1, 0x61, 5)), packing, RangeError);
+	assert.throws(() => jsonMembers(bytes, 0, 7, 4, packNames("a", "b"), new ArrayBuffer(7)), "bytes: jsonMembers: out has room for 1 positions, not the 2 names", RangeError);
+	assert.throws(() => (jsonMembers as Loose)(bytes, 0, 7, 4, "a", new ArrayBuffer(4)), "bytes: jsonMembers: argument 5 must be a Uint8Array or an ArrayBuffer", TypeError);
+	assert.throws(() => (jsonMembers as Loose)(bytes, 0, 7, 4, packNames("a")), "bytes: jsonMembers: argument 6 must be a Uint8Array or an ArrayBuffer", TypeError);
+	assert.throws(() => jsonMembers(bytes, 0, 7, 1025, packNames("a"), new ArrayBuffer(4)), "bytes: jsonMembers: levels 1025 is outside 0..1024", RangeError);
 });

@@ -6,7 +6,7 @@
 // must throw RangeError, never read. Then net/utf8's sanitiser, now built on
 // utf8Invalid, must give exactly what the JavaScript-only sanitiser gave.
 import { option } from "host/platform";
-import { equal, find, jsonSkip, jsonStringStop, utf8Invalid } from "host/bytes";
+import { equal, find, jsonMembers, jsonSkip, jsonStringStop, utf8Invalid } from "host/bytes";
 import { sanitizeUtf8 } from "net/utf8";
 import { generator } from "test/fuzz";
 import { assert, test } from "testing";
@@ -209,5 +209,37 @@ test("fuzz: jsonSkip finds the end of valid JSON exactly, agrees with JSON.parse
 		const from = rand(view.length + 1), end = from + rand(view.length - from + 1);
 		const result = jsonSkip(view, from, end, rand(6));
 		assert.ok((result >= -13 && result < 0) || (result > from && result <= end), `case ${n}: ${result} for [${from}, ${end})`);
+	}
+});
+
+test("fuzz: jsonMembers agrees with jsonSkip and JSON.parse: its positions hold each name's last value, and it stays in its range", () => {
+	const rand = generator(SEED + 4);
+	const names = new Uint8Array([2, 0x6B, 0x30, 2, 0x6B, 0x31, 2, 0x6B, 0x32]); // k0 k1 k2
+	const out = new Int32Array(3);
+	for (let n = 0; n < ITERATIONS * 2; n++) {
+		const text = randomJson(rand, 0);
+		const bytes = new Uint8Array(ArrayBuffer.fromString(text));
+		const skip = jsonSkip(bytes, 0, bytes.length, 8);
+		const after = jsonMembers(bytes, 0, bytes.length, 8, names, out.buffer);
+		const object = text.trim().startsWith("{");
+		assert.equal(after, object ? skip : -14, `case ${n} (seed ${SEED + 4}): ${text}`);
+		if (object) {
+			const parsed = JSON.parse(text) as Record<string, unknown>;
+			for (let k = 0; k < 3; k++) {
+				const name = `k${k}`;
+				if (!(name in parsed)) {
+					assert.equal(out[k], -1, `case ${n}: ${name} absent`);
+					continue;
+				}
+				const end = jsonSkip(bytes, out[k], bytes.length, 8);
+				assert.equal(JSON.stringify(JSON.parse(String.fromArrayBuffer(bytes.slice(out[k], end).buffer))), JSON.stringify(parsed[name]), `case ${n}: ${name}`);
+			}
+		}
+		// Random bytes in a random range of a random view: an index inside the range or an error code, never a read outside (ASan).
+		const view = randomView(rand);
+		const from = rand(view.length + 1), end = from + rand(view.length - from + 1);
+		const result = jsonMembers(view, from, end, rand(6), names, out.buffer);
+		assert.ok((result >= -14 && result < 0) || (result > from && result <= end), `case ${n}: ${result} for [${from}, ${end})`);
+		for (let k = 0; k < 3; k++) assert.ok(out[k] === -1 || (out[k] > from && out[k] < end), `case ${n}: position ${out[k]} inside [${from}, ${end})`);
 	}
 });

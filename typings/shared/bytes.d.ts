@@ -36,6 +36,17 @@ declare module "host/bytes" {
 	 * expected : after a key, -13 expected , or ] in an array.
 	 */
 	export function jsonSkip(bytes: Uint8Array | ArrayBuffer, from: number, end: number, levels: number): number;
+	/**
+	 * Walks the JSON object at or after whitespace from `from`, checked all through
+	 * as jsonSkip checks it (the object is one of the levels), and notes where
+	 * members start: names packs key names (each a length of 1..255, then its
+	 * ASCII bytes); out is the buffer of an Int32Array with a slot per name, where
+	 * out[k] becomes the index at which the value of the last member whose key
+	 * (escapes decoded) is the k-th name starts, or -1. Returns the index after
+	 * the object, or jsonSkip's negative codes, or -14 when the value there is no
+	 * object (nothing else read).
+	 */
+	export function jsonMembers(bytes: Uint8Array | ArrayBuffer, from: number, end: number, levels: number, names: Uint8Array | ArrayBuffer, out: ArrayBuffer): number;
 	/** Whether bytes[from, end) are exactly the bytes of other. */
 	export function equal(bytes: Uint8Array | ArrayBuffer, from: number, end: number, other: Uint8Array | ArrayBuffer): boolean;
 }

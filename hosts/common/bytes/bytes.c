@@ -287,6 +287,118 @@ static long bytesJsonSkip(const uint8_t *data, size_t i, size_t end, size_t leve
 	}
 }
 
+/* ---- JSON: the members of one object, found by name ------------------ */
+
+/* The value at data[i] is not an object (returned negated, after the codes above). */
+#define JSON_NOT_OBJECT 14
+/* Longest key compared with the names: a name is at most 255 bytes. */
+#define BYTES_NAME_MAX 255
+
+/* The key data[start, end) (inside its quotes, already checked) with its escapes
+ * decoded into key, when that fits and stays ASCII (names are ASCII: a key that
+ * decodes to anything else matches none); its length, or -1. */
+static long jsonKeyDecoded(const uint8_t *data, size_t start, size_t end, uint8_t *key)
+{
+	size_t n = 0;
+	for (size_t i = start; i < end; n++) {
+		if (n >= BYTES_NAME_MAX)
+			return -1;
+		uint8_t c = data[i];
+		if (c != '\\') {
+			key[n] = c;
+			i++;
+			continue;
+		}
+		uint8_t e = data[i + 1];   /* checked: an escape is whole */
+		if (e == 'u') {
+			unsigned unit = 0;
+			for (size_t k = 2; k < 6; k++) {
+				uint8_t h = data[i + k];
+				unit = unit * 16 + (h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+			}
+			if (unit >= 0x80)
+				return -1;
+			key[n] = (uint8_t)unit;
+			i += 6;
+			continue;
+		}
+		key[n] = e == 'b' ? '\b' : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r' : e == 't' ? '\t' : e;
+		i += 2;
+	}
+	return (long)n;
+}
+
+/* Which packed name (length byte, then its bytes; names[0, namesLength) checked)
+ * the key data[start, end) is, or -1. */
+static long jsonNameIndex(const uint8_t *data, size_t start, size_t end, const uint8_t *names, size_t namesLength)
+{
+	uint8_t decoded[BYTES_NAME_MAX];
+	const uint8_t *key = data + start;
+	long length = (long)(end - start);
+	if (memchr(key, '\\', end - start)) {
+		length = jsonKeyDecoded(data, start, end, decoded);
+		if (length < 0)
+			return -1;
+		key = decoded;
+	}
+	long index = 0;
+	for (size_t at = 0; at < namesLength; index++) {
+		size_t n = names[at++];
+		if ((long)n == length && !memcmp(names + at, key, n))
+			return index;
+		at += n;
+	}
+	return -1;
+}
+
+/* The object at or after whitespace from data[i], checked all through as
+ * bytesJsonSkip checks it (the object is one of levels): for each member whose
+ * key is the k-th packed name, out[k] = where its value starts (the last such
+ * member wins), others -1. The index after the object, or -error. */
+static long bytesJsonMembers(const uint8_t *data, size_t i, size_t end, size_t levels,
+	const uint8_t *names, size_t namesLength, uint8_t *out, size_t outCount)
+{
+	for (size_t k = 0; k < outCount; k++) {
+		int32_t none = -1;
+		memcpy(out + 4 * k, &none, 4);
+	}
+	i = jsonSpace(data, i, end);
+	if (i >= end || data[i] != '{')
+		return -JSON_NOT_OBJECT;
+	if (!levels)
+		return -JSON_TOO_DEEP;
+	i = jsonSpace(data, i + 1, end);
+	if (i < end && data[i] == '}')
+		return (long)(i + 1);
+	for (;;) {
+		if (i >= end || data[i] != '"')
+			return -JSON_KEY;
+		size_t keyStart = i + 1;
+		long after = jsonString(data, i, end);
+		if (after < 0)
+			return after;
+		size_t keyEnd = (size_t)after - 1;
+		i = jsonSpace(data, (size_t)after, end);
+		if (i >= end || data[i] != ':')
+			return -JSON_COLON;
+		i = jsonSpace(data, i + 1, end);
+		long valueEnd = bytesJsonSkip(data, i, end, levels - 1);
+		if (valueEnd < 0)
+			return valueEnd;
+		long which = jsonNameIndex(data, keyStart, keyEnd, names, namesLength);
+		if (which >= 0 && (size_t)which < outCount) {
+			int32_t at = (int32_t)i;
+			memcpy(out + 4 * (size_t)which, &at, 4);
+		}
+		i = jsonSpace(data, (size_t)valueEnd, end);
+		if (i < end && data[i] == '}')
+			return (long)(i + 1);
+		if (i >= end || data[i] != ',')
+			return -JSON_OBJECT_COMMA;
+		i = jsonSpace(data, i + 1, end);
+	}
+}
+
 /* ---- arguments -------------------------------------------------------- */
 
 /* XS buffer lengths and the indexes returned fit a 32-bit integer. */
@@ -400,4 +512,25 @@ void xs_bytes_equal(xsMachine *the)
 	const uint8_t *other = bufferArgument(the, "equal", 3, &length);
 	/* rangeArguments read only numbers since data: no collection moved it. */
 	xsmcSetBoolean(xsResult, end - from == length && (!length || !memcmp(data + from, other, length)));
+}
+
+void xs_bytes_jsonMembers(xsMachine *the)
+{
+	size_t from, end, namesLength, outLength;
+	const uint8_t *data = rangeArguments(the, "jsonMembers", &from, &end);
+	size_t levels = wholeArgument(the, "jsonMembers", 3, "levels", BYTES_JSON_LEVELS_MAX);
+	const uint8_t *names = bufferArgument(the, "jsonMembers", 4, &namesLength);
+	uint8_t *out = (uint8_t *)bufferArgument(the, "jsonMembers", 5, &outLength);
+	/* The names: each a length of 1..255, then that many bytes, the last ending the buffer. */
+	size_t count = 0;
+	for (size_t at = 0; at < namesLength; count++) {
+		size_t n = names[at];
+		if (!n || n > namesLength - at - 1)
+			xsRangeError("bytes: jsonMembers: names must be packed as a length of 1..255 and that many bytes, each");
+		at += 1 + n;
+	}
+	if (outLength < 4 * count)
+		xsRangeError("bytes: jsonMembers: out has room for %u positions, not the %u names", (unsigned)(outLength / 4), (unsigned)count);
+	/* The arguments since data were numbers and buffers: no collection moved it. */
+	setIndex(the, bytesJsonMembers(data, from, end, levels, names, namesLength, out, count));
 }

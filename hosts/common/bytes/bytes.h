@@ -12,7 +12,8 @@
  * another 1-byte typed array) or an ArrayBuffer, and whole numbers with
  * 0 <= from <= end <= its byte length; anything else throws a TypeError or a
  * RangeError naming the function and the argument. Nothing is read outside
- * [from, end) and nothing is written; no entry point allocates.
+ * [from, end) and nothing is written but jsonMembers' out; no entry point
+ * allocates.
  */
 #ifndef XSCLAW_BYTES_H
 #define XSCLAW_BYTES_H
@@ -36,6 +37,12 @@ void xs_bytes_utf8Invalid(xsMachine *the);
  * at most levels (0..1024) containers open; a negative number is an error code
  * (typings/shared/bytes.d.ts). */
 void xs_bytes_jsonSkip(xsMachine *the);
+/* jsonMembers(bytes, from, end, levels, names, out): walks the JSON object at
+ * or after whitespace from `from` (checked as jsonSkip checks it), writing into
+ * out (4 bytes, native order, per name: an Int32Array's buffer) where the value
+ * of the last member named by each packed name starts, -1 for none; returns the
+ * index after the object or a negative code, -14 when the value is no object. */
+void xs_bytes_jsonMembers(xsMachine *the);
 /* equal(bytes, from, end, other): whether bytes[from, end) are exactly the bytes
  * of other (a Uint8Array or an ArrayBuffer). */
 void xs_bytes_equal(xsMachine *the);

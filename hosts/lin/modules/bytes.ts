@@ -10,4 +10,5 @@ export const find: typeof Bytes.find = native.find;
 export const jsonStringStop: typeof Bytes.jsonStringStop = native.jsonStringStop;
 export const utf8Invalid: typeof Bytes.utf8Invalid = native.utf8Invalid;
 export const jsonSkip: typeof Bytes.jsonSkip = native.jsonSkip;
+export const jsonMembers: typeof Bytes.jsonMembers = native.jsonMembers;
 export const equal: typeof Bytes.equal = native.equal;

@@ -14,6 +14,7 @@ void hostInstallBytes(xsMachine *the, xsSlot *native)
 	hostDefineFunction(the, &xsVar(0), "jsonStringStop", xs_bytes_jsonStringStop, 3);
 	hostDefineFunction(the, &xsVar(0), "utf8Invalid", xs_bytes_utf8Invalid, 4);
 	hostDefineFunction(the, &xsVar(0), "jsonSkip", xs_bytes_jsonSkip, 4);
+	hostDefineFunction(the, &xsVar(0), "jsonMembers", xs_bytes_jsonMembers, 6);
 	hostDefineFunction(the, &xsVar(0), "equal", xs_bytes_equal, 4);
 	xsDefine(*native, xsID("Bytes"), xsVar(0), xsDontEnum);
 }
