@@ -63,9 +63,9 @@ export function selectPromptHistory(records: PromptRecord[], budgetBytes: number
 	return selectWindow((i) => records[i], 0, records.length, budgetBytes);
 }
 
-// The kinds and roles compared in the loops below, named once: the lin host copies a
-// string literal into the heap each time it is evaluated (the device reads it in flash),
-// and these loops run over hundreds of records per request.
+// The kinds and roles compared in the loops below, named once (these loops run over
+// hundreds of records per request; the lin host once copied a string literal into the
+// heap at each evaluation, which it no longer does).
 const TOOL_RESULT = "tool_result", ASSISTANT_TOOL = "assistant_tool", USER = "user", TOOL = "tool", ASSISTANT = "assistant";
 
 /** Whether a tool call record and the tool results after it make a whole round: every call answered, every result a call's. Plain loops: no closure per call (it runs for every round of the window, twice, per request). */
