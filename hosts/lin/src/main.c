@@ -14,6 +14,7 @@
  * (or stack/keys) with a message on stderr; 64 on bad command-line use. These
  * are the main machine's: a worker machine that fails ends alone (fxAbort).
  */
+#define _GNU_SOURCE /* pthread_getattr_np (fxCStackLimit) */
 #include "xsAll.h"
 #include "host.h"
 
@@ -231,6 +232,29 @@ xsMachine *hostMachine(void)
 const xsCreation *hostCreation(void)
 {
 	return &gCreation;
+}
+
+/* XS asks where the C stack ends each time it creates a machine or compiles a
+ * script or a regular expression; glibc answers pthread_getattr_np on the main
+ * thread by reading /proc/self/maps (four times a console turn). A thread's
+ * stack does not move, so each thread asks once. The limit is XS's own default
+ * on Linux: 128 KiB above the stack's lowest address. */
+char *fxCStackLimit(void)
+{
+	static __thread char *limit;
+	static __thread int known;
+	if (!known) {
+		pthread_attr_t attrs;
+		if (pthread_getattr_np(pthread_self(), &attrs) == 0) {
+			void *stackAddr;
+			size_t stackSize;
+			if (pthread_attr_getstack(&attrs, &stackAddr, &stackSize) == 0)
+				limit = (char *)stackAddr + (128 * 1024);
+			pthread_attr_destroy(&attrs);
+		}
+		known = 1;
+	}
+	return limit;
 }
 
 xsMachine *hostCreateMachine(const xsCreation *creation, const char *name)
