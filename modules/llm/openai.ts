@@ -22,22 +22,9 @@ import { encodeUtf8 } from "net/utf8";
 // The names read, as bytes (llm/scan ascii()).
 const DONE = ascii("[DONE]");
 const NAME = Object.freeze({
-	arguments: ascii("arguments"),
 	choices: ascii("choices"),
-	code: ascii("code"),
-	content: ascii("content"),
-	delta: ascii("delta"),
 	error: ascii("error"),
-	finish_reason: ascii("finish_reason"),
-	function: ascii("function"),
-	id: ascii("id"),
-	index: ascii("index"),
-	message: ascii("message"),
 	model: ascii("model"),
-	name: ascii("name"),
-	reasoning: ascii("reasoning"),
-	reasoning_content: ascii("reasoning_content"),
-	tool_calls: ascii("tool_calls"),
 	usage: ascii("usage"),
 });
 
