@@ -469,8 +469,5 @@ export class JsonReader {
 
 /** bytes[start, end) are exactly text's bytes. */
 export function bytesAre(bytes: Uint8Array, text: Uint8Array, start = 0, end = bytes.length): boolean {
-	const n = text.length;
-	if (end - start !== n) return false;
-	for (let i = 0; i < n; i++) if (bytes[start + i] !== text[i]) return false;
-	return true;
+	return equal(bytes, start, end, text);
 }
