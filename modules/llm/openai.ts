@@ -238,12 +238,12 @@ export class OpenAIStreamAssembler extends EventAssembler {
 		this.#emit = emit;
 	}
 
-	override push(data: Uint8Array): void {
-		if (bytesAre(data, DONE)) {
+	override push(bytes: Uint8Array, start: number, end: number): void {
+		if (bytesAre(bytes, DONE, start, end)) {
 			this.#done = true;
 			return;
 		}
-		super.push(data);
+		super.push(bytes, start, end);
 	}
 
 	/** Notes where the event's values are, checking all of it (one native walk per object read). */

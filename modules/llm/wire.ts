@@ -35,8 +35,8 @@ export interface ParsedReply {
 }
 
 export interface StreamAssembler {
-	/** One SSE event's data, as bytes (a view valid only during the call). Throws LlmError for error events and bad data. */
-	push(data: Uint8Array): void;
+	/** One SSE event's data, bytes[start, end) (valid only during the call). Throws LlmError for error events and bad data. */
+	push(bytes: Uint8Array, start: number, end: number): void;
 	/** The whole reply; throws LlmError when the stream ended early. */
 	finish(): ParsedReply;
 }
@@ -55,8 +55,8 @@ export abstract class EventAssembler implements StreamAssembler {
 		this.reader = reader;
 	}
 
-	push(data: Uint8Array): void {
-		const r = this.reader.reset(data);
+	push(bytes: Uint8Array, start: number, end: number): void {
+		const r = this.reader.reset(bytes, start, end);
 		try {
 			try {
 				this.scan(r);
@@ -269,7 +269,7 @@ export async function exchange(env: BackendEnv, profile: ModelProfile, spec: Exc
 		if (spec.stream) {
 			assembler = spec.assembler((delta) => emit({ type: "message_update", delta }), spec.reader);
 			const sink = assembler;
-			reader = new SseParser(() => {}, undefined, (data) => sink.push(data));
+			reader = new SseParser(() => {}, undefined, (bytes, start, end) => sink.push(bytes, start, end));
 		}
 		const stream = reader;
 		let streamed = 0;

@@ -22,6 +22,9 @@ export class ByteBuffer {
 	/** The data, as a view valid until the next append or clear. */
 	view(): Uint8Array { return this.#bytes.subarray(0, this.#length); }
 
+	/** The storage itself (the data is [0, length)), valid until the next append: no view made. */
+	get bytes(): Uint8Array { return this.#bytes; }
+
 	append(source: Uint8Array, start = 0, end = source.length): void {
 		const count = end - start;
 		if (count <= 0) return;
@@ -34,7 +37,7 @@ export class ByteBuffer {
 			grown.set(this.#bytes.subarray(0, this.#length));
 			this.#bytes = grown;
 		}
-		this.#bytes.set(source.subarray(start, end), this.#length);
+		this.#bytes.set(start === 0 && end === source.length ? source : source.subarray(start, end), this.#length);
 		this.#length = needed;
 	}
 

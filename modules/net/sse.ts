@@ -8,39 +8,45 @@
 // leading BOM is skipped, and UTF-8 split across chunks is fine because lines
 // are decoded only when whole. One event (its pending line plus its data) is
 // bounded by SSE_EVENT_MAX_BYTES: more throws HttpError("too_large"), and the
-// parser is dead afterwards. At end() an unterminated event is dropped, as the
-// standard says.
+// parser is dead afterwards (until reset()). At end() an unterminated event is
+// dropped, as the standard says.
+//
+// Per event it makes nothing in the common case (onData, one data line whole in
+// a chunk): the data goes to the listener as a range of the chunk itself.
 import { SSE_EVENT_MAX_BYTES, SSE_LINE_START_BYTES } from "budgets";
-import { find } from "host/bytes";
+import { equal, find } from "host/bytes";
 import { ByteBuffer } from "net/bytes";
 import { HttpError } from "net/types";
 import { decodeUtf8 } from "net/utf8";
 
 export type SseListener = (event: string, data: string, id: string) => void;
-/** An event's data as bytes (its data lines joined by LF), a view valid only during the call. */
-export type SseDataListener = (data: Uint8Array) => void;
+/**
+ * An event's data as bytes[start, end) (its data lines joined by LF); bytes is
+ * valid only during the call: the input chunk itself when the event's one data
+ * line came whole in it (no copy), else the parser's own buffer.
+ */
+export type SseDataListener = (bytes: Uint8Array, start: number, end: number) => void;
 
 const CR = 13, LF = 10, COLON = 0x3A, SPACE = 0x20;
 
-// Field names as bytes, compared without making strings.
+// Field names as bytes, compared natively (host/bytes equal) without making strings.
 const DATA = new Uint8Array([0x64, 0x61, 0x74, 0x61]), EVENT = new Uint8Array([0x65, 0x76, 0x65, 0x6E, 0x74]);
 const ID = new Uint8Array([0x69, 0x64]), RETRY = new Uint8Array([0x72, 0x65, 0x74, 0x72, 0x79]);
-
-/** Whether line[start, end) is the field name. */
-function fieldIs(line: Uint8Array, start: number, end: number, name: Uint8Array): boolean {
-	if (end - start !== name.length) return false;
-	for (let i = 0; i < name.length; i++) if (line[start + i] !== name[i]) return false;
-	return true;
-}
+const NONE = new Uint8Array(0);
 
 export class SseParser {
 	readonly #onEvent: SseListener;
-	readonly #onData: SseDataListener | undefined;
+	#onData: SseDataListener | undefined;
 	readonly #max: number;
 	readonly #overflow: () => never;
 	readonly #line: ByteBuffer;   // a line split across chunks
 	readonly #data: ByteBuffer;   // data lines of the current event, joined by LF
 	#hasData = false;
+	// The event's one data line, still in the chunk being pushed: [#heldStart, #heldEnd) of #held.
+	// Copied into #data before push() returns or another data line joins it.
+	#held: Uint8Array = NONE;
+	#heldStart = 0;
+	#heldEnd = 0;
 	#event = "";
 	#lastId = "";
 	#pendingCR = false;           // the last chunk ended in CR: a leading LF belongs to it
@@ -66,9 +72,32 @@ export class SseParser {
 		this.#data = new ByteBuffer(SSE_LINE_START_BYTES, maxEventBytes, overflow);
 	}
 
+	/**
+	 * A new stream from the start (its BOM, a fresh event, no last id or retry),
+	 * as a new parser would read it, keeping the buffers: one parser serves a
+	 * connection's or a backend's streams one after another. With onData, events
+	 * go there from now on.
+	 */
+	reset(onData?: SseDataListener): void {
+		this.end();
+		if (onData) this.#onData = onData;
+		this.#lastId = "";
+		this.retryMs = undefined;
+		this.#firstLine = true;
+		this.#failed = false;
+	}
+
 	/** Parses more of the stream; calls the listener for each complete event. */
 	push(bytes: Uint8Array): void {
 		if (this.#failed) throw new HttpError("protocol", "the event stream parser was used after an error");
+		try {
+			this.#push(bytes);
+		} finally {
+			if (this.#held !== NONE) this.#keepHeld();
+		}
+	}
+
+	#push(bytes: Uint8Array): void {
 		const end = bytes.length;
 		let i = 0;
 		if (this.#pendingCR && i < end) {
@@ -87,8 +116,8 @@ export class SseParser {
 				this.#checkSize();
 				const whole = this.#line.view();
 				this.#line.clear();
-				this.#processLine(whole, 0, whole.length);
-			} else this.#processLine(bytes, i, j);
+				this.#processLine(whole, 0, whole.length, false);
+			} else this.#processLine(bytes, i, j, true);
 			if (bytes[j] === CR) {
 				if (j + 1 < end) {
 					if (bytes[j + 1] === LF) j++;
@@ -106,11 +135,19 @@ export class SseParser {
 	}
 
 	#checkSize(): void {
-		if (this.#line.length + this.#data.length > this.#max) this.#overflow();
+		if (this.#line.length + this.#data.length + this.#heldEnd - this.#heldStart > this.#max) this.#overflow();
 	}
 
-	/** One line: line[start, end), without its end of line. */
-	#processLine(line: Uint8Array, start: number, end: number): void {
+	/** The held data line goes into #data: its chunk is about to go away, or another line joins it. */
+	#keepHeld(): void {
+		const held = this.#held;
+		this.#held = NONE;
+		this.#data.append(held, this.#heldStart, this.#heldEnd);
+		this.#heldStart = this.#heldEnd = 0;
+	}
+
+	/** One line: line[start, end), without its end of line; inChunk: line is the chunk being pushed (it may be held). */
+	#processLine(line: Uint8Array, start: number, end: number, inChunk: boolean): void {
 		if (this.#firstLine) {
 			this.#firstLine = false;
 			if (end - start >= 3 && line[start] === 0xEF && line[start + 1] === 0xBB && line[start + 2] === 0xBF) start += 3;
@@ -122,17 +159,28 @@ export class SseParser {
 		let valueStart = colon + 1;
 		if (valueStart < end && line[valueStart] === SPACE) valueStart++;
 		if (valueStart > end) valueStart = end;
-		if (fieldIs(line, start, colon, DATA)) {
-			if (this.#hasData) this.#data.appendByte(LF);
+		if (colon - start === 4 && equal(line, start, colon, DATA)) {
+			if (this.#hasData) {
+				if (this.#held !== NONE) this.#keepHeld();
+				this.#data.appendByte(LF);
+			} else if (inChunk) {
+				// The common case: an event's one data line, whole in this chunk: no copy unless it outlives the chunk.
+				this.#held = line;
+				this.#heldStart = valueStart;
+				this.#heldEnd = end;
+				this.#hasData = true;
+				this.#checkSize();
+				return;
+			}
 			this.#data.append(line, valueStart, end);
 			this.#hasData = true;
 			this.#checkSize();
 		} else if (this.#onData) {
 			// bytes only: the event name, id and retry are not needed
-		} else if (fieldIs(line, start, colon, EVENT)) this.#event = decodeUtf8(line, valueStart, end);
-		else if (fieldIs(line, start, colon, ID)) {
+		} else if (colon - start === 5 && equal(line, start, colon, EVENT)) this.#event = decodeUtf8(line, valueStart, end);
+		else if (colon - start === 2 && equal(line, start, colon, ID)) {
 			if (find(line, valueStart, end, 0) < 0) this.#lastId = decodeUtf8(line, valueStart, end);
-		} else if (fieldIs(line, start, colon, RETRY)) {
+		} else if (colon - start === 5 && equal(line, start, colon, RETRY)) {
 			let digits = end > valueStart && end - valueStart <= 10;
 			for (let k = valueStart; k < end && digits; k++) digits = line[k] >= 0x30 && line[k] <= 0x39;
 			if (digits) this.retryMs = Number(decodeUtf8(line, valueStart, end));
@@ -145,14 +193,17 @@ export class SseParser {
 			this.#event = "";
 			return;
 		}
-		if (this.#onData) {
+		const onData = this.#onData;
+		if (onData) {
 			try {
-				this.#onData(this.#data.view());
+				if (this.#held !== NONE) onData(this.#held, this.#heldStart, this.#heldEnd);
+				else onData(this.#data.bytes, 0, this.#data.length);
 			} finally {
 				this.#resetEvent();
 			}
 			return;
 		}
+		if (this.#held !== NONE) this.#keepHeld();
 		const data = decodeUtf8(this.#data.view());
 		const event = this.#event;
 		this.#resetEvent();
@@ -161,6 +212,8 @@ export class SseParser {
 
 	#resetEvent(): void {
 		this.#data.clear();
+		this.#held = NONE;
+		this.#heldStart = this.#heldEnd = 0;
 		this.#hasData = false;
 		this.#event = "";
 	}

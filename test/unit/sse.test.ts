@@ -3,6 +3,7 @@
 import { assert, test } from "testing";
 import { SseParser } from "net/sse";
 import { HttpError } from "net/types";
+import { decodeUtf8 } from "net/utf8";
 
 type Event = [string, string, string];
 
@@ -10,11 +11,28 @@ function bytes(text: string): Uint8Array {
 	return new Uint8Array(ArrayBuffer.fromString(text));
 }
 
+/**
+ * The events of a stream in pieces; the same stream through a parser in bytes
+ * mode (onData, whose data may be a range of the chunk itself) must give the
+ * same data, and so must a parser reset() after another stream.
+ */
 function parse(pieces: Uint8Array[], max?: number): Event[] {
 	const events: Event[] = [];
 	const parser = new SseParser((event, data, id) => events.push([event, data, id]), max);
 	for (const piece of pieces) parser.push(piece);
 	parser.end();
+	const data: string[] = [];
+	const listener = (bytes: Uint8Array, start: number, end: number) => data.push(decodeUtf8(bytes, start, end));
+	const inBytes = new SseParser(() => {}, max, () => { throw new Error("the first stream's listener was called after reset()"); });
+	inBytes.push(bytes("\ufeffdata: another stream\r"));
+	inBytes.reset(listener);
+	for (const piece of pieces) {
+		const chunk = piece.slice();
+		inBytes.push(chunk);
+		chunk.fill(0x21); // a chunk is the caller's again after push(): nothing held may point into it
+	}
+	inBytes.end();
+	assert.deepEqual(data, events.map((e) => e[1]), "bytes mode gives the same data");
 	return events;
 }
 
@@ -113,4 +131,15 @@ test("a listener that throws propagates and the parser keeps a clean state", () 
 	assert.throws(() => parser.push(bytes("data: bad\n\n")), "listener failed");
 	parser.push(bytes("data: good\n\n"));
 	assert.deepEqual(seen, ["bad", "good"]);
+});
+
+test("reset() makes a failed parser read a new stream from its start", () => {
+	const data: string[] = [];
+	const parser = new SseParser(() => {}, 32, (b, start, end) => data.push(decodeUtf8(b, start, end)));
+	assert.throws(() => parser.push(bytes("data: " + "x".repeat(40) + "\n\n")), "larger than 32 bytes");
+	assert.throws(() => parser.push(bytes("data: a\n\n")), "used after an error");
+	parser.reset();
+	parser.push(bytes("\ufeffdata: one\n\ndata: two\n"));
+	parser.push(bytes("\n"));
+	assert.deepEqual(data, ["one", "two"]);
 });
