@@ -163,13 +163,19 @@ export class Sessions {
 		this.#chats.set(key, id);
 		// A session no chat talks in any more lets go of its history window (a few
 		// hundred KiB of heap and PSRAM when full); it is read again if a chat comes back.
-		if (previous && previous !== id && ![...this.#chats.values()].includes(previous)) this.#prompts.delete(previous);
+		if (previous && previous !== id && !this.#talkedIn(previous)) this.#prompts.delete(previous);
 		// Bounded: the oldest mapping goes first (its chat starts a new session next time).
 		for (const oldest of this.#chats.keys()) {
 			if (this.#chats.size <= SESSION_CHATS_MAX) break;
 			this.#chats.delete(oldest);
 		}
 		this.#saveChats();
+	}
+
+	/** Whether some chat talks in the session (maps to it). */
+	#talkedIn(id: string): boolean {
+		for (const mapped of this.#chats.values()) if (mapped === id) return true;
+		return false;
 	}
 
 	/** Sessions whose history window is held in memory (at most SESSIONS_OPEN_MAX; for tests). */
@@ -380,7 +386,12 @@ export class Sessions {
 				time,
 				request_id,
 			})), batch.turn_completed || batch.records[0].kind === "user");
-			if (batch.turn_completed) this.#inflight.delete(id);
+			if (batch.turn_completed) {
+				this.#inflight.delete(id);
+				// A request that was bound to the session before its chat moved on (queued, or
+				// in flight at /new) read its window again: let it go with the turn, as #map did.
+				if (!this.#talkedIn(id)) this.#prompts.delete(id);
+			}
 			if (!batch.turn_completed || session.size <= SESSION_FILE_MAX_BYTES) return;
 		} catch (error) {
 			this.#forget(id);

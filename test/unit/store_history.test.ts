@@ -222,3 +222,21 @@ test("a session no chat talks in any more lets go of its history window; a chat 
 	sessions.switchSession("telegram", "w1", a);
 	assert.deepEqual(texts(history(a, 5)), ["first question", "first answer"], "read again from the file");
 });
+
+test("a late request in a session its chat has left reads the window for its turn, then lets it go", () => {
+	const a = sessions.currentSession("telegram", "w2");
+	turn(a, 1, "first question", "first answer");
+	history(a, 2);
+	const b = sessions.newSession("telegram", "w2");
+	const held = sessions.windowsHeld;
+	// Request 2 was bound to a before the chat moved on (queued at /new): it runs there.
+	persist(a, 2, [user("late question")]);
+	assert.deepEqual(texts(history(a, 2)), ["first question", "first answer"]);
+	assert.equal(sessions.windowsHeld, held + 1, "the late request holds a's window while it runs");
+	persist(a, 2, [final("late answer")], true);
+	assert.equal(sessions.windowsHeld, held, "its completed turn lets the window go");
+	turn(b, 3, "second question", "second answer");
+	assert.deepEqual(texts(history(b, 4)), ["second question", "second answer"]);
+	sessions.switchSession("telegram", "w2", a);
+	assert.deepEqual(texts(history(a, 5)), ["first question", "first answer", "late question", "late answer"], "read again from the file");
+});
