@@ -85,3 +85,52 @@ test("instrumentation maps Moddable's names to the host's heap and socket figure
 	assert.equal(Instrumentation.get(0), undefined);
 	assert.equal(Instrumentation.get(99), undefined);
 });
+
+// The lin host builds XS's xsDataView.c with a copy of the same type done as one
+// memcpy (hosts/lin/Makefile): these are the cases that copy takes, and the
+// element-by-element conversions beside it.
+test("a typed array set from another of its type copies every value at the offset", () => {
+	const source = new Uint8Array([1, 2, 3, 250, 255]);
+	const target = new Uint8Array(8).fill(9);
+	target.set(source, 2);
+	assert.equal(Array.from(target).join(), "9,9,1,2,3,250,255,9");
+	const wide = new Int16Array([-2, 300, -32768]);
+	const into = new Int16Array(4);
+	into.set(wide, 1);
+	assert.equal(Array.from(into).join(), "0,-2,300,-32768");
+	const floats = new Float64Array([0.1, -0, Infinity, NaN]);
+	const copy = new Float64Array(4);
+	copy.set(floats);
+	assert.ok(copy[0] === 0.1 && Object.is(copy[1], -0) && copy[2] === Infinity && Number.isNaN(copy[3]), "float values kept");
+	assert.throws(() => target.set(source, 4), "invalid offset", RangeError);
+	source[0] = 77;
+	assert.equal(target[2], 1, "a copy, not a view");
+});
+
+test("a typed array set from an overlapping view of its own buffer copies what was there", () => {
+	const bytes = new Uint8Array([0, 1, 2, 3, 4, 5, 6, 7]);
+	bytes.set(bytes.subarray(0, 6), 2);   // forward over itself
+	assert.equal(Array.from(bytes).join(), "0,1,0,1,2,3,4,5");
+	const again = new Uint8Array([0, 1, 2, 3, 4, 5, 6, 7]);
+	again.set(again.subarray(2, 8), 0);   // backward over itself
+	assert.equal(Array.from(again).join(), "2,3,4,5,6,7,6,7");
+	const words = new Uint16Array([1, 2, 3, 4]);
+	words.set(new Uint16Array(words.buffer, 2, 2), 2);
+	assert.equal(Array.from(words).join(), "1,2,2,3");
+});
+
+test("a typed array made from another of its type is a copy; other types still convert", () => {
+	const source = new Uint32Array([1, 0xffffffff, 65536]);
+	const made = new Uint32Array(source);
+	assert.equal(Array.from(made).join(), "1,4294967295,65536");
+	source[1] = 5;
+	assert.equal(made[1], 0xffffffff, "a copy, not a view");
+	assert.equal(Array.from(new Uint8Array(new Int16Array([-1, 256, 257]))).join(), "255,0,1");
+	assert.equal(Array.from(new Uint8ClampedArray(new Int16Array([-5, 300]))).join(), "0,255");
+	const clamped = new Uint8ClampedArray(2);
+	clamped.set(new Float32Array([1.5, 400]));
+	assert.equal(Array.from(clamped).join(), "2,255");
+	const narrow = new Int8Array(2);
+	narrow.set(new Uint8Array([200, 5]));
+	assert.equal(Array.from(narrow).join(), "-56,5");
+});

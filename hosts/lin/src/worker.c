@@ -237,7 +237,7 @@ static int post(xsMachine *the, WorkerLink *link, WorkerQueue *queue, int toWork
 	struct timespec until;
 	deadline(&until, WORKER_QUEUE_WAIT_MS);
 	pthread_mutex_lock(&link->lock);
-	int full = 0, ended = 0;
+	int full = 0, ended = 0, queued = 0;
 	for (;;) {
 		/* Ended: the worker has, or the creator terminated it (and may no
 		 * longer be reading: a worker must not wait for it). */
@@ -258,11 +258,16 @@ static int post(xsMachine *the, WorkerLink *link, WorkerQueue *queue, int toWork
 		queue->tail = message;
 		queue->count++;
 		queue->bytes += size;
-		wake(queue->fd);
+		queued = 1;
 	}
 	int count = queue->count;
 	size_t bytes = queue->bytes;
 	pthread_mutex_unlock(&link->lock);
+	/* Woken after the unlock: the receiving thread takes the lock as soon as it
+	 * wakes, and finding it still held cost both threads a futex wait and wake
+	 * per message. The eventfd lives as long as the link, which this side holds. */
+	if (queued)
+		wake(queue->fd);
 	if (ended || full) {
 		free(data);
 		free(message);
