@@ -33,7 +33,13 @@ const HEAP_RETURN_BYTES = 96 * 1024;
 const ARRIVAL_MS = 15;
 const ANSWER_MS = 400;
 const BUSY = /busy|too many|already waiting|try again/i;
-const SETTLE_MS = 240_000; // every answer or busy reply of the load arrives within this
+// Every answer or busy reply of the load arrives within this: the agent takes
+// one request at a time, so the backlog is at most MESSAGES requests of ~ANSWER_MS
+// each (measured ~570 requests in ~230 s at load 13 for the long form).
+const SETTLE_MS = SIZE(240_000, 900_000);
+// The agent counts as through the load after this long idle (nothing in flight,
+// nothing waiting) with every message accounted for.
+const IDLE_MS = 2_000;
 
 /** The tags (m<number>) of the user messages of a request's turn. */
 function turnTags(json) {
@@ -63,8 +69,9 @@ test("load: messages from four places faster than the agent answers; queues boun
 		// Streamed slowly: the answer takes about ANSWER_MS.
 		llm.script({ type: "text", text, chunk: 4, fault: "trickle", chunkBytes: 200, intervalMs: Math.max(5, Math.round(ANSWER_MS / 8)) });
 	};
-	// A chat's outbox may still hold up to TELEGRAM_CHAT_ANSWERS_MAX answers after the
-	// load, sent one a second: its new-session reply waits behind them.
+	// A chat's outbox may still hold up to TELEGRAM_CHAT_ANSWERS_MAX answers when the
+	// agent is through the load, sent one a second: the answer to the chat's next
+	// message waits behind them.
 	const NEW_SESSION_WAIT_MS = 180_000;
 	async function newSessions() {
 		await rig.command("session new", /^new session /m);
@@ -94,12 +101,17 @@ test("load: messages from four places faster than the agent answers; queues boun
 		const places = ["console", OWNER_CHAT, USER_CHAT, "qq"];
 		let maxQueued = 0;
 		let sampling = true;
+		let idleSince = 0; // since when `status` has shown the agent with nothing in flight and nothing waiting
 		// The agent's queue, watched while the load runs.
 		const watcher = (async () => {
 			while (sampling) {
 				const out = await rig.command("status", /^agent: .*$/m, { timeoutMs: 60_000 }).catch(() => "");
-				const queued = Number(/^agent: .*, (\d+) waiting$/m.exec(out)?.[1] ?? 0);
+				const line = /^agent: .*, (\d+) waiting$/m.exec(out);
+				const queued = Number(line?.[1] ?? 0);
 				maxQueued = Math.max(maxQueued, queued);
+				const idle = !!line && queued === 0 && /nothing in flight/.test(line[0]);
+				if (!idle) idleSince = 0;
+				else if (!idleSince) idleSince = Date.now();
 				await sleep(250);
 			}
 		})();
@@ -142,9 +154,30 @@ test("load: messages from four places faster than the agent answers; queues boun
 			return missing.filter((tag) => !busy.some((at) => at >= sentAt.get(tag)));
 		};
 		const accounted = (place) => uncovered(place).length === 0;
-		await report.step("every message is answered or told busy", () => until(() => places.every(accounted), "the answers", { timeoutMs: SETTLE_MS, stepMs: 200 }));
+		// A busy reply covers the messages before it, also those still waiting to be
+		// taken (a chat's updates are taken in order, each waiting for room in the
+		// agent's queue): accounted is not yet through. The load is through when the
+		// agent has been idle a while; then each chat's next message is answered, and
+		// since a chat's replies go out in order, every answer of its load is out
+		// before that one (the new-session replies below no longer wait behind them).
+		await report.step("every message is answered or told busy", () => until(() => places.every(accounted) && idleSince && Date.now() - idleSince >= IDLE_MS, "the answers and an idle agent", { timeoutMs: SETTLE_MS, stepMs: 200 }));
 		sampling = false;
 		await watcher;
+		await report.step("after the load each chat's next message is answered (after all its other replies)", async () => {
+			for (const place of places.slice(1)) {
+				const tag = `m${MESSAGES + places.indexOf(place)}`;
+				sent[place].push(tag);
+				sentAt.set(tag, Date.now());
+				const names = (text) => text.startsWith("answered: ") && text.slice(10, -1).split(" ").includes(tag);
+				if (place === "qq") {
+					const id = qq.say({ user: QQ_USER, text: `${tag} please` });
+					await qq.waitFor(() => qq.replies(QQ_CHAT).some((r) => r.msg_id === id && names(r.content)), NEW_SESSION_WAIT_MS, `the QQ answer to ${tag}`);
+				} else {
+					tg.say({ chat: place, text: `${tag} please` });
+					await tg.waitFor(() => tg.chat(place).some((m) => names(m.text)), NEW_SESSION_WAIT_MS, `the answer to ${tag} in chat ${place}`);
+				}
+			}
+		});
 
 		let answeredCount = 0, busyCount = 0;
 		for (const place of places) {
