@@ -160,6 +160,35 @@ export function checkImports(map, specifier, text) {
 	return problems;
 }
 
+/**
+ * The modules a machine loads from its main module: every specifier reachable
+ * through the imports of the compiled modules of a module map (build/lin/app.map),
+ * as a Map specifier -> the specifier that first imported it ("" for root).
+ * Type-only imports are gone from compiled text, so this is what XS loads.
+ */
+export function importClosure(mapPath, root) {
+	const paths = new Map();
+	for (const line of readFileSync(mapPath, "utf8").split("\n")) {
+		const [specifier, path] = line.split("\t");
+		if (path) paths.set(specifier, path);
+	}
+	const found = new Map([[root, ""]]);
+	const queue = [root];
+	while (queue.length) {
+		const specifier = queue.shift();
+		const path = paths.get(specifier);
+		if (!path) continue; // a host module (the lin host's own)
+		for (const match of readFileSync(path, "utf8").matchAll(IMPORT_RE)) {
+			const imported = resolveSpecifier(specifier, match[1] ?? match[2] ?? match[3]);
+			if (!found.has(imported)) {
+				found.set(imported, specifier);
+				queue.push(imported);
+			}
+		}
+	}
+	return found;
+}
+
 // mc/config, as mcconfig generates it on the device: the manifest's config section.
 const MC_CONFIG = join(JS_OUT, "mc", "config");
 

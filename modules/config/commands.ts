@@ -9,8 +9,8 @@ import { checkName, type Config } from "config/store";
 import {
 	SETTINGS, checkSetting, effectiveSetting, findSetting, isSecret, ruleOf, settingOf, type SettingSpec,
 } from "config/settings";
-import { backends } from "llm/backends";
-import { presetSetting } from "llm/profiles";
+// The built-in protocols' defaults as data: the backends' code stays in the agent machine.
+import { builtInDefaults, presetSetting } from "llm/profiles";
 import { messageOf } from "util/errors";
 import { maskSecret } from "util/secrets";
 
@@ -36,7 +36,7 @@ export function shownValue(name: string, value: string): string {
 function describeValue(config: Config, spec: SettingSpec): string {
 	const get = (name: string) => config.get(name);
 	try {
-		const effective = effectiveSetting(get, spec.name, (name) => presetSetting(get, name, backends));
+		const effective = effectiveSetting(get, spec.name, (name) => presetSetting(get, name, builtInDefaults));
 		if (!effective) return `${spec.name} is not set: config set ${spec.name} VALUE sets it.`;
 		return `${spec.name} = ${shownValue(spec.name, effective.value)} (${effective.origin})`;
 	} catch (error) {

@@ -33,6 +33,7 @@ import {
 } from "llm/types";
 import { protocolBackend, retryableStatus, type ParsedReply, EventAssembler } from "llm/wire";
 import type { PieceSpec } from "llm/body";
+import { BUILT_IN_DEFAULTS } from "llm/profiles";
 
 export interface ConvertedRequest {
 	body: JsonObject;
@@ -487,7 +488,7 @@ export class AnthropicStreamAssembler extends EventAssembler {
 
 export const anthropicCompatible: BackendRegistration = protocolBackend({
 	id: "anthropic_compatible",
-	defaults: { auth: "api-key", max_tokens_field: "max_tokens" },
+	defaults: BUILT_IN_DEFAULTS.anthropic_compatible,
 	path: "messages",
 	headers: { "anthropic-version": "2023-06-01" }, // the Messages API version this code speaks
 	toBody: (request, profile) => toAnthropicRequest(request, profile, profile.stream),

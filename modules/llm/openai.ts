@@ -17,6 +17,7 @@ import {
 } from "llm/types";
 import { protocolBackend, retryableStatus, type ParsedReply, EventAssembler } from "llm/wire";
 import type { PieceSpec } from "llm/body";
+import { BUILT_IN_DEFAULTS } from "llm/profiles";
 import { encodeUtf8 } from "net/utf8";
 
 // The names read, as bytes (llm/scan ascii()).
@@ -384,7 +385,7 @@ export class OpenAIStreamAssembler extends EventAssembler {
 
 export const openaiCompatible: BackendRegistration = protocolBackend({
 	id: "openai_compatible",
-	defaults: { auth: "bearer", max_tokens_field: "max_tokens" },
+	defaults: BUILT_IN_DEFAULTS.openai_compatible,
 	path: "chat/completions",
 	toBody: (request, profile) => ({ body: toOpenAIRequest(request, profile, profile.stream) }),
 	pieces: openaiPieces,

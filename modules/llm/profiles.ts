@@ -6,10 +6,15 @@
 // that join several settings: a key and a model are needed unless auth is none,
 // and a key is not sent over plain http:// to another machine unless
 // llm.allow_insecure says so.
+//
+// The main machine reads the presets too (`config show` says where a value comes
+// from), so this file imports no backend: what the two built-in protocols leave
+// to a profile is the table BUILT_IN_DEFAULTS, which llm/openai and llm/anthropic
+// register, and the main machine holds none of the LLM's code.
 import { IMAGE_MAX_BYTES } from "budgets";
 import { settingValue } from "config/settings";
 import type { BackendRegistry } from "llm/registry";
-import { LlmError, type AuthKind, type MaxTokensField, type ModelProfile } from "llm/types";
+import { LlmError, type AuthKind, type BackendDefaults, type MaxTokensField, type ModelProfile } from "llm/types";
 import { isLoopback, parseUrl } from "net/url";
 import { messageOf } from "util/errors";
 
@@ -31,6 +36,22 @@ export const PRESETS: Readonly<Record<string, Preset>> = Object.freeze({
 	ollama: { backend: "openai_compatible", base_url: "http://localhost:11434/v1", auth: "none", supports_vision: false, example_model: "llama3.2" },
 });
 
+/** What each built-in protocol uses when config leaves it open; llm/openai and llm/anthropic register these. */
+export const BUILT_IN_DEFAULTS = Object.freeze({
+	openai_compatible: Object.freeze({ auth: "bearer", max_tokens_field: "max_tokens" }),
+	anthropic_compatible: Object.freeze({ auth: "api-key", max_tokens_field: "max_tokens" }),
+} satisfies Record<string, BackendDefaults>);
+
+/** Where a backend's defaults are looked up: a BackendRegistry, or builtInDefaults. */
+export interface DefaultsSource {
+	get(id: string): { defaults: BackendDefaults } | undefined;
+}
+
+/** The built-in protocols' defaults without their code (the main machine's view; a registry has the same for them). */
+export const builtInDefaults: DefaultsSource = Object.freeze({
+	get: (id: string) => (Object.hasOwn(BUILT_IN_DEFAULTS, id) ? { defaults: BUILT_IN_DEFAULTS[id as keyof typeof BUILT_IN_DEFAULTS] } : undefined),
+});
+
 export type ConfigGetter = (name: string) => string | undefined;
 
 /**
@@ -38,7 +59,7 @@ export type ConfigGetter = (name: string) => string | undefined;
  * default. A stored value that breaks its rule throws LlmError("config") saying
  * how to fix it.
  */
-export function llmSetting(get: ConfigGetter, name: string, registry?: BackendRegistry): string | undefined {
+export function llmSetting(get: ConfigGetter, name: string, registry?: DefaultsSource): string | undefined {
 	try {
 		return settingValue(get, name, (n) => presetSetting(get, n, registry));
 	} catch (error) {
@@ -47,7 +68,7 @@ export function llmSetting(get: ConfigGetter, name: string, registry?: BackendRe
 }
 
 /** What the llm.provider preset (or, for custom, the backend) gives a setting; undefined: nothing. */
-export function presetSetting(get: ConfigGetter, name: string, registry?: BackendRegistry): string | undefined {
+export function presetSetting(get: ConfigGetter, name: string, registry?: DefaultsSource): string | undefined {
 	const { preset, backend } = readSettings(get);
 	const defaults = registry?.get(backend)?.defaults;
 	switch (name) {

@@ -233,11 +233,17 @@ export interface LlmBackend {
 	deinit(): void;
 }
 
+/** What a profile uses when config leaves it open. */
+export interface BackendDefaults {
+	auth: AuthKind;
+	max_tokens_field: MaxTokensField;
+}
+
 export interface BackendRegistration {
 	/** Unique; e.g. "openai_compatible". */
 	id: string;
 	/** What a profile uses when config leaves it open. */
-	defaults: { auth: AuthKind; max_tokens_field: MaxTokensField };
+	defaults: BackendDefaults;
 	create(): LlmBackend;
 }
 

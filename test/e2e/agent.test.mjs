@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT } from "../../tools/build.mjs";
+import { APP_MAP, ROOT, importClosure } from "../../tools/build.mjs";
 import { PROTOCOLS, configureLlm, until, withMockAndFirmware } from "./firmware.mjs";
 import { VARIANTS } from "./xs.mjs";
 
@@ -30,6 +30,20 @@ function assertSessionsIntact(t, dir) {
 	const damaged = readdirSync(join(dir, "data", "files", "sessions")).filter((name) => name.includes(".bad"));
 	assert.deepEqual(damaged, [], "no session file was set aside as damaged");
 }
+
+// The agent machine's own modules (the LLM's backends and wire, the core, the
+// store, memory, tools): the main machine reaches them only through the port, so
+// it must not load their code too (agent/protocol, llm/profiles and the types
+// they share are both machines').
+const AGENT_ONLY = /^(llm\/(?!profiles$|types$)|core\/(?!types$)|store\/|memory\/|caps\/|skills\/|sched\/|agent\/(machine|service|worker)$)/;
+
+test("the main machine loads none of the agent machine's own modules (the LLM backends, core, store, memory, tools)", () => {
+	const main = importClosure(APP_MAP, "main");
+	const leaked = [...main].filter(([specifier]) => AGENT_ONLY.test(specifier)).map(([specifier, from]) => `${specifier} (imported by ${from})`);
+	assert.deepEqual(leaked, [], "main imports agent-only modules");
+	const agent = [...importClosure(APP_MAP, "agent/worker").keys()].filter((specifier) => AGENT_ONLY.test(specifier));
+	assert.ok(agent.includes("llm/openai") && agent.includes("core/core"), `the pattern names the agent's modules (the agent machine loads ${agent.length} of them)`);
+});
 
 for (const variant of VARIANTS) {
 	test(`the agent machine running out of memory: the ask gets an error, the console says the agent restarted, the next ask is answered, no session file is damaged [${variant}]`, async (t) => {
