@@ -206,6 +206,7 @@ export class AgentClient implements AgentPort {
 	async ask(request: PortRequest, options: AskOptions): Promise<AgentResponse> {
 		const reply = await this.#call("response", options.waitMs + options.responseMs + AGENT_REPLY_TIMEOUT_MS, (call) => ({
 			type: "submit", call, request, wait_ms: options.waitMs, response: true, response_ms: options.responseMs, events: options.events ?? [],
+			accepted: options.onAccepted !== undefined,
 		}), options);
 		return (reply as Extract<FromAgent, { type: "response" }>).response;
 	}

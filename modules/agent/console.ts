@@ -69,7 +69,7 @@ export function agentCommands(options: AgentConsoleOptions): Command[] {
 					const response = await client.ask(consoleRequest(args), {
 						waitMs: submitTimeoutMs,
 						responseMs: askTimeoutMs,
-						events: ["tool_execution_start", "tool_execution_end"],
+						events: ["tool_execution_start", "tool_execution_failed"],
 						onEvent(event) {
 							const line = toolLine(event);
 							if (line) out.line(line);

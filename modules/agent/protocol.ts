@@ -45,10 +45,15 @@ export interface PortRequest {
 	role?: "owner" | "user";
 }
 
-/** The AgentEvent types a submitter may watch (the rest stay in the agent machine). */
+/**
+ * The AgentEvent types a submitter may watch (the rest stay in the agent
+ * machine), and "tool_execution_failed": only the tool_execution_end events of
+ * tools that failed (the console's "… name failed"), so a tool that worked
+ * sends no message for its end.
+ */
 export const WATCHABLE_EVENTS = Object.freeze([
 	"agent_start", "turn_start", "message_start", "message_update", "message_end",
-	"tool_execution_start", "tool_execution_update", "tool_execution_end", "turn_end", "agent_end",
+	"tool_execution_start", "tool_execution_update", "tool_execution_end", "turn_end", "agent_end", "tool_execution_failed",
 ] as const);
 export type WatchableEvent = (typeof WATCHABLE_EVENTS)[number];
 
@@ -77,8 +82,12 @@ export type ToAgent =
 	| { type: "setting"; name: string; value: string | null }
 	/** The Wi-Fi station's state changed: the agent's name lookups (the LLM's) wait for "online" (net/online). */
 	| { type: "online"; state: OnlineState }
-	/** Queue a request; replies "accepted" (or "failed"), then, if response, "response". wait_ms: how long to wait for room in the queue. */
-	| { type: "submit"; call: number; request: PortRequest; wait_ms: number; response: boolean; response_ms: number; events: WatchableEvent[] }
+	/**
+	 * Queue a request; replies "accepted" (or "failed"), then, if response, "response"
+	 * (with response, accepted false leaves "accepted" out: nobody waits on it).
+	 * wait_ms: how long to wait for room in the queue.
+	 */
+	| { type: "submit"; call: number; request: PortRequest; wait_ms: number; response: boolean; response_ms: number; events: WatchableEvent[]; accepted?: boolean }
 	/** Cancel a request (0: the one in flight); replies "cancelled". */
 	| { type: "cancel"; call: number; request_id: number }
 	/** The agent's phase, queue and heap; collect: garbage-collect its heap first, so the figures are what is live. */
@@ -242,6 +251,7 @@ export function readToAgent(message: unknown): ToAgent {
 			return {
 				type: "submit", call, request: readRequest(r, m.request), wait_ms: r.count(m.wait_ms, "wait_ms"),
 				response: r.boolean(m.response, "response"), response_ms: r.count(m.response_ms ?? 0, "response_ms"), events,
+				...(m.accepted === undefined ? {} : { accepted: r.boolean(m.accepted, "accepted") }),
 			};
 		}
 		case "cancel":
@@ -326,7 +336,7 @@ export function readFromAgent(message: unknown): FromAgent {
 		case "event": {
 			const call = r.callNumber();
 			const event = r.object(m.event, "event");
-			if (!WATCHABLE_EVENTS.includes(event.type as WatchableEvent)) r.fail("event.type is not an agent event");
+			if (!WATCHABLE_EVENTS.includes(event.type as WatchableEvent) || event.type === "tool_execution_failed") r.fail("event.type is not an agent event");
 			r.count(event.request_id, "event.request_id");
 			// The rest is the core's own plain data, read by whoever watches that type.
 			return { type: "event", call, event: event as unknown as AgentEvent };

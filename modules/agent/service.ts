@@ -15,7 +15,9 @@
 // agent owns chats.json). A submit that wants its response waits for it here
 // (core.receiveFor) and cancels the request when response_ms pass without one,
 // so a forgotten request never holds the core. Watched events of a request are
-// forwarded until its agent_end.
+// forwarded until its agent_end; the core builds only the types some watch
+// names (its listener's filter), so the LLM's streamed deltas cost nothing
+// while nobody watches them. "accepted" goes only to a submit that wants it.
 import Timer from "timer";
 import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX } from "budgets";
 import { UsageError, type Command } from "console/types";
@@ -36,7 +38,8 @@ export interface PortCore {
 	cancel(requestId: number): boolean;
 	readonly inFlightId: number;
 	status(): CoreStatus;
-	addListener(listener: (event: AgentEvent) => void): void;
+	/** hears: which event types to build and pass (core/types EventFilter). */
+	addListener(listener: (event: AgentEvent) => void, hears?: (type: AgentEvent["type"]) => boolean): void;
 }
 
 /** What the agent machine is made of, as the port sees it (agent/machine builds it). */
@@ -103,10 +106,38 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 	// Watches of submits not yet given an id, by source: the core may start a
 	// request (agent_start) before its submit settles.
 	const pending: Array<{ key: string; watch: Watch }> = [];
+	// Every watch in force, and how many of them name each type: the core builds
+	// only the events some watch hears (a streamed delta nobody watches costs nothing).
+	const live = new Set<Watch>();
+	const named = new Map<string, number>();
+	const hold = (w: Watch, step: 1 | -1) => {
+		if (step === 1) {
+			if (live.has(w)) return;
+			live.add(w);
+		} else if (!live.delete(w)) return;
+		for (const type of w.types) {
+			const n = (named.get(type) ?? 0) + step;
+			if (n) named.set(type, n);
+			else named.delete(type);
+		}
+	};
+	const hears = (type: AgentEvent["type"]): boolean => {
+		if (!live.size) return false;
+		// agent_end ends a watch; agent_start matches a pending one to its request.
+		if (type === "agent_end" || (type === "agent_start" && pending.length)) return true;
+		return named.has(type) || (type === "tool_execution_end" && named.has("tool_execution_failed"));
+	};
 	const watch = (id: number, w: Watch) => {
 		watched.set(id, w);
+		hold(w, 1);
 		// Bounded: a request that ended before its submit settled leaves an entry behind.
-		if (watched.size > AGENT_PORT_CALLS_MAX) watched.delete(watched.keys().next().value as number);
+		if (watched.size > AGENT_PORT_CALLS_MAX) unwatch(watched.keys().next().value as number);
+	};
+	const unwatch = (id: number) => {
+		const w = watched.get(id);
+		if (!w) return;
+		watched.delete(id);
+		hold(w, -1);
 	};
 
 	// A message that cannot be copied (a bug) is logged, never thrown into the core.
@@ -126,8 +157,10 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 			if (at >= 0) watch(event.request_id, (w = pending.splice(at, 1)[0].watch));
 		}
 		if (!w) return;
-		if (w.types.includes(event.type)) post({ type: "event", call: w.call, event });
-		if (event.type === "agent_end") watched.delete(event.request_id);
+		if (w.types.includes(event.type) || (event.type === "tool_execution_end" && event.is_error && w.types.includes("tool_execution_failed"))) {
+			post({ type: "event", call: w.call, event });
+		}
+		if (event.type === "agent_end") unwatch(event.request_id);
 	};
 
 	function start(message: Extract<ToAgent, { type: "start" }>): void {
@@ -135,7 +168,7 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 		settings = new SettingsMirror(message.settings, log);
 		online = message.online;
 		parts = options.open(settings, (event) => post({ type: "out", event }), waiters.gate);
-		parts.core.addListener(onEvent);
+		parts.core.addListener(onEvent, hears);
 		const commands: CommandInfo[] = parts.commands(CONSOLE_CHAT).map((c) => ({
 			name: c.name, usage: c.usage, help: c.help,
 		}));
@@ -151,19 +184,22 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 		const entry = m.events.length ? { key: sourceKey(request), watch: { call, types: m.events } } : undefined;
 		if (entry) {
 			pending.push(entry);
-			if (pending.length > AGENT_PORT_CALLS_MAX) pending.shift();
+			hold(entry.watch, 1);
+			if (pending.length > AGENT_PORT_CALLS_MAX) hold(pending.shift()!.watch, -1);
 		}
 		let id: number;
 		try {
 			id = await agent.core.submit(request, m.wait_ms);
 		} catch (error) {
+			// Never queued, so never started: its watch goes.
+			if (entry) hold(entry.watch, -1);
 			return fail(call, messageOf(error));
 		} finally {
 			const at = entry ? pending.indexOf(entry) : -1;
 			if (at >= 0) pending.splice(at, 1);
 		}
 		if (entry && !watched.has(id)) watch(id, entry.watch);
-		post({ type: "accepted", call, request_id: id });
+		if (!m.response || m.accepted !== false) post({ type: "accepted", call, request_id: id });
 		if (!m.response) return;
 		let response: AgentResponse;
 		try {
@@ -171,7 +207,7 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 		} catch (error) {
 			// Nobody would read the answer any more: stop the work instead of parking it.
 			agent.core.cancel(id);
-			watched.delete(id);
+			unwatch(id);
 			if (error instanceof Error && error.name === "ResponseTimeout") {
 				return fail(call, `no answer within ${Math.round(m.response_ms / 1000)} s, so the request was cancelled; try again, or check the LLM with llm test.`);
 			}

@@ -32,7 +32,7 @@ import type { ChatRequest, ChatResponse, LlmEvent, Message, ToolCall, ToolMessag
 import {
 	RequestFlag,
 	type AgentEvent, type AgentRequest, type AgentResponse, type CallCap, type ChatModel, type CompletionObserver,
-	type CompletionSummary, type ContextProvider, type ContextRecord, type CoreMetrics, type EventListener,
+	type CompletionSummary, type ContextProvider, type ContextRecord, type CoreMetrics, type EventFilter, type EventListener,
 	type OutEvent, type Persist, type Phase, type RequestGate, type ToolCallInfo, type ToolOutcome,
 } from "core/types";
 import { Mailbox, type CoreTimers } from "core/mailbox";
@@ -141,6 +141,8 @@ export class Core {
 	/** The system message the last request laid out, for the next to reuse (core/context). */
 	#system: SystemParts | undefined = undefined;
 	readonly #listeners: EventListener[] = [];
+	/** The listeners that hear only some types. */
+	readonly #filters = new Map<EventListener, EventFilter>();
 	readonly #observers: CompletionObserver[] = [];
 	#lastMetrics: CoreMetrics | undefined = undefined;
 
@@ -199,15 +201,24 @@ export class Core {
 		this.cancel(0);
 	}
 
-	addListener(listener: EventListener): void {
+	/** Adds a listener of every event, or of the types hears() says yes to. */
+	addListener(listener: EventListener, hears?: EventFilter): void {
 		if (this.#listeners.includes(listener)) return;
 		if (this.#listeners.length >= CORE_EVENT_LISTENERS_MAX) throw new Error(`core: at most ${CORE_EVENT_LISTENERS_MAX} event listeners`);
 		this.#listeners.push(listener);
+		if (hears) this.#filters.set(listener, hears);
 	}
 
 	removeListener(listener: EventListener): void {
 		const at = this.#listeners.indexOf(listener);
 		if (at >= 0) this.#listeners.splice(at, 1);
+		this.#filters.delete(listener);
+	}
+
+	// Whether a listener hears this type (then the event is built).
+	#heard(type: AgentEvent["type"]): boolean {
+		for (const listener of this.#listeners) if (this.#filters.get(listener)?.(type) ?? true) return true;
+		return false;
 	}
 
 	addCompletionObserver(observer: CompletionObserver): void {
@@ -506,7 +517,7 @@ export class Core {
 	}
 
 	#onLlmEvent(run: Run, event: LlmEvent): void {
-		if (!this.#listeners.length) return;   // nobody listens: no event objects per delta
+		if (!this.#heard(event.type)) return;   // nobody hears it: no event objects per delta
 		switch (event.type) {
 			case "message_start":
 				this.#emit(run, { type: "message_start", attempt: event.attempt });
@@ -597,9 +608,10 @@ export class Core {
 	// ---- outputs ----
 
 	#emit(run: Run, event: EventBody): void {
-		if (!this.#listeners.length) return;
+		if (!this.#heard(event.type)) return;
 		const full = { agent_id: this.agentId, request_id: run.request.request_id, session_id: run.request.session_id, ...event } as AgentEvent;
 		for (const listener of this.#listeners.slice()) {
+			if (!(this.#filters.get(listener)?.(event.type) ?? true)) continue;
 			try {
 				listener(full);
 			} catch (error) {

@@ -224,6 +224,13 @@ export type AgentEvent = EventBase & (
 /** Must not throw; a throw is traced and ignored. */
 export type EventListener = (event: AgentEvent) => void;
 
+/**
+ * Which event types a listener hears, asked before each event is built, so an
+ * event nobody hears (a streamed delta nobody watches) costs no object. Must
+ * not throw; cheap (it runs per delta).
+ */
+export type EventFilter = (type: AgentEvent["type"]) => boolean;
+
 /** Outbound events to the router (SPEC §8). */
 export type OutEvent =
 	| { type: "out_message"; channel: string; chat_id: string; text: string; request_id: number; correlation_id: string }

@@ -46,6 +46,8 @@ export function partsOf(core: Core, more: Partial<AgentParts> = {}): AgentParts 
 export interface FakeMachine extends AgentMachine {
 	/** Raw messages main posted to it, in order. */
 	received: unknown[];
+	/** Messages it posted to main, in order (copies). */
+	sent: unknown[];
 	alive: boolean;
 	terminated: boolean;
 	/** Ends the machine as the host does on a crash: onerror(reason) on the creator's next turn. */
@@ -79,6 +81,7 @@ export class FakeAgents {
 		if (failure) throw new Error(failure);
 		const machine: FakeMachine = {
 			received: [],
+			sent: [],
 			alive: true,
 			terminated: false,
 			post: (message) => {
@@ -100,6 +103,7 @@ export class FakeAgents {
 		const receive = serveAgent({
 			post: (message) => {
 				const copied = copy(message);
+				machine.sent.push(copied);
 				later(() => machine.alive && handlers.onmessage(copied));
 			},
 			open: (settings, publish, online) => {

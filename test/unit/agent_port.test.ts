@@ -3,9 +3,10 @@
 // ends keep working, and the client, the service and the supervisor work
 // together over an in-process link that copies every message.
 import { AGENT_PORT_CALLS_MAX, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
-import { PortError, readFromAgent, readToAgent, type FromAgent, type ToAgent } from "agent/protocol";
+import { PortError, readFromAgent, readToAgent, type FromAgent, type ToAgent, type WatchableEvent } from "agent/protocol";
 import { AgentSupervisor } from "agent/supervisor";
-import { RequestFlag, type AgentEvent, type OutEvent } from "core/types";
+import { RequestFlag, type AgentEvent, type CallCap, type OutEvent } from "core/types";
+import { Core } from "core/core";
 import type { OnlineGate } from "net/online";
 import Timer from "timer";
 import { assert, test } from "testing";
@@ -99,13 +100,13 @@ test("malformed and unknown messages are refused with a sentence naming what is 
 });
 
 /** A supervisor over in-process agents whose core answers with model. */
-function setup(model: FakeModel, options: { commands?: boolean; backoffMs?: number[]; windowMs?: number } = {}) {
+function setup(model: FakeModel, options: { commands?: boolean; backoffMs?: number[]; windowMs?: number; callCap?: CallCap } = {}) {
 	const notices: string[] = [];
 	const logs: string[] = [];
 	const cores: ReturnType<typeof harness>[] = [];
 	const collections = { count: 0 };
 	const agents = new FakeAgents((settings, publish) => {
-		const h = harness(model, { publish });
+		const h = harness(model, { publish, ...(options.callCap ? { callCap: options.callCap } : {}) });
 		cores.push(h);
 		return partsOf(h.core, { collect: () => void collections.count++, commands: () => (options.commands ? echoCommands() : []), warnings: settings.get("memory.mode") ? [`memory is ${settings.get("memory.mode")}`] : [] });
 	});
@@ -143,6 +144,49 @@ test("ask over the port answers in the chat's current session, and only the watc
 	assert.ok(accepted > 0 && response.request_id === accepted, "the accepted id is the answered one");
 	assert.deepEqual(seen.map((e) => e.type), ["agent_start", "tool_execution_start", "agent_end"], "from agent_start on, though the core may start it before submit settles");
 	await s.supervisor.stop();
+});
+
+test("a console ask crosses the port in as few messages as it needs: no accepted, a tool's end only when it failed", async () => {
+	const s = setup(new FakeModel({ calls: [{ name: "get_time" }] }, { text: "it is noon" }, { calls: [{ name: "broken" }] }, { text: "that failed" }), {
+		callCap: (call) => (call.name === "broken" ? { content: "the pin is not wired: check it", is_error: true } : { content: "12:00" }),
+	});
+	await s.supervisor.start();
+	const types = (from: number) => s.agents.last.sent.slice(from).map((m) => {
+		const message = m as { type: string; event?: { type: string; is_error?: boolean } };
+		return message.event ? `${message.type}:${message.event.type}${message.event.is_error ? "!" : ""}` : message.type;
+	});
+	const seen: string[] = [];
+	const options = { waitMs: 1000, responseMs: 5000, events: ["tool_execution_start", "tool_execution_failed"] as WatchableEvent[], onEvent: (e: AgentEvent) => seen.push(e.type) };
+	let from = s.agents.last.sent.length;
+	assert.equal((await s.client.ask(ask("what time is it?"), options)).text, "it is noon");
+	assert.deepEqual(types(from), ["event:tool_execution_start", "response"], "one message for the tool, one for the answer");
+	from = s.agents.last.sent.length;
+	assert.equal((await s.client.ask(ask("and the pin?"), options)).text, "that failed");
+	assert.deepEqual(types(from), ["event:tool_execution_start", "event:tool_execution_end!", "response"], "a failed tool's end comes");
+	assert.deepEqual(seen, ["tool_execution_start", "tool_execution_start", "tool_execution_end"]);
+	from = s.agents.last.sent.length;
+	let accepted = 0;
+	await s.client.ask(ask("again"), { waitMs: 1000, responseMs: 5000, onAccepted: (id) => (accepted = id) });
+	assert.deepEqual(types(from), ["accepted", "response"], "accepted comes to an ask that wants it");
+	assert.ok(accepted > 0);
+	await s.supervisor.stop();
+});
+
+test("the core builds only the events its listeners hear (a streamed delta nobody watches costs no object)", async () => {
+	const model = new FakeModel({ text: "a streamed answer" });
+	const asked: string[] = [];
+	const heard: string[] = [];
+	const core = new Core({ agentId: "root", model, systemPrompt: "You are a test agent.", callCap: () => ({ content: "" }), log: () => {} });
+	core.addListener((event) => heard.push(event.type), (type) => {
+		asked.push(type);
+		return type === "agent_start" || type === "agent_end";
+	});
+	core.start();
+	const id = await core.submit({ request_id: 0, flags: 0, session_id: "", user_text: "hi", source: SOURCE }, 1000);
+	assert.equal((await core.receiveFor(id, 5000)).text, "a streamed answer");
+	assert.deepEqual(heard, ["agent_start", "agent_end"], "only the types it hears reach it");
+	assert.ok(asked.includes("message_update"), "the delta was offered to the filter, and not built");
+	core.stop();
 });
 
 test("a submit nobody waits on still hears its request's watched events after it was accepted (a chat's streamed reply)", async () => {
