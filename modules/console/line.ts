@@ -37,6 +37,7 @@ export class LineEditor {
 	#options: LineEditorOptions;
 	#lineEnd: string;
 	#buffer: Uint8Array;
+	#max: number;   // the buffer's length, read per byte (a field, not the typed array's getter)
 	#length = 0;
 	#state = State.Text;
 	#escapeLength = 0;
@@ -48,6 +49,7 @@ export class LineEditor {
 		this.#options = options;
 		this.#lineEnd = options.lineEnd ?? "\r\n";
 		this.#buffer = new Uint8Array(options.maxBytes);
+		this.#max = options.maxBytes;
 	}
 
 	/** Takes one byte; returns an event when it ends a line. */
@@ -138,11 +140,12 @@ export class LineEditor {
 	}
 
 	#append(byte: number): void {
-		if (this.#length === this.#buffer.length) {
+		if (this.#length === this.#max) {
 			this.#state = State.Overflow;
 			return;
 		}
 		this.#buffer[this.#length++] = byte;
+		if (!this.#options.echo) return;   // a pipe: no string per byte
 		if (byte < 0x80) this.#echo(String.fromCharCode(byte));
 		else this.#echoCompletedCharacter();
 	}

@@ -23,7 +23,6 @@ const UART0 = { port: 0, receive: 44, transmit: 43, baud: CONSOLE_BAUD };
 
 /** Opens the console port and returns its Repl, not yet started. */
 export function openConsole(options: Omit<ReplOptions, "write">): Repl {
-	const byte = new Uint8Array(1);
 	// The SDK's typings lack onError; the lin host and ECMA-419 both call it.
 	const serialOptions = {
 		...UART0,
@@ -40,11 +39,11 @@ export function openConsole(options: Omit<ReplOptions, "write">): Repl {
 	const serial = new Serial(serialOptions);
 	// Reads while the Repl wants bytes; what is left stays in the port.
 	const pump = () => {
-		while (repl.wantsInput) {
+		let more = repl.wantsInput;
+		while (more) {
 			const value = serial.read();
 			if (typeof value !== "number") return;
-			byte[0] = value;
-			repl.receive(byte);
+			more = repl.take(value);
 		}
 	};
 	const repl: Repl = new Repl({

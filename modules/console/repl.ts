@@ -102,6 +102,18 @@ export class Repl {
 		this.#prompt(false);
 	}
 
+	/**
+	 * Takes one console byte, which the caller read while wantsInput was true;
+	 * returns wantsInput after it (a port reads byte by byte with this, no array).
+	 */
+	take(byte: number): boolean {
+		const event = this.#editor.feed(byte);
+		if (event) this.#accept(event);
+		const more = this.wantsInput;
+		if (!more && this.accepting) this.#heldBack = true;
+		return more;
+	}
+
 	/** Takes console bytes; returns how many it consumed (fewer once not accepting, or while the waiting lines are full). */
 	receive(bytes: Uint8Array): number {
 		let used = 0;

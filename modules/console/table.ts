@@ -11,16 +11,19 @@ export type Resolution = { command: Command; args: string } | { hint: string };
 
 export class CommandTable {
 	#commands: Command[] = [];
+	/** The same commands by name: every line typed looks up one or two names. */
+	#byName = new Map<string, Command>();
 
 	/** Adds commands; throws on a malformed or duplicate name, adding none of them. */
 	add(...commands: Command[]): void {
-		const names = new Set(this.#commands.map((c) => c.name));
+		const names = new Set<string>();
 		for (const command of commands) {
 			if (!NAME_PATTERN.test(command.name)) throw new Error(`console: command name "${command.name}" must be one or two lowercase words.`);
-			if (names.has(command.name)) throw new Error(`console: command "${command.name}" is already in the table.`);
+			if (this.#byName.has(command.name) || names.has(command.name)) throw new Error(`console: command "${command.name}" is already in the table.`);
 			names.add(command.name);
 		}
 		this.#commands.push(...commands);
+		for (const command of commands) this.#byName.set(command.name, command);
 	}
 
 	/** Every command, in the order added (the order of `help`). */
@@ -33,10 +36,9 @@ export class CommandTable {
 		const trimmed = line.trim();
 		const [first = "", second] = trimmed.split(/\s+/, 2);
 		const afterFirst = trimmed.slice(first.length).trimStart();
-		const pick = (name: string) => this.#commands.find((c) => c.name === name);
-		const pair = second === undefined ? undefined : pick(`${first} ${second}`);
+		const pair = second === undefined ? undefined : this.#byName.get(`${first} ${second}`);
 		if (pair) return { command: pair, args: afterFirst.slice(second!.length).trim() };
-		const single = pick(first);
+		const single = this.#byName.get(first);
 		if (single) return { command: single, args: afterFirst };
 		const group = this.#commands.filter((c) => c.name.startsWith(first + " ")).map((c) => c.name.slice(first.length + 1));
 		if (group.length) return { hint: `${first} needs one of: ${group.join(", ")} — type help` };

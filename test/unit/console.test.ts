@@ -303,10 +303,13 @@ test("while the waiting lines are full no more input is taken, and reading goes 
 	const { state, type, repl } = harness([slow]);
 	const input = "slow\n" + Array.from({ length: CONSOLE_PENDING_LINES + 3 }, (_, i) => `config set llm.model m${i}\n`).join("");
 	const firstLines = "slow\n".length + Array.from({ length: CONSOLE_PENDING_LINES }, (_, i) => `config set llm.model m${i}\n`.length).reduce((a, b) => a + b, 0);
-	// As console/port reads: one byte at a time, while the console wants input.
+	// As console/port reads: one byte at a time (take), while the console wants input.
 	const all = bytes(input);
 	let used = 0;
-	const pump = () => { while (used < all.length && repl.wantsInput) used += repl.receive(all.subarray(used, used + 1)); };
+	const pump = () => {
+		let more = repl.wantsInput;
+		while (more && used < all.length) more = repl.take(all[used++]);
+	};
 	pump();
 	assert.equal(used, firstLines, "reading stopped once the waiting lines were full");
 	assert.equal(repl.wantsInput, false);
