@@ -27,7 +27,8 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ backoffMs: LLM_RETRY_BACKOFF_MS, budgetMs: LLM_RETRY_BUDGET_MS });
 
-function cancelled(): LlmError {
+/** The error of a call cancelled through its signal. */
+export function cancelled(): LlmError {
 	return new LlmError("aborted", "the LLM request was cancelled");
 }
 
@@ -54,39 +55,55 @@ export const systemClock: Clock = Object.freeze({
 
 export interface RetryInfo { attempt: number; delayMs: number; error: LlmError }
 
+export interface RetryContext {
+	policy?: RetryPolicy;
+	clock?: Clock;
+	signal?: AbortSignalLike;
+	onRetry?: (info: RetryInfo) => void;
+}
+
+/**
+ * What follows the failure of attempt n (thrown: what it threw) of a call whose
+ * first attempt began at startedAt (clock.now()): the LlmError that ends the
+ * call, or how many ms to wait before attempt n + 1 (onRetry is told first).
+ * The one rule for withRetries and the runtime's calls.
+ */
+export function afterFailure(thrown: unknown, n: number, startedAt: number, { policy = DEFAULT_RETRY_POLICY, clock = systemClock, signal, onRetry }: RetryContext): LlmError | number {
+	const error = thrown instanceof LlmError ? thrown : new LlmError("protocol", messageOf(thrown));
+	if (signal?.aborted || error.kind === "aborted") return error.kind === "aborted" ? error : cancelled();
+	if (!error.retryable) return n > 1 ? withAttempts(error, n) : error;
+	if (n > policy.backoffMs.length) return withAttempts(error, n);
+	const delayMs = error.retryAfterMs ?? policy.backoffMs[n - 1];
+	const elapsed = clock.now() - startedAt;
+	if (elapsed + delayMs > policy.budgetMs) {
+		const why = error.retryAfterMs !== undefined && delayMs > policy.budgetMs
+			? `the server asked to wait ${Math.ceil(delayMs / 1000)} s, longer than the retry budget of ${Math.round(policy.budgetMs / 1000)} s`
+			: `the retry budget of ${Math.round(policy.budgetMs / 1000)} s is spent`;
+		return withAttempts(error, n, why);
+	}
+	onRetry?.({ attempt: n, delayMs, error });
+	return delayMs;
+}
+
 /**
  * Runs attempt(1), attempt(2), ... as the policy allows. Resolves with the first
  * success; rejects with the last error (LlmError), its message telling how many
  * attempts were made when there was more than one.
  */
-export async function withRetries<T>(
-	attempt: (n: number) => Promise<T>,
-	{ policy = DEFAULT_RETRY_POLICY, clock = systemClock, signal, onRetry }: {
-		policy?: RetryPolicy; clock?: Clock; signal?: AbortSignalLike; onRetry?: (info: RetryInfo) => void;
-	} = {},
-): Promise<T> {
+export async function withRetries<T>(attempt: (n: number) => Promise<T>, context: RetryContext = {}): Promise<T> {
+	const clock = context.clock ?? systemClock;
 	const start = clock.now();
 	for (let n = 1; ; n++) {
-		if (signal?.aborted) throw cancelled();
-		let error: LlmError;
+		if (context.signal?.aborted) throw cancelled();
+		let thrown: unknown;
 		try {
 			return await attempt(n);
-		} catch (thrown) {
-			error = thrown instanceof LlmError ? thrown : new LlmError("protocol", messageOf(thrown));
+		} catch (error) {
+			thrown = error;
 		}
-		if (signal?.aborted || error.kind === "aborted") throw error.kind === "aborted" ? error : cancelled();
-		if (!error.retryable) throw n > 1 ? withAttempts(error, n) : error;
-		if (n > policy.backoffMs.length) throw withAttempts(error, n);
-		const delayMs = error.retryAfterMs ?? policy.backoffMs[n - 1];
-		const elapsed = clock.now() - start;
-		if (elapsed + delayMs > policy.budgetMs) {
-			const why = error.retryAfterMs !== undefined && delayMs > policy.budgetMs
-				? `the server asked to wait ${Math.ceil(delayMs / 1000)} s, longer than the retry budget of ${Math.round(policy.budgetMs / 1000)} s`
-				: `the retry budget of ${Math.round(policy.budgetMs / 1000)} s is spent`;
-			throw withAttempts(error, n, why);
-		}
-		onRetry?.({ attempt: n, delayMs, error });
-		await clock.sleep(delayMs, signal);
+		const next = afterFailure(thrown, n, start, context);
+		if (typeof next !== "number") throw next;
+		await clock.sleep(next, context.signal);
 	}
 }
 

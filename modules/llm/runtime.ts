@@ -22,11 +22,10 @@ import { checkImageUse, prepareImage, type ImageFiles } from "llm/media";
 import { loadStored } from "llm/body";
 import { llmSetting, readSettings, resolveProfile } from "llm/profiles";
 import type { BackendRegistry } from "llm/registry";
-import { DEFAULT_RETRY_POLICY, systemClock, withRetries, type Clock, type RetryInfo, type RetryPolicy } from "llm/retry";
-import { safeEmitter } from "llm/wire";
+import { DEFAULT_RETRY_POLICY, afterFailure, cancelled, systemClock, type Clock, type RetryContext, type RetryInfo, type RetryPolicy } from "llm/retry";
 import {
 	LlmError,
-	type ChatOptions, type ChatRequest, type ChatResponse, type LlmBackend, type LlmEvent, type MediaRequest, type ModelProfile,
+	type ChatOptions, type ChatRequest, type ChatResponse, type ChatSettle, type LlmBackend, type LlmEvent, type MediaRequest, type ModelProfile,
 	type PreparedImage,
 	type ContentPart, type ImagePart,
 } from "llm/types";
@@ -168,50 +167,16 @@ export class Llm {
 		else this.#busy = false;
 	}
 
-	/**
-	 * One call: checks, waits for the LLM slot, sends with retries. Resolves with the
-	 * guidance answer when not configured; otherwise rejects with LlmError.
-	 */
-	async #call(
-		check: (profile: ModelProfile) => void,
-		send: (backend: LlmBackend, options: ChatOptions) => Promise<ChatResponse>,
-		options: ChatOptions,
-	): Promise<ChatResponse> {
-		const startedAt = this.#clock.now();
-		const emit = safeEmitter(options.onEvent);
-		const current = this.#current();
-		if (typeof current === "string") throw new LlmError("config", current);
-		const waiting = this.#acquire(options.signal);
-		if (waiting) await waiting;
-		// The runtime may have been retired while we waited: take the current one.
-		const runtime = this.#current();
-		try {
-			if (typeof runtime === "string") throw new LlmError("config", runtime);
-			check(runtime.profile);
-			const limits = runtime.limits ??= this.#limits();
-			const refusal = this.#limiter.check(limits);
-			if (refusal) throw new LlmError("limit", refusal);
-			this.#limiter.recordCall(limits);
-			runtime.active++;
-			let attempts = 0;
-			try {
-				const response = await withRetries((n) => {
-					attempts = n;
-					return send(runtime.backend, {
-						signal: options.signal,
-						onEvent: (event: LlmEvent) => emit(event.type === "message_start" ? { ...event, attempt: n } : event),
-					});
-				}, { policy: this.#options.retry ?? DEFAULT_RETRY_POLICY, clock: this.#clock, signal: options.signal, onRetry: this.#options.onRetry ?? traceRetry });
-				this.#limiter.recordTokens(response.usage.input_tokens + response.usage.output_tokens);
-				return { ...response, attempts, elapsed_ms: this.#clock.now() - startedAt };
-			} finally {
-				runtime.active--;
-				if (runtime.retired && !runtime.active) runtime.backend.deinit();
-			}
-		} finally {
-			this.#release();
-		}
-	}
+	/** What a Call needs of this service, made once. */
+	readonly #host: CallHost = {
+		clock: () => this.#clock,
+		current: () => this.#current(),
+		acquire: (signal) => this.#acquire(signal),
+		release: () => this.#release(),
+		limits: () => this.#limits(),
+		limiter: () => this.#limiter,
+		retry: () => ({ policy: this.#options.retry ?? DEFAULT_RETRY_POLICY, clock: this.#clock, onRetry: this.#options.onRetry ?? traceRetry }),
+	};
 
 	/**
 	 * Why no call can be sent now: the guidance when the LLM is not configured,
@@ -229,7 +194,12 @@ export class Llm {
 
 	/** A chat completion. See the file comment for what happens before sending. */
 	chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
-		return this.#call((profile) => checkChat(request, profile), (backend, o) => backend.chat(backend.acceptsStored ? request : loadStored(request), o), options);
+		let call: ChatCall | undefined = undefined;
+		const promise = new Promise<ChatResponse>((resolve, reject) => {
+			call = new ChatCall(this.#host, request, options, resolve, reject);
+		});
+		(call as unknown as ChatCall).begin();
+		return promise;
 	}
 
 	/** One-shot image inference (the inspect_image tool). */
@@ -241,14 +211,15 @@ export class Llm {
 			if (prepared && "bytes" in prepared && "path" in request.image) this.#buffers.free(prepared.bytes);
 			prepared = undefined;
 		};
-		return this.#call(
-			(profile) => {
-				release();
-				prepared = prepareImage(request.image, profile, this.#options.files, this.#buffers);
-			},
-			(backend, o) => backend.infer_media({ prompt: request.prompt, image: prepared!, system: request.system, max_tokens: request.max_tokens }, o),
-			options,
-		).finally(release);
+		return new Promise<ChatResponse>((resolve, reject) => {
+			new FunctionCall(this.#host, options, resolve, reject,
+				(profile) => {
+					release();
+					prepared = prepareImage(request.image, profile, this.#options.files, this.#buffers);
+				},
+				(backend, o) => backend.infer_media({ prompt: request.prompt, image: prepared!, system: request.system, max_tokens: request.max_tokens }, o),
+			).begin();
+		}).finally(release);
 	}
 
 	status(): LlmStatus {
@@ -286,6 +257,199 @@ export class Llm {
 		this.#stopListening();
 		this.#retire();
 		this.#closed = true;
+	}
+}
+
+/** What a Call reaches of its Llm (the service's private parts, through closures made once). */
+interface CallHost {
+	clock(): Clock;
+	/** The runtime for the current config, or the guidance; throws when the service is closed. */
+	current(): Runtime | string;
+	acquire(signal: AbortSignalLike | undefined): Promise<void> | undefined;
+	release(): void;
+	limits(): Limits;
+	limiter(): UsageLimiter;
+	retry(): RetryContext;
+}
+
+/**
+ * One call (chat or media) from its start to its end, as one object: checks,
+ * the LLM slot, limits, the attempts and the waits between them (llm/retry's
+ * rule), usage. It is the attempts' options (onEvent is a method) and hears
+ * each one's outcome (ChatSettle), so a chat call costs one promise (the one
+ * chat() returns), where an async function and an await per layer (runtime,
+ * retries, exchange, HTTP client) cost XS heap at every round.
+ */
+abstract class Call implements ChatOptions, ChatSettle {
+	readonly signal: AbortSignalLike | undefined;
+	readonly #host: CallHost;
+	readonly #onEvent: ((event: LlmEvent) => void) | undefined;
+	readonly #resolve: (response: ChatResponse) => void;
+	readonly #reject: (error: unknown) => void;
+	readonly #startedAt: number;
+	#runtime: Runtime | undefined = undefined;
+	#holding = false;          // the LLM slot is ours
+	#attempts = 0;
+	#retryStart = 0;
+	#done = false;
+	#traced = false;
+
+	constructor(host: CallHost, options: ChatOptions, resolve: (response: ChatResponse) => void, reject: (error: unknown) => void) {
+		this.#host = host;
+		this.signal = options.signal;
+		this.#onEvent = options.onEvent;
+		this.#resolve = resolve;
+		this.#reject = reject;
+		this.#startedAt = host.clock().now();
+	}
+
+	/** Refuses, before anything is sent, what the profile cannot do (throws). */
+	protected abstract check(profile: ModelProfile): void;
+	/** Sends one attempt through backend; the outcome goes to this call's resolve / reject. */
+	protected abstract send(backend: LlmBackend): void;
+
+	/** Starts the call: the slot when free, else after waiting for it. */
+	begin(): void {
+		let waiting: Promise<void> | undefined;
+		try {
+			const current = this.#host.current();
+			if (typeof current === "string") throw new LlmError("config", current);
+			waiting = this.#host.acquire(this.signal);
+		} catch (error) {
+			return this.#end(error);
+		}
+		if (waiting) waiting.then(() => this.#granted(), (error) => this.#end(error));
+		else this.#granted();
+	}
+
+	#granted(): void {
+		this.#holding = true;
+		let runtime: Runtime;
+		try {
+			// The runtime may have been retired while we waited: take the current one.
+			const current = this.#host.current();
+			if (typeof current === "string") throw new LlmError("config", current);
+			runtime = current;
+			this.check(runtime.profile);
+			const limits = runtime.limits ??= this.#host.limits();
+			const limiter = this.#host.limiter();
+			const refusal = limiter.check(limits);
+			if (refusal) throw new LlmError("limit", refusal);
+			limiter.recordCall(limits);
+		} catch (error) {
+			return this.#end(error);
+		}
+		runtime.active++;
+		this.#runtime = runtime;
+		this.#retryStart = this.#host.clock().now();
+		this.#attempt();
+	}
+
+	#attempt(): void {
+		if (this.#done) return;
+		this.#attempts++;
+		if (this.signal?.aborted) return this.#end(cancelled());
+		try {
+			this.send((this.#runtime as Runtime).backend);
+		} catch (error) {
+			this.reject(error as LlmError);
+		}
+	}
+
+	/** ChatOptions: an attempt's event, numbered, to the caller's listener (its throws traced, never propagated). */
+	onEvent(event: LlmEvent): void {
+		const onEvent = this.#onEvent;
+		if (!onEvent || this.#done) return;
+		try {
+			onEvent(event.type === "message_start" ? { ...event, attempt: this.#attempts } : event);
+		} catch (error) {
+			if (!this.#traced) logLine("warn", `llm: an onEvent listener threw on ${event.type} (later throws are not traced): ${messageOf(error)}`);
+			this.#traced = true;
+		}
+	}
+
+	/** ChatSettle: the attempt succeeded. */
+	resolve(response: ChatResponse): void {
+		if (this.#done) return;
+		try {
+			this.#host.limiter().recordTokens(response.usage.input_tokens + response.usage.output_tokens);
+		} catch (error) {
+			return this.#end(error);
+		}
+		this.#end(undefined, { ...response, attempts: this.#attempts, elapsed_ms: this.#host.clock().now() - this.#startedAt });
+	}
+
+	/** ChatSettle: the attempt failed; another follows after the policy's wait, or the call ends. */
+	reject(error: LlmError): void {
+		if (this.#done) return;
+		const context = this.#host.retry();
+		context.signal = this.signal;
+		const next = afterFailure(error, this.#attempts, this.#retryStart, context);
+		if (typeof next !== "number") return this.#end(next);
+		(context.clock as Clock).sleep(next, this.signal).then(() => this.#attempt(), (failure) => this.#end(failure));
+	}
+
+	/** The one way out: the backend and the slot go back, then the caller hears. */
+	#end(error: unknown, response?: ChatResponse): void {
+		if (this.#done) return;
+		this.#done = true;
+		const runtime = this.#runtime;
+		this.#runtime = undefined;
+		if (runtime) {
+			runtime.active--;
+			try {
+				if (runtime.retired && !runtime.active) runtime.backend.deinit();
+			} catch (failure) {
+				logLine("warn", `llm: releasing a retired backend failed: ${messageOf(failure)}`);
+			}
+		}
+		if (this.#holding) {
+			this.#holding = false;
+			this.#host.release();
+		}
+		if (response) this.#resolve(response);
+		else this.#reject(error);
+	}
+}
+
+/** A chat call: the request checked against the profile, sent through backend.start when it has one. */
+class ChatCall extends Call {
+	readonly #request: ChatRequest;
+
+	constructor(host: CallHost, request: ChatRequest, options: ChatOptions, resolve: (response: ChatResponse) => void, reject: (error: unknown) => void) {
+		super(host, options, resolve, reject);
+		this.#request = request;
+	}
+
+	protected check(profile: ModelProfile): void {
+		checkChat(this.#request, profile);
+	}
+
+	protected send(backend: LlmBackend): void {
+		const request = backend.acceptsStored ? this.#request : loadStored(this.#request);
+		if (backend.start) backend.start(request, this, this);
+		else backend.chat(request, this).then((response) => this.resolve(response), (error: LlmError) => this.reject(error));
+	}
+}
+
+/** A call whose check and send are functions (media: the image is prepared in check). */
+class FunctionCall extends Call {
+	readonly #check: (profile: ModelProfile) => void;
+	readonly #send: (backend: LlmBackend, options: ChatOptions) => Promise<ChatResponse>;
+
+	constructor(host: CallHost, options: ChatOptions, resolve: (response: ChatResponse) => void, reject: (error: unknown) => void,
+		check: (profile: ModelProfile) => void, send: (backend: LlmBackend, options: ChatOptions) => Promise<ChatResponse>) {
+		super(host, options, resolve, reject);
+		this.#check = check;
+		this.#send = send;
+	}
+
+	protected check(profile: ModelProfile): void {
+		this.#check(profile);
+	}
+
+	protected send(backend: LlmBackend): void {
+		this.#send(backend, this).then((response) => this.resolve(response), (error: LlmError) => this.reject(error));
 	}
 }
 

@@ -215,12 +215,24 @@ export interface BackendEnv {
 	buffers?: BufferPool;
 }
 
+/** Who hears how an LLM attempt ended (LlmBackend.start): exactly one of the two, once. */
+export interface ChatSettle {
+	resolve(response: ChatResponse): void;
+	reject(error: LlmError): void;
+}
+
 /** One backend instance, bound to one profile between init and deinit. */
 export interface LlmBackend {
 	/** Checks the profile; throws LlmError (kind "config") with guidance when unusable. */
 	init(profile: ModelProfile, env: BackendEnv): void;
 	/** One HTTP attempt. Rejects with LlmError only. */
 	chat(request: ChatRequest, options: ChatOptions): Promise<ChatResponse>;
+	/**
+	 * chat() without a promise (optional; the runtime uses it when there): settle
+	 * hears the outcome, possibly before start() returns. options.onEvent is
+	 * called as a method of options. Never throws.
+	 */
+	start?(request: ChatRequest, options: ChatOptions, settle: ChatSettle): void;
 	/** True when chat() takes stored history placeholders (StoredRef); otherwise the runtime loads them first. */
 	readonly acceptsStored?: boolean;
 	/**

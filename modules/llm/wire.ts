@@ -11,7 +11,7 @@
 // reasoning and tool calls as single deltas, so consumers need one code path.
 import { LLM_REPLY_MAX_BYTES } from "budgets";
 import { decodeUtf8, encodeUtf8, utf8Boundary } from "net/utf8";
-import { HttpError, type HttpResponse } from "net/types";
+import { HttpError, type AbortSignalLike, type HttpRequest, type HttpResponse, type HttpSettle } from "net/types";
 import { base64Length, encodeInto } from "util/base64";
 import { heapBuffers, type BufferPool } from "util/buffers";
 import { emptyUsage } from "llm/json";
@@ -19,7 +19,7 @@ import { JsonReader, JsonSyntax } from "llm/scan";
 import { SseParser } from "net/sse";
 import {
 	LlmError,
-	type AssistantDelta, type AssistantMessage, type BackendEnv, type BackendRegistration, type ChatOptions, type ChatRequest,
+	type AssistantDelta, type AssistantMessage, type BackendEnv, type BackendRegistration, type ChatOptions, type ChatRequest, type ChatSettle,
 	type ChatResponse, type ContentPart, type FinishReason, type ImagePart, type JsonObject, type JsonValue, type LlmBackend,
 	type LlmEvent, type Message, type ModelProfile, type PreparedMediaRequest, type Usage,
 } from "llm/types";
@@ -93,6 +93,8 @@ export interface ExchangeSpec {
 	assembler(emit: (delta: AssistantDelta) => void, reader?: JsonReader): StreamAssembler;
 	/** The reader parse() and the assembler use (the backend's own, kept across calls). */
 	reader?: JsonReader;
+	/** An SSE parser to reuse (the backend's own, reset for each attempt); else one is made. */
+	sse?: SseParser;
 }
 
 /** base_url + "/" + path, with exactly one slash between them. */
@@ -203,20 +205,6 @@ function originOf(url: string): string {
 	return match ? match[0] : url;
 }
 
-/** Calls onEvent, tracing (never propagating) what it throws. */
-export function safeEmitter(onEvent: ((event: LlmEvent) => void) | undefined): (event: LlmEvent) => void {
-	if (!onEvent) return () => {};
-	let traced = false;
-	return (event) => {
-		try {
-			onEvent(event);
-		} catch (error) {
-			if (!traced) logLine("warn", `llm: an onEvent listener threw on ${event.type} (later throws are not traced): ${messageOf(error)}`);
-			traced = true;
-		}
-	};
-}
-
 function emitWhole(message: AssistantMessage, emit: (event: LlmEvent) => void): void {
 	if (message.reasoning_content) emit({ type: "message_update", delta: { type: "reasoning", text: message.reasoning_content } });
 	if (message.content) emit({ type: "message_update", delta: { type: "text", text: message.content } });
@@ -236,114 +224,196 @@ function parseWhole(spec: ExchangeSpec, bytes: Uint8Array): ParsedReply {
 	}
 }
 
-/** One POST and its reply. Rejects with LlmError only. */
-export async function exchange(env: BackendEnv, profile: ModelProfile, spec: ExchangeSpec, options: ChatOptions): Promise<ChatResponse> {
-	// The caller's listener is reached only through `listener`, emptied when the
-	// exchange ends: the closures made here (the HTTP client's onChunk, the SSE
-	// parser's and the assembler's callbacks) can outlive the call, and through
-	// onEvent they reached the core's request with its history window (a full
-	// window, ~300 KiB of agent heap, stayed alive until the next call).
-	let listener = options.onEvent;
-	const emit = safeEmitter(listener && ((event) => listener?.(event)));
-	const startedAt = env.now();
-	let started = false;
-	const start = () => {
-		if (started) return;
-		started = true;
-		emit({ type: "message_start", attempt: 1 });
-	};
-	// What a body callback threw, kept so the transport's "protocol" wrapper does not hide kind and status.
-	let sinkError: LlmError | undefined = undefined;
-	let assembler: StreamAssembler | undefined = undefined;
-	let reader: SseParser | undefined = undefined;
-	const buffers = env.buffers ?? heapBuffers;
-	let bodyBuffer: ArrayBufferLike | undefined = undefined;
-	try {
-		let body: string | Uint8Array;
-		if (spec.body instanceof BodyWriter) body = spec.body.view();
-		else {
-			const serialized = serializeBody(spec.body, spec.attachment, buffers);
-			body = serialized.body;
-			bodyBuffer = serialized.buffer;
-		}
-		if (spec.stream) {
-			assembler = spec.assembler((delta) => emit({ type: "message_update", delta }), spec.reader);
-			const sink = assembler;
-			reader = new SseParser(() => {}, undefined, (bytes, start, end) => sink.push(bytes, start, end));
-		}
-		const stream = reader;
-		let streamed = 0;
-		// An unstreamed reply is read from the client's (PSRAM) body buffer: no string of the whole body.
-		let whole: ParsedReply | undefined = undefined;
-		let response: HttpResponse;
-		try {
-			response = await env.transport.request({
-				method: "POST",
-				url: spec.url,
-				headers: spec.headers,
-				body,
-				signal: options.signal,
-				totalTimeoutMs: profile.timeout_ms,
-				maxBodyBytes: LLM_REPLY_MAX_BYTES,
-				onChunk: stream
-					? (bytes) => {
-						start();
-						try {
-							streamed += bytes.length;
-							if (streamed > LLM_REPLY_MAX_BYTES) throw new LlmError("network", `the LLM reply is larger than ${LLM_REPLY_MAX_BYTES} bytes; it was cut off: lower llm.max_tokens or ask for a shorter answer`);
-							stream.push(bytes);
-						} catch (error) {
-							sinkError = toLlmError(error, profile);
-							throw error;
-						}
-					}
-					: undefined,
-				onBody: stream
-					? undefined
-					: (bytes) => {
-						start();
-						try {
-							whole = parseWhole(spec, bytes);
-						} catch (error) {
-							sinkError = toLlmError(error, profile);
-							throw error;
-						}
-					},
-			});
-		} catch (error) {
-			throw sinkError ?? error;
-		}
-		let reply: ParsedReply;
-		if (stream && assembler) {
-			start();
-			stream.end();
-			reply = assembler.finish();
-		} else {
-			start();
-			// A transport without onBody (a custom or fake one) gave the body as a string.
-			reply = whole ?? parseWhole(spec, encodeUtf8(response.body));
-			emitWhole(reply.message, emit);
-		}
-		emit({ type: "message_end", message: reply.message, usage: reply.usage });
-		return {
-			message: reply.message,
-			finish_reason: reply.finish_reason,
-			usage: reply.usage ?? emptyUsage(),
-			model: reply.model || profile.model,
-			attempts: 1,
-			bytes_sent: response.bytesSent,
-			bytes_received: response.bytesReceived,
-			elapsed_ms: env.now() - startedAt,
-		};
-	} catch (error) {
-		const failure = toLlmError(error, profile);
-		if (started) emit({ type: "message_end", error: failure.message });
-		throw failure;
-	} finally {
-		listener = undefined;
-		if (bodyBuffer) buffers.free(bodyBuffer);
-		if (spec.body instanceof BodyWriter) spec.body.release();
+/**
+ * One POST and its reply, as one object: it is the HTTP request (onChunk or
+ * onBody is one of its methods) and it hears the HTTP outcome (HttpSettle), so
+ * an attempt makes no promise (with a transport that has start()), no closure
+ * per call and none per chunk or event; `settle` hears how it ended, once,
+ * with an LlmError only.
+ *
+ * The caller's options (its onEvent) and settle are dropped when the attempt
+ * ends: what outlives it (the HTTP client's last view of the request, a parser
+ * kept for the next call) must not reach the core's request and its history
+ * window (a full window, ~300 KiB of agent heap, once stayed alive that way).
+ */
+class Attempt implements HttpRequest, HttpSettle {
+	readonly method = "POST";
+	readonly url: string;
+	readonly headers: Readonly<Record<string, string>>;
+	body: string | Uint8Array = "";
+	readonly signal: AbortSignalLike | undefined;
+	readonly totalTimeoutMs: number;
+	readonly maxBodyBytes = LLM_REPLY_MAX_BYTES;
+	onChunk: ((bytes: Uint8Array) => void) | undefined = undefined;
+	onBody: ((bytes: Uint8Array) => void) | undefined = undefined;
+	readonly #env: BackendEnv;
+	readonly #profile: ModelProfile;
+	readonly #spec: ExchangeSpec;
+	#options: ChatOptions | undefined;
+	#settle: ChatSettle | undefined;
+	readonly #startedAt: number;
+	#started = false;
+	#traced = false;
+	/** What a body callback threw, kept so the transport's "protocol" wrapper does not hide kind and status. */
+	#sinkError: LlmError | undefined = undefined;
+	#assembler: StreamAssembler | undefined = undefined;
+	#sse: SseParser | undefined = undefined;
+	#streamed = 0;
+	/** An unstreamed reply, read from the client's (PSRAM) body buffer: no string of the whole body. */
+	#whole: ParsedReply | undefined = undefined;
+	#bodyBuffer: ArrayBufferLike | undefined = undefined;
+
+	constructor(env: BackendEnv, profile: ModelProfile, spec: ExchangeSpec, options: ChatOptions, settle: ChatSettle) {
+		this.#env = env;
+		this.#profile = profile;
+		this.#spec = spec;
+		this.#options = options;
+		this.#settle = settle;
+		this.url = spec.url;
+		this.headers = spec.headers;
+		this.signal = options.signal;
+		this.totalTimeoutMs = profile.timeout_ms;
+		this.#startedAt = env.now();
 	}
+
+	/** Sends the request; the outcome goes to settle. */
+	begin(): void {
+		const spec = this.#spec;
+		try {
+			if (spec.body instanceof BodyWriter) this.body = spec.body.view();
+			else {
+				const serialized = serializeBody(spec.body, spec.attachment, this.#env.buffers ?? heapBuffers);
+				this.body = serialized.body;
+				this.#bodyBuffer = serialized.buffer;
+			}
+			if (spec.stream) {
+				const assembler = this.#assembler = spec.assembler((delta) => this.#emit({ type: "message_update", delta }), spec.reader);
+				const kept = spec.sse;
+				const sse = this.#sse = kept && !kept.inUse ? kept : new SseParser(ignoreEvent);
+				sse.reset(assembler);
+				this.onChunk = this.streamChunk;
+			} else this.onBody = this.wholeBody;
+		} catch (error) {
+			return this.#fail(error);
+		}
+		const transport = this.#env.transport;
+		if (transport.start) transport.start(this, this);
+		else transport.request(this).then((response) => this.resolve(response), (error: HttpError) => this.reject(error));
+	}
+
+	/** onChunk: streamed body bytes, through the SSE parser into the assembler. */
+	streamChunk(bytes: Uint8Array): void {
+		this.#start();
+		try {
+			this.#streamed += bytes.length;
+			if (this.#streamed > LLM_REPLY_MAX_BYTES) throw new LlmError("network", `the LLM reply is larger than ${LLM_REPLY_MAX_BYTES} bytes; it was cut off: lower llm.max_tokens or ask for a shorter answer`);
+			(this.#sse as SseParser).push(bytes);
+		} catch (error) {
+			this.#sinkError = toLlmError(error, this.#profile);
+			throw error;
+		}
+	}
+
+	/** onBody: the whole body's bytes, once. */
+	wholeBody(bytes: Uint8Array): void {
+		this.#start();
+		try {
+			this.#whole = parseWhole(this.#spec, bytes);
+		} catch (error) {
+			this.#sinkError = toLlmError(error, this.#profile);
+			throw error;
+		}
+	}
+
+	/** HttpSettle: the response arrived whole. */
+	resolve(response: HttpResponse): void {
+		if (!this.#settle) return;
+		let result: ChatResponse;
+		try {
+			let reply: ParsedReply;
+			this.#start();
+			if (this.#assembler) {
+				(this.#sse as SseParser).end();
+				reply = this.#assembler.finish();
+			} else {
+				// A transport without onBody (a custom or fake one) gave the body as a string.
+				reply = this.#whole ?? parseWhole(this.#spec, encodeUtf8(response.body));
+				emitWhole(reply.message, (event) => this.#emit(event));
+			}
+			this.#emit({ type: "message_end", message: reply.message, usage: reply.usage });
+			result = {
+				message: reply.message,
+				finish_reason: reply.finish_reason,
+				usage: reply.usage ?? emptyUsage(),
+				model: reply.model || this.#profile.model,
+				attempts: 1,
+				bytes_sent: response.bytesSent,
+				bytes_received: response.bytesReceived,
+				elapsed_ms: this.#env.now() - this.#startedAt,
+			};
+		} catch (error) {
+			return this.#fail(error);
+		}
+		const settle = this.#end();
+		settle.resolve(result);
+	}
+
+	/** HttpSettle: the request failed (what a body callback threw comes first). */
+	reject(error: HttpError): void {
+		this.#fail(this.#sinkError ?? error);
+	}
+
+	#fail(error: unknown): void {
+		if (!this.#settle) return;
+		const failure = toLlmError(error, this.#profile);
+		if (this.#started) this.#emit({ type: "message_end", error: failure.message });
+		const settle = this.#end();
+		settle.reject(failure);
+	}
+
+	/** The attempt is over: buffers back, listeners dropped. Returns whom to tell. */
+	#end(): ChatSettle {
+		const settle = this.#settle as ChatSettle;
+		this.#settle = undefined;
+		this.#options = undefined;
+		this.#assembler = undefined;
+		this.#sse?.release();
+		this.#sse = undefined;
+		if (this.#bodyBuffer) (this.#env.buffers ?? heapBuffers).free(this.#bodyBuffer);
+		this.#bodyBuffer = undefined;
+		if (this.#spec.body instanceof BodyWriter) this.#spec.body.release();
+		return settle;
+	}
+
+	#start(): void {
+		if (this.#started) return;
+		this.#started = true;
+		this.#emit({ type: "message_start", attempt: 1 });
+	}
+
+	/** Calls the caller's onEvent (as a method of its options), tracing (never propagating) what it throws. */
+	#emit(event: LlmEvent): void {
+		const options = this.#options;
+		if (!options?.onEvent) return;
+		try {
+			options.onEvent(event);
+		} catch (error) {
+			if (!this.#traced) logLine("warn", `llm: an onEvent listener threw on ${event.type} (later throws are not traced): ${messageOf(error)}`);
+			this.#traced = true;
+		}
+	}
+}
+
+const ignoreEvent = () => {};
+
+/** One POST and its reply (the promise form of start()). Rejects with LlmError only. */
+export function exchange(env: BackendEnv, profile: ModelProfile, spec: ExchangeSpec, options: ChatOptions): Promise<ChatResponse> {
+	return new Promise<ChatResponse>((resolve, reject) => startExchange(env, profile, spec, options, { resolve, reject }));
+}
+
+/** One POST and its reply; settle hears the outcome (possibly before this returns). Never throws. */
+export function startExchange(env: BackendEnv, profile: ModelProfile, spec: ExchangeSpec, options: ChatOptions, settle: ChatSettle): void {
+	new Attempt(env, profile, spec, options, settle).begin();
 }
 
 // ---- backends over a wire protocol ----
@@ -375,8 +445,9 @@ class ProtocolBackend implements LlmBackend {
 	/** The profile's URL and request headers, made once at init. */
 	#url = "";
 	#headers: Readonly<Record<string, string>> = {};
-	/** The reply reader of every call (one call at a time: the runtime's LLM slot). */
+	/** The reply reader and SSE parser of every call (one call at a time: the runtime's LLM slot). */
 	readonly #reader = new JsonReader();
+	#sse: SseParser | undefined = undefined;
 	/** Stored history placeholders are welcome: their wire pieces are cached (llm/body). */
 	readonly acceptsStored = true;
 
@@ -392,7 +463,11 @@ class ProtocolBackend implements LlmBackend {
 	}
 
 	chat(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
-		return this.#send(request, options);
+		return new Promise<ChatResponse>((resolve, reject) => this.#send(request, options, undefined, { resolve, reject }));
+	}
+
+	start(request: ChatRequest, options: ChatOptions, settle: ChatSettle): void {
+		this.#send(request, options, undefined, settle);
 	}
 
 	/** A local image travels as a data URL whose base64 is a marker, replaced by the bytes in serializeBody. */
@@ -403,7 +478,8 @@ class ProtocolBackend implements LlmBackend {
 		const messages: Message[] = [];
 		if (request.system) messages.push({ role: "system", content: request.system });
 		messages.push({ role: "user", content: this.#spec.mediaContent(request.prompt, { type: "image_url", image_url: { url } }) });
-		return this.#send({ messages, max_tokens: request.max_tokens }, options, "bytes" in image ? { marker, bytes: image.bytes } : undefined);
+		const attachment = "bytes" in image ? { marker, bytes: image.bytes } : undefined;
+		return new Promise<ChatResponse>((resolve, reject) => this.#send({ messages, max_tokens: request.max_tokens }, options, attachment, { resolve, reject }));
 	}
 
 	deinit(): void {
@@ -413,9 +489,9 @@ class ProtocolBackend implements LlmBackend {
 		this.#prefix = undefined;
 	}
 
-	#send(request: ChatRequest, options: ChatOptions, attachment?: Attachment): Promise<ChatResponse> {
+	#send(request: ChatRequest, options: ChatOptions, attachment: Attachment | undefined, settle: ChatSettle): void {
 		const spec = this.#spec, profile = this.#profile, env = this.#env;
-		if (!profile || !env) return Promise.reject(new LlmError("invalid", `the ${spec.id} backend was used before init()`));
+		if (!profile || !env) return settle.reject(new LlmError("invalid", `the ${spec.id} backend was used before init()`));
 		const buffers = env.buffers ?? heapBuffers;
 		const notes: string[] = [];
 		let body: JsonObject | BodyWriter | undefined = undefined;
@@ -440,10 +516,10 @@ class ProtocolBackend implements LlmBackend {
 			}
 		} catch (error) {
 			if (body instanceof BodyWriter) body.release();
-			return Promise.reject(toLlmError(error, profile));
+			return settle.reject(toLlmError(error, profile));
 		}
 		for (const note of notes) logLine("info", `llm: ${note}`);
-		return exchange(env, profile, {
+		startExchange(env, profile, {
 			url: this.#url,
 			headers: this.#headers,
 			body,
@@ -452,7 +528,8 @@ class ProtocolBackend implements LlmBackend {
 			parse: spec.parse,
 			assembler: spec.assembler,
 			reader: this.#reader,
-		}, options);
+			sse: profile.stream ? this.#sse ??= new SseParser(ignoreEvent) : undefined,
+		}, options, settle);
 	}
 }
 

@@ -40,7 +40,7 @@ import {
 } from "budgets";
 import { hasToken, ResponseParser, type ResponseHead } from "net/response";
 import {
-	HttpError, type AbortSignalLike, type HttpClientOptions, type HttpRequest, type HttpResponse,
+	HttpError, type AbortSignalLike, type HttpClientOptions, type HttpRequest, type HttpResponse, type HttpSettle,
 	type HttpTransport, type ResolverLike, type TcpSocketLike, type TimerLike,
 } from "net/types";
 import { literalAddress, parseUrl, type ParsedUrl } from "net/url";
@@ -198,13 +198,11 @@ class Connection {
 const enum Phase { Start, Resolve, Connect, Send, Wait, Receive, Done }
 const enum SocketEvent { Connected, Writable, Readable, Failed }
 
-interface Settle { resolve(response: HttpResponse): void; reject(error: HttpError): void }
-
 /** One request, from request() to settlement; the owner of its connection while it runs. */
 class Exchange implements ConnectionOwner {
 	readonly #client: HttpClient;
 	readonly #request: HttpRequest;
-	readonly #settle: Settle;
+	readonly #settle: HttpSettle;
 	#phase = Phase.Start;
 	#url: ParsedUrl | undefined;
 	#message: Uint8Array[] = [];          // head and body bytes, kept for a replay
@@ -228,7 +226,7 @@ class Exchange implements ConnectionOwner {
 	#timers: { connect?: unknown; firstByte?: unknown; total?: unknown } = {};
 	#removeAbortListener: (() => void) | undefined;
 
-	constructor(client: HttpClient, request: HttpRequest, settle: Settle) {
+	constructor(client: HttpClient, request: HttpRequest, settle: HttpSettle) {
 		this.#client = client;
 		this.#request = request;
 		this.#settle = settle;
@@ -423,7 +421,7 @@ class Exchange implements ConnectionOwner {
 	#onBody(data: Uint8Array): void {
 		this.#gotFirstByte();
 		if (this.#streaming) {
-			(this.#request.onChunk as (bytes: Uint8Array) => void)(data);
+			this.#request.onChunk!(data); // a method call: this is the request
 			return;
 		}
 		const sink = this.#sink as GrowableBuffer;
@@ -490,8 +488,9 @@ class Exchange implements ConnectionOwner {
 		if (!(this.#parser as ResponseParser).complete) this.#reuseAllowed = false;
 		if (!(this.#parser as ResponseParser).keepAlive || this.#closes) this.#reuseAllowed = false;
 		if (this.#isOk()) {
-			const onBody = this.#streaming ? undefined : this.#request.onBody;
-			if (onBody) onBody(sink ? sink.view() : new Uint8Array(0));
+			const request = this.#request;
+			const onBody = this.#streaming ? undefined : request.onBody;
+			if (onBody) request.onBody!(sink ? sink.view() : new Uint8Array(0)); // a method call: this is the request
 			const now = this.#client.now();
 			this.#finish({
 				status: head.status,
@@ -656,11 +655,13 @@ export class HttpClient implements HttpTransport {
 	now(): number { return this.#now(); }
 
 	request(request: HttpRequest): Promise<HttpResponse> {
-		return new Promise<HttpResponse>((resolve, reject) => {
-			const exchange = new Exchange(this, request, { resolve, reject });
-			this.#active.add(exchange);
-			exchange.start();
-		});
+		return new Promise<HttpResponse>((resolve, reject) => this.start(request, { resolve, reject }));
+	}
+
+	start(request: HttpRequest, settle: HttpSettle): void {
+		const exchange = new Exchange(this, request, settle);
+		this.#active.add(exchange);
+		exchange.start();
 	}
 
 	/** Aborts every request in flight and closes every pooled connection. */

@@ -21,11 +21,14 @@ import { decodeUtf8 } from "net/utf8";
 
 export type SseListener = (event: string, data: string, id: string) => void;
 /**
- * An event's data as bytes[start, end) (its data lines joined by LF); bytes is
- * valid only during the call: the input chunk itself when the event's one data
- * line came whole in it (no copy), else the parser's own buffer.
+ * Where an event's data goes as bytes: push(bytes, start, end) gets its data
+ * lines joined by LF as bytes[start, end); bytes is valid only during the call:
+ * the input chunk itself when the event's one data line came whole in it (no
+ * copy), else the parser's own buffer. (An LLM stream assembler is one.)
  */
-export type SseDataListener = (bytes: Uint8Array, start: number, end: number) => void;
+export interface SseDataSink {
+	push(bytes: Uint8Array, start: number, end: number): void;
+}
 
 const CR = 13, LF = 10, COLON = 0x3A, SPACE = 0x20;
 
@@ -36,7 +39,7 @@ const NONE = new Uint8Array(0);
 
 export class SseParser {
 	readonly #onEvent: SseListener;
-	#onData: SseDataListener | undefined;
+	#onData: SseDataSink | undefined;
 	readonly #max: number;
 	readonly #overflow: () => never;
 	readonly #line: ByteBuffer;   // a line split across chunks
@@ -52,6 +55,7 @@ export class SseParser {
 	#pendingCR = false;           // the last chunk ended in CR: a leading LF belongs to it
 	#firstLine = true;
 	#failed = false;
+	#generation = 0;              // reset() counts up: a push() in progress stops reading the old stream
 	/** The last valid "retry:" field, in milliseconds. */
 	retryMs: number | undefined = undefined;
 
@@ -60,7 +64,7 @@ export class SseParser {
 	 * decoded: not the data, the event name, the id or retry), for a reader that wants
 	 * only a few values out of it (llm/scan).
 	 */
-	constructor(onEvent: SseListener, maxEventBytes = SSE_EVENT_MAX_BYTES, onData?: SseDataListener) {
+	constructor(onEvent: SseListener, maxEventBytes = SSE_EVENT_MAX_BYTES, onData?: SseDataSink) {
 		this.#onEvent = onEvent;
 		this.#onData = onData;
 		this.#max = maxEventBytes;
@@ -78,14 +82,24 @@ export class SseParser {
 	 * connection's or a backend's streams one after another. With onData, events
 	 * go there from now on.
 	 */
-	reset(onData?: SseDataListener): void {
+	reset(onData?: SseDataSink): void {
 		this.end();
+		this.#generation++;
 		if (onData) this.#onData = onData;
 		this.#lastId = "";
 		this.retryMs = undefined;
 		this.#firstLine = true;
 		this.#failed = false;
 	}
+
+	/** Ends the stream and lets go of the data sink (until the next reset(sink)): a kept parser must not keep its last reader alive. */
+	release(): void {
+		this.reset();
+		this.#onData = undefined;
+	}
+
+	/** Whether a data sink is set (a parser kept for reuse is free when not). */
+	get inUse(): boolean { return this.#onData !== undefined; }
 
 	/** Parses more of the stream; calls the listener for each complete event. */
 	push(bytes: Uint8Array): void {
@@ -98,7 +112,7 @@ export class SseParser {
 	}
 
 	#push(bytes: Uint8Array): void {
-		const end = bytes.length;
+		const end = bytes.length, generation = this.#generation;
 		let i = 0;
 		if (this.#pendingCR && i < end) {
 			this.#pendingCR = false;
@@ -124,6 +138,7 @@ export class SseParser {
 				} else this.#pendingCR = true;
 			}
 			i = j + 1;
+			if (this.#generation !== generation) return; // a listener reset the parser: the rest of this chunk is not the new stream's
 		}
 	}
 
@@ -196,8 +211,8 @@ export class SseParser {
 		const onData = this.#onData;
 		if (onData) {
 			try {
-				if (this.#held !== NONE) onData(this.#held, this.#heldStart, this.#heldEnd);
-				else onData(this.#data.bytes, 0, this.#data.length);
+				if (this.#held !== NONE) onData.push(this.#held, this.#heldStart, this.#heldEnd);
+				else onData.push(this.#data.bytes, 0, this.#data.length);
 			} finally {
 				this.#resetEvent();
 			}

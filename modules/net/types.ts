@@ -5,7 +5,8 @@
 //
 // Contracts in brief:
 // - request() never throws synchronously; it resolves with a 2xx HttpResponse or
-//   rejects with an HttpError (never another error class).
+//   rejects with an HttpError (never another error class). start() is the same
+//   without a promise (an XS promise and its reactions cost heap per request).
 // - An abort, at any phase, closes the socket at once and rejects with
 //   kind "aborted", message "aborted".
 // - Every buffer taken from the injected BufferPool is freed when the request
@@ -41,6 +42,8 @@ export interface HttpRequest {
 	 * The view is only valid during the call (copy what you keep). If it throws,
 	 * the request fails with kind "protocol" carrying the thrown message.
 	 * Non-2xx bodies are still buffered (bounded) to build the HttpError message.
+	 * Called as a method of the request (this = the request), as onBody is: a
+	 * caller's class can be its own request, with no closure per request.
 	 */
 	onChunk?: (bytes: Uint8Array) => void;
 	/**
@@ -114,8 +117,21 @@ export class HttpError extends Error {
 	}
 }
 
+/** Who hears how a request ended (HttpTransport.start): exactly one of the two, once. */
+export interface HttpSettle {
+	resolve(response: HttpResponse): void;
+	reject(error: HttpError): void;
+}
+
 export interface HttpTransport {
 	request(req: HttpRequest): Promise<HttpResponse>;
+	/**
+	 * request() without a promise: settle hears the outcome, as the promise would
+	 * have settled (an error before anything was sent, such as a bad URL or a
+	 * signal already aborted, may reach it before start() returns). Optional: a
+	 * transport without it is used through request().
+	 */
+	start?(req: HttpRequest, settle: HttpSettle): void;
 	/** Closes every pooled connection and aborts requests in flight (kind "aborted"). */
 	close(): void;
 }

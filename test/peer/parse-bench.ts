@@ -25,7 +25,7 @@ function once(wire: Uint8Array, protocol: string): number {
 	let deltas = 0;
 	const emit = () => { deltas++; };
 	const assembler = protocol === "openai" ? new OpenAIStreamAssembler(emit) : new AnthropicStreamAssembler(emit);
-	const sse = new SseParser(() => {}, undefined, (bytes, start, end) => assembler.push(bytes, start, end));
+	const sse = new SseParser(() => {}, undefined, assembler);
 	const parser = new ResponseParser({ onHead() {}, onBody: (bytes) => sse.push(bytes) });
 	parser.feed(wire);
 	if (!parser.complete) throw new Error("parse-bench: the reply did not complete");

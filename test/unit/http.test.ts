@@ -746,3 +746,23 @@ test("Aborter calls each listener once and a removed listener never", () => {
 	assert.equal(aborter.signal.aborted, true);
 	assert.equal(aborter.signal.reason, "why");
 });
+
+test("start() hears the outcome without a promise: a bad URL before start() returns, a response later, onChunk called as a method of the request", async () => {
+	const server = new FakeServer({ respond: (_r, s) => s.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(["data: a\n\n", "data: b\n\n"])) });
+	const { http, pool } = client(server);
+	const heard: string[] = [];
+	http.start({ method: "GET", url: "not a url" }, {
+		resolve: () => heard.push("resolved"),
+		reject: (error) => heard.push(`rejected ${error.kind}`),
+	});
+	assert.deepEqual(heard, ["rejected protocol"], "heard before start() returned");
+	const request = {
+		method: "GET" as const, url: URL, chunks: [] as string[],
+		onChunk(bytes: Uint8Array): void { this.chunks.push(decodeUtf8(bytes)); },
+	};
+	const status = await new Promise<number>((resolve, reject) => http.start(request, { resolve: (r) => resolve(r.status), reject }));
+	assert.equal(status, 200);
+	assert.equal(request.chunks.join(""), "data: a\n\ndata: b\n\n");
+	assert.equal(pool.live.size, 0, "buffers freed");
+	http.close();
+});

@@ -4,8 +4,9 @@ import { assert, test } from "testing";
 import { LLM_REPLY_MAX_BYTES } from "budgets";
 import { Llm } from "llm/runtime";
 import { LlmError, type ChatResponse, type LlmEvent } from "llm/types";
-import { ANTHROPIC, FakeClock, FakeTransport, OPENAI, bytesOf, config, sse, stream, streamBytes, wholeBytes, type Reply } from "./llm_fakes";
+import { ANTHROPIC, FakeClock, FakeTransport, OPENAI, bytesOf, config, sse, status, stream, streamBytes, wholeBytes, type Reply } from "./llm_fakes";
 import { decodeUtf8, encodeUtf8 } from "net/utf8";
+import { HttpError, type HttpRequest, type HttpSettle, type HttpTransport } from "net/types";
 
 const TEXT = "Héllo, 世界 😀!";
 
@@ -339,4 +340,39 @@ test("an unstreamed reply is read from the body bytes the client hands over, and
 	const fromBytes = await runReply({ ...ANTHROPIC, "llm.stream": "off" }, wholeBytes(encodeUtf8(JSON.stringify(anthropic))));
 	assert.deepEqual(fromBytes.message.raw, { protocol: "anthropic", message: anthropic });
 	assert.equal(fromBytes.finish_reason, "tool_calls");
+});
+
+/** A transport with start() that answers before start() returns (settle heard synchronously), as the HTTP client may. */
+class SynchronousTransport extends FakeTransport implements HttpTransport {
+	starts = 0;
+
+	start(request: HttpRequest, settle: HttpSettle): void {
+		this.starts++;
+		this.requests.push({ request, body: undefined });
+		const reply = this.replies.shift();
+		try {
+			const response = reply ? reply(request) : undefined;
+			if (!response || response instanceof Promise) throw new HttpError("connect", "fake transport: a synchronous reply was expected");
+			settle.resolve(response);
+		} catch (error) {
+			settle.reject(error instanceof HttpError ? error : new HttpError("protocol", String(error)));
+		}
+	}
+}
+
+test("through a transport's start() (no promise per request) a stream assembles the same reply, and a refused attempt is retried", async () => {
+	const transport = new SynchronousTransport(status(503, "overloaded"), stream(OPENAI_TEXT, 5));
+	const events: LlmEvent[] = [];
+	const llm = new Llm({ config: config(OPENAI), transport, clock: new FakeClock() });
+	try {
+		const reply = await llm.chat({ messages: [{ role: "user", content: "hi" }] }, { onEvent: (e) => events.push(e) });
+		assert.equal(reply.message.content, TEXT);
+		assert.equal(reply.attempts, 2);
+		assert.equal(transport.starts, 2, "both attempts went through start()");
+		assert.ok(transport.requests[1].request.onChunk, "streamed through onChunk");
+		assert.equal(textOf(events, "text"), TEXT);
+		assert.deepEqual(events.filter((e) => e.type === "message_start").map((e) => (e as { attempt: number }).attempt), [2]);
+	} finally {
+		llm.close();
+	}
 });

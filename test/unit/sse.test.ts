@@ -22,8 +22,8 @@ function parse(pieces: Uint8Array[], max?: number): Event[] {
 	for (const piece of pieces) parser.push(piece);
 	parser.end();
 	const data: string[] = [];
-	const listener = (bytes: Uint8Array, start: number, end: number) => data.push(decodeUtf8(bytes, start, end));
-	const inBytes = new SseParser(() => {}, max, () => { throw new Error("the first stream's listener was called after reset()"); });
+	const listener = { push: (bytes: Uint8Array, start: number, end: number) => void data.push(decodeUtf8(bytes, start, end)) };
+	const inBytes = new SseParser(() => {}, max, { push: () => { throw new Error("the first stream's listener was called after reset()"); } });
 	inBytes.push(bytes("\ufeffdata: another stream\r"));
 	inBytes.reset(listener);
 	for (const piece of pieces) {
@@ -135,7 +135,7 @@ test("a listener that throws propagates and the parser keeps a clean state", () 
 
 test("reset() makes a failed parser read a new stream from its start", () => {
 	const data: string[] = [];
-	const parser = new SseParser(() => {}, 32, (b, start, end) => data.push(decodeUtf8(b, start, end)));
+	const parser = new SseParser(() => {}, 32, { push: (b, start, end) => void data.push(decodeUtf8(b, start, end)) });
 	assert.throws(() => parser.push(bytes("data: " + "x".repeat(40) + "\n\n")), "larger than 32 bytes");
 	assert.throws(() => parser.push(bytes("data: a\n\n")), "used after an error");
 	parser.reset();
