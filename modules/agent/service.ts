@@ -17,9 +17,10 @@
 // so a forgotten request never holds the core. Watched events of a request are
 // forwarded until its agent_end; the core builds only the types some watch
 // names (its listener's filter), so the LLM's streamed deltas cost nothing
-// while nobody watches them. "accepted" goes only to a submit that wants it.
+// while nobody watches them; those watched wait up to AGENT_PORT_DELTA_HOLD_MS
+// and cross joined. "accepted" goes only to a submit that wants it.
 import Timer from "timer";
-import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX } from "budgets";
+import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX, AGENT_PORT_DELTA_HOLD_MS, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
 import { UsageError, type Command } from "console/types";
 import type { CoreStatus } from "core/core";
 import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent, type ToolOutcome } from "core/types";
@@ -141,12 +142,39 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 	};
 
 	// A message that cannot be copied (a bug) is logged, never thrown into the core.
-	const post = (message: FromAgent) => {
+	const send = (message: FromAgent) => {
 		try {
 			options.post(message);
 		} catch (error) {
 			log(`agent port: a "${message.type}" message could not be sent: ${messageOf(error)}`);
 		}
+	};
+	// Streamed deltas (message_update) of one watch wait up to AGENT_PORT_DELTA_HOLD_MS
+	// and cross as one event, their texts joined: a reply's 40-odd deltas are a few
+	// messages, not one each (each wakes the main machine). Whatever else is posted
+	// sends the held delta first, so the order stays.
+	let held: { call: number; event: Extract<AgentEvent, { type: "message_update" }>; text: string } | undefined;
+	let holdTimer: ReturnType<typeof Timer.set> | undefined;
+	const release = () => {
+		if (holdTimer !== undefined) Timer.clear(holdTimer);
+		holdTimer = undefined;
+		const h = held;
+		held = undefined;
+		if (h) send({ type: "event", call: h.call, event: { ...h.event, delta: { type: h.event.delta.type, text: h.text } } });
+	};
+	const post = (message: FromAgent) => {
+		if (held) release();
+		send(message);
+	};
+	const postDelta = (call: number, event: Extract<AgentEvent, { type: "message_update" }>) => {
+		const h = held;
+		if (h && h.call === call && h.event.request_id === event.request_id && h.event.delta.type === event.delta.type && h.text.length + event.delta.text.length <= AGENT_PORT_TEXT_MAX_CHARS) {
+			h.text += event.delta.text;
+			return;
+		}
+		release();
+		held = { call, event, text: event.delta.text };
+		holdTimer = Timer.set(release, AGENT_PORT_DELTA_HOLD_MS);
 	};
 	const fail = (call: number, error: string) => post({ type: "failed", call, error });
 
@@ -157,7 +185,9 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 			if (at >= 0) watch(event.request_id, (w = pending.splice(at, 1)[0].watch));
 		}
 		if (!w) return;
-		if (w.types.includes(event.type) || (event.type === "tool_execution_end" && event.is_error && w.types.includes("tool_execution_failed"))) {
+		if (event.type === "message_update") {
+			if (w.types.includes("message_update")) postDelta(w.call, event);
+		} else if (w.types.includes(event.type) || (event.type === "tool_execution_end" && event.is_error && w.types.includes("tool_execution_failed"))) {
 			post({ type: "event", call: w.call, event });
 		}
 		if (event.type === "agent_end") unwatch(event.request_id);

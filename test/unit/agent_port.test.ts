@@ -7,6 +7,7 @@ import { PortError, readFromAgent, readToAgent, type FromAgent, type ToAgent, ty
 import { AgentSupervisor } from "agent/supervisor";
 import { RequestFlag, type AgentEvent, type CallCap, type OutEvent } from "core/types";
 import { Core } from "core/core";
+import type { ChatOptions, ChatRequest } from "llm/types";
 import type { OnlineGate } from "net/online";
 import Timer from "timer";
 import { assert, test } from "testing";
@@ -169,6 +170,42 @@ test("a console ask crosses the port in as few messages as it needs: no accepted
 	await s.client.ask(ask("again"), { waitMs: 1000, responseMs: 5000, onAccepted: (id) => (accepted = id) });
 	assert.deepEqual(types(from), ["accepted", "response"], "accepted comes to an ask that wants it");
 	assert.ok(accepted > 0);
+	await s.supervisor.stop();
+});
+
+test("a watched stream's deltas cross the port joined: fewer messages, the same text, in order with the other events", async () => {
+	const inner = new FakeModel({ text: "one two three four five" });
+	// The reply streamed as five deltas, as an LLM's would be.
+	const streaming = {
+		chat: (request: ChatRequest, options: ChatOptions = {}) => inner.chat(request, {
+			...options,
+			onEvent: (e) => {
+				if (e.type !== "message_update" || e.delta.type !== "text") return options.onEvent?.(e);
+				for (const text of e.delta.text.split(/(?= )/)) options.onEvent?.({ type: "message_update", delta: { type: "text", text } });
+			},
+		}),
+	};
+	const s = setup(streaming as unknown as FakeModel);
+	await s.supervisor.start();
+	const seen: string[] = [];
+	let text = "";
+	let ended!: () => void;
+	const end = new Promise<void>((resolve) => (ended = resolve));
+	const from = s.agents.last.sent.length;
+	await s.client.submit(ask("count", { flags: RequestFlag.SKIP_RESPONSE_QUEUE }), {
+		waitMs: 1000, events: ["agent_start", "message_update", "agent_end"],
+		onEvent: (e) => {
+			seen.push(e.type);
+			if (e.type === "message_update") text += e.delta.text;
+			if (e.type === "agent_end") ended();
+		},
+	});
+	await Promise.race([end, new Promise((resolve) => Timer.set(resolve, 3000))]);
+	assert.equal(text, "one two three four five", "the joined deltas are the reply");
+	const deltas = s.agents.last.sent.slice(from).filter((m) => (m as { event?: { type: string } }).event?.type === "message_update").length;
+	assert.equal(deltas, 1, "five deltas of one read crossed as one message");
+	assert.deepEqual(seen.filter((t) => t !== "message_update"), ["agent_start", "agent_end"]);
+	assert.ok(seen.indexOf("message_update") > seen.indexOf("agent_start") && seen.indexOf("message_update") < seen.indexOf("agent_end"), seen.join(", "));
 	await s.supervisor.stop();
 });
 
