@@ -77,18 +77,25 @@ export function decodeHeader(bytes: Uint8Array, magic: number): { generation: nu
 /** A whole frame (header + payload) for one record. */
 export function encodeFrame(kind: number, flags: number, requestId: number, time: number, payload: Uint8Array): Uint8Array {
 	const bytes = new Uint8Array(FRAME_HEADER_BYTES + payload.length);
-	const view = new DataView(bytes.buffer);
-	bytes[0] = FRAME_MAGIC_0;
-	bytes[1] = FRAME_MAGIC_1;
-	bytes[2] = kind;
-	bytes[3] = flags;
-	view.setUint32(4, payload.length, true);
+	encodeFrameInto(bytes, 0, kind, flags, requestId, time, payload);
+	return bytes;
+}
+
+/** Writes one record's frame (header + payload) into bytes at `at`; returns its CRC. */
+export function encodeFrameInto(bytes: Uint8Array, at: number, kind: number, flags: number, requestId: number, time: number, payload: Uint8Array | ArrayBuffer): number {
+	const length = payload.byteLength;
+	const view = new DataView(bytes.buffer, bytes.byteOffset + at, FRAME_HEADER_BYTES);
+	bytes[at] = FRAME_MAGIC_0;
+	bytes[at + 1] = FRAME_MAGIC_1;
+	bytes[at + 2] = kind;
+	bytes[at + 3] = flags;
+	view.setUint32(4, length, true);
 	view.setUint32(8, requestId >>> 0, true);
 	view.setFloat64(12, time, true);
-	bytes.set(payload, FRAME_HEADER_BYTES);
-	const crc = crc32(bytes, FRAME_HEADER_BYTES, bytes.length, crc32(bytes, 0, 20));
+	bytes.set(payload instanceof Uint8Array ? payload : new Uint8Array(payload), at + FRAME_HEADER_BYTES);
+	const crc = crc32(bytes, at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length, crc32(bytes, at, at + 20));
 	view.setUint32(20, crc, true);
-	return bytes;
+	return crc;
 }
 
 /** The frame header's fields when they are plausible (the CRC is not checked here). */
@@ -107,13 +114,18 @@ export function frameIntact(frame: Uint8Array, info: FrameInfo): boolean {
 }
 
 export function encodeEntry(info: FrameInfo, into: Uint8Array, at: number): void {
+	encodeEntryFields(into, at, info.offset, info.length, info.kind, info.flags, info.crc);
+}
+
+/** An index entry from its fields, into `into` at `at` (no FrameInfo object needed). */
+export function encodeEntryFields(into: Uint8Array, at: number, offset: number, length: number, kind: number, flags: number, crc: number): void {
 	const view = new DataView(into.buffer, into.byteOffset + at, ENTRY_BYTES);
-	view.setUint32(0, info.offset, true);
-	view.setUint32(4, info.length, true);
-	into[at + 8] = info.kind;
-	into[at + 9] = info.flags;
+	view.setUint32(0, offset, true);
+	view.setUint32(4, length, true);
+	into[at + 8] = kind;
+	into[at + 9] = flags;
 	view.setUint16(10, 0, true);
-	view.setUint32(12, info.crc, true);
+	view.setUint32(12, crc, true);
 }
 
 export interface Entry { offset: number; length: number; kind: number; flags: number; crc: number }

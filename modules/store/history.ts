@@ -68,21 +68,26 @@ export function selectPromptHistory(records: PromptRecord[], budgetBytes: number
 // heap at each evaluation, which it no longer does).
 const TOOL_RESULT = "tool_result", ASSISTANT_TOOL = "assistant_tool", USER = "user", TOOL = "tool", ASSISTANT = "assistant";
 
-/** Whether a tool call record and the tool results after it make a whole round: every call answered, every result a call's. Plain loops: no closure per call (it runs for every round of the window, twice, per request). */
-function wholeRound(at: (i: number) => PromptRecord | undefined, call: number, results: number[]): boolean {
+/**
+ * Whether a tool call record and the tool results at [first, stop) (the records
+ * there, all tool results) make a whole round: every call answered, every result
+ * a call's. Plain loops over indexes: no closure, array or iterator per round
+ * (it runs for every round of the window, twice, per request).
+ */
+function wholeRound(at: (i: number) => PromptRecord | undefined, call: number, first: number, stop: number): boolean {
 	const message = at(call)!.message;
 	const calls = message.role === ASSISTANT ? message.tool_calls : undefined;
 	if (!calls || !calls.length) return false;
 	for (let c = 0; c < calls.length; c++) {
 		let answered = false;
-		for (let r = 0; r < results.length && !answered; r++) {
-			const m = at(results[r])!.message;
+		for (let r = first; r < stop && !answered; r = above(at, r, stop)) {
+			const m = at(r)!.message;
 			answered = m.role === TOOL && m.tool_call_id === calls[c].id;
 		}
 		if (!answered) return false;
 	}
-	for (let r = 0; r < results.length; r++) {
-		const m = at(results[r])!.message;
+	for (let r = first; r < stop; r = above(at, r, stop)) {
+		const m = at(r)!.message;
 		if (m.role !== TOOL) return false;
 		let known = false;
 		for (let c = 0; c < calls.length && !known; c++) known = calls[c].id === m.tool_call_id;
@@ -104,34 +109,30 @@ function above(at: (i: number) => PromptRecord | undefined, i: number, end: numb
 }
 
 /**
- * selectPromptHistory over the records at indexes [start, end) (at(i) undefined:
- * no record there), without building units: the newest units are taken walking
- * back until one does not fit, then the messages of the window are given in one
- * pass forward. A unit is one message, or a tool call with every one of its
- * results; a call missing a result and results with no call before them are
- * left out (a round cut by a power loss or a crash). Costs two passes and one
- * array of the messages given.
+ * Where the window over the records at indexes [start, end) starts (at(i)
+ * undefined: no record there): the newest units are taken walking back until
+ * one does not fit, then the window opens at the oldest user message among
+ * them (end: an empty window). A unit is one message, or a tool call with every
+ * one of its results; a call missing a result and results with no call before
+ * them are left out (a round cut by a power loss or a crash). Allocates nothing.
  */
-export function selectWindow(at: (i: number) => PromptRecord | undefined, start: number, end: number, budgetBytes: number): Message[] {
-	const round: number[] = [];
+export function windowStart(at: (i: number) => PromptRecord | undefined, start: number, end: number, budgetBytes: number): number {
 	let used = 0;
-	let from = end;   // where the window starts: its oldest user message
+	let from = end;
 	// Back from the newest: each pass consumes at least one record, so bounded by end - start.
 	for (let i = below(at, end, start); i >= start;) {
 		const record = at(i)!;
 		let unitStart = i, bytes = record.bytes, keep = true;
 		if (record.kind === TOOL_RESULT) {
-			round.length = 0;
 			let first = i;
-			for (let j = i; j >= start && at(j)!.kind === TOOL_RESULT; j = below(at, j, start)) {
-				round.push(j);
-				bytes += j === i ? 0 : at(j)!.bytes;
+			for (let j = below(at, i, start); j >= start && at(j)!.kind === TOOL_RESULT; j = below(at, j, start)) {
+				bytes += at(j)!.bytes;
 				first = j;
 			}
 			const call = below(at, first, start);
 			if (call >= start && at(call)!.kind === ASSISTANT_TOOL) {
 				unitStart = call;
-				keep = wholeRound(at, call, round);
+				keep = wholeRound(at, call, first, i + 1);
 				bytes += at(call)!.bytes;
 			} else {
 				unitStart = first;   // results with no call before them
@@ -147,10 +148,21 @@ export function selectWindow(at: (i: number) => PromptRecord | undefined, start:
 		}
 		i = below(at, unitStart, start);
 	}
-	const out: Message[] = [];
-	// Forward over the window: the same units, now given in order.
+	return from;
+}
+
+/**
+ * Pushes onto out the messages of the units at [from, end), oldest first (see
+ * windowStart; from must be where a unit starts). Pushes alone while it runs, so
+ * XS grows out in place.
+ */
+export function windowMessages(at: (i: number) => PromptRecord | undefined, from: number, end: number, out: Message[]): void {
 	for (let i = from; i < end;) {
-		const record = at(i)!;
+		const record = at(i);
+		if (!record) {
+			i++;
+			continue;
+		}
 		if (record.kind === TOOL_RESULT) {
 			i = above(at, i, end);   // results with no call before them
 			continue;
@@ -160,14 +172,24 @@ export function selectWindow(at: (i: number) => PromptRecord | undefined, start:
 			i = above(at, i, end);
 			continue;
 		}
-		round.length = 0;
-		let j = above(at, i, end);
-		for (; j < end && at(j)!.kind === TOOL_RESULT; j = above(at, j, end)) round.push(j);
-		if (wholeRound(at, i, round)) {
+		const first = above(at, i, end);
+		let j = first;
+		while (j < end && at(j)!.kind === TOOL_RESULT) j = above(at, j, end);
+		if (wholeRound(at, i, first, j)) {
 			out.push(record.message);
-			for (const r of round) out.push(at(r)!.message);
+			for (let r = first; r < j; r = above(at, r, j)) out.push(at(r)!.message);
 		}
 		i = j;
 	}
+}
+
+/**
+ * selectPromptHistory over the records at indexes [start, end): windowStart,
+ * then the window's messages in one pass forward. Costs two passes and one
+ * array of the messages given.
+ */
+export function selectWindow(at: (i: number) => PromptRecord | undefined, start: number, end: number, budgetBytes: number): Message[] {
+	const out: Message[] = [];
+	windowMessages(at, windowStart(at, start, end, budgetBytes), end, out);
 	return out;
 }

@@ -21,10 +21,10 @@ import type { Message } from "llm/types";
 import { SESSION_INDEX_SYNC_APPENDS, SESSION_RECORD_MAX_BYTES, SESSION_UNSYNCED_BATCHES_MAX, SESSION_WRITE_BUFFER_BYTES } from "budgets";
 import {
 	DATA_MAGIC, ENTRY_BYTES, FLAG_TURN_COMPLETED, FRAME_HEADER_BYTES, HEADER_BYTES, INDEX_MAGIC,
-	type Entry, type Scan, decodeEntry, decodeHeader, encodeEntry, encodeFrame, encodeHeader,
+	type Entry, type Scan, decodeEntry, decodeHeader, encodeEntry, encodeEntryFields, encodeFrameInto, encodeHeader,
 	frameIntact, decodeFrameHeader, indexDisagreement, kindCode, kindName, provenIndex, readIndexFor, scanData,
 } from "store/format";
-import { capForStorage } from "store/messages";
+import { capForStorage, capMessage } from "store/messages";
 import { exists, keepAside, writeAtomically } from "util/files";
 import { messageOf } from "util/errors";
 
@@ -37,6 +37,15 @@ export interface NewRecord {
 	turn_completed: boolean;
 	time: number;
 	request_id: number;
+}
+
+/** A record of a batch: what a NewRecord has, the fields a batch gives all its records optional. */
+export interface BatchRecord {
+	kind: RecordKind;
+	message: Message;
+	turn_completed?: boolean;
+	time?: number;
+	request_id?: number;
 }
 
 /** A record as read back; index counts from 0, oldest first. */
@@ -315,28 +324,46 @@ export class SessionFile {
 	 * when storage fails; the session must then be closed and reopened (open()
 	 * repairs whatever part landed).
 	 */
-	append(records: NewRecord[], commit = true): void {
+	append(records: NewRecord[], commit = true): number[] {
+		return this.#append(records, false, 0, 0, commit);
+	}
+
+	/**
+	 * append() for one batch of the core's (core/types ContextRecord): every record
+	 * gets time and request_id, the last one turn_completed when turnCompleted.
+	 * Returns each record's payload length (its stored JSON's bytes).
+	 */
+	appendBatch(records: readonly BatchRecord[], turnCompleted: boolean, time: number, requestId: number, commit: boolean): number[] {
+		return this.#append(records, turnCompleted, time, requestId, commit);
+	}
+
+	/** The frames of records in one buffer (fields a record lacks come from the arguments), written as append() says. */
+	#append(records: readonly BatchRecord[], lastCompleted: boolean, time: number, requestId: number, commit: boolean): number[] {
 		this.#check();
-		if (!records.length) return;
-		const frames: Uint8Array[] = [];
-		const entries = new Uint8Array(records.length * ENTRY_BYTES);
-		let at = this.#size;
-		for (const [i, record] of records.entries()) {
-			const payload = new Uint8Array(ArrayBuffer.fromString(JSON.stringify(capForStorage(record.message, SESSION_RECORD_MAX_BYTES))));
+		const lengths: number[] = [];
+		if (!records.length) return lengths;
+		// The payloads first (one JSON text each; capped only when over the limit), then one buffer for all frames.
+		const payloads: ArrayBuffer[] = [];
+		let total = 0;
+		for (let i = 0; i < records.length; i++) {
+			const record = records[i];
+			let payload = ArrayBuffer.fromString(JSON.stringify(record.message));
+			if (payload.byteLength > SESSION_RECORD_MAX_BYTES) payload = ArrayBuffer.fromString(JSON.stringify(capForStorage(record.message, SESSION_RECORD_MAX_BYTES)));
 			// Checked before anything is written: a frame above the limit would read back as damage.
-			if (payload.length > SESSION_RECORD_MAX_BYTES) throw new Error(`store: a ${record.kind} record of ${payload.length} bytes is over the ${SESSION_RECORD_MAX_BYTES}-byte record limit even after capping`);
-			const flags = record.turn_completed ? FLAG_TURN_COMPLETED : 0;
-			const frame = encodeFrame(kindCode(record.kind), flags, record.request_id, record.time, payload);
-			const info = decodeFrameHeader(frame, at)!;
-			encodeEntry(info, entries, i * ENTRY_BYTES);
-			frames.push(frame);
-			at += frame.length;
+			if (payload.byteLength > SESSION_RECORD_MAX_BYTES) throw new Error(`store: a ${record.kind} record of ${payload.byteLength} bytes is over the ${SESSION_RECORD_MAX_BYTES}-byte record limit even after capping`);
+			payloads.push(payload);
+			lengths.push(payload.byteLength);
+			total += FRAME_HEADER_BYTES + payload.byteLength;
 		}
-		const all = new Uint8Array(at - this.#size);
-		let offset = 0;
-		for (const frame of frames) {
-			all.set(frame, offset);
-			offset += frame.length;
+		const all = new Uint8Array(total);
+		const entries = new Uint8Array(records.length * ENTRY_BYTES);
+		let at = 0;
+		for (let i = 0; i < records.length; i++) {
+			const record = records[i];
+			const completed = record.turn_completed ?? (lastCompleted && i === records.length - 1);
+			const crc = encodeFrameInto(all, at, kindCode(record.kind), completed ? FLAG_TURN_COMPLETED : 0, record.request_id ?? requestId, record.time ?? time, payloads[i]);
+			encodeEntryFields(entries, i * ENTRY_BYTES, this.#size + at, lengths[i], kindCode(record.kind), completed ? FLAG_TURN_COMPLETED : 0, crc);
+			at += FRAME_HEADER_BYTES + lengths[i];
 		}
 		this.#guard(() => {
 			this.#data.write(all, this.#size);
@@ -346,8 +373,9 @@ export class SessionFile {
 			this.#unsyncedAppends++;
 			if (!this.#unsyncedBatches && this.#unsyncedAppends >= SESSION_INDEX_SYNC_APPENDS) this.#flushIndex();
 		});
-		this.#size = at;
+		this.#size += total;
 		this.#count += records.length;
+		return lengths;
 	}
 
 	/** Appends whose data waits for a flush (a power loss on the device would lose them). */
@@ -403,6 +431,22 @@ export class SessionFile {
 		return records;
 	}
 
+	/**
+	 * The message of record `index`, capped to capBytes (store/messages capMessage;
+	 * a stored JSON text that fits is the message as it is, so it is not measured
+	 * again), or undefined when it cannot be read (left out with a log line, as read() does).
+	 */
+	message(index: number, capBytes: number): Message | undefined {
+		this.#check();
+		if (index < 0 || index >= this.#count) return undefined;
+		const record = this.#decode(decodeEntry(new Uint8Array(this.#index.read(ENTRY_BYTES, HEADER_BYTES + index * ENTRY_BYTES)), 0), index);
+		if (!record) return undefined;
+		return this.#lastLength <= capBytes ? record.message : capMessage(record.message, capBytes);
+	}
+
+	/** The payload length of the record #decode read last. */
+	#lastLength = 0;
+
 	/** The last n records before `before` (default: all), oldest first. */
 	readLast(n: number, before = this.#count): StoredRecord[] {
 		return this.read(before - n, before);
@@ -417,6 +461,7 @@ export class SessionFile {
 		}
 		else {
 			const frame = new Uint8Array(this.#data.read(total, entry.offset));
+			this.#lastLength = entry.length;
 			const info = decodeFrameHeader(frame, entry.offset);
 			if (!info || info.crc !== entry.crc || info.length !== entry.length || !frameIntact(frame, info)) {
 				problem = "its bytes do not match their checksum";

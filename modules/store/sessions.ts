@@ -16,11 +16,11 @@ import type { AgentRequest, ContextProvider, Persist, PersistBatch, RequestGate 
 import { Channel, ProviderFlag } from "core/types";
 import type { Message, StoredRef } from "llm/types";
 import {
-	MESSAGE_MAX_BYTES, SESSION_CHATS_FILE_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
+	MESSAGE_MAX_BYTES, SESSION_CHATS_FILE_MAX_BYTES, SESSION_RECORD_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
 	SESSION_HISTORY_MAX_RECORDS, SESSION_INFLIGHT_REQUESTS_MAX, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX,
 } from "budgets";
-import { imagesOf, placeholder, promptRecord, selectWindow, type PromptRecord } from "store/history";
-import { capMessage } from "store/messages";
+import { imagesOf, placeholder, promptRecord, windowMessages, windowStart, type PromptRecord } from "store/history";
+import { capForStorage } from "store/messages";
 import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, paths } from "store/session";
 import { decodeText, exists, keepAside, readWhole, staleTempRemoved, writeAtomically } from "util/files";
 import { messageOf } from "util/errors";
@@ -71,6 +71,8 @@ interface PromptCache {
 	generation: number;
 	/** Per record index: the record, or null when it was left out when read (one array: util/run). */
 	records: KeyedRun<HistoryRecord | null>;
+	/** records.get, null as undefined: what store/history's window functions read (one closure per cache, not per request). */
+	at(index: number): PromptRecord | undefined;
 	/** The capped message of record index, read again (for a backend without its wire piece). */
 	load(index: number): Message;
 }
@@ -89,14 +91,14 @@ class HistoryRecord implements PromptRecord, StoredRef {
 	declare readonly images?: StoredRef["images"];
 	readonly group: PromptCache;
 	readonly key: number;
-	constructor(cache: PromptCache, index: number, prompt: PromptRecord) {
-		this.kind = prompt.kind;
-		this.bytes = prompt.bytes;
-		const images = imagesOf(prompt.message);
+	constructor(cache: PromptCache, index: number, kind: PromptRecord["kind"], message: Message, bytes: number) {
+		this.kind = kind;
+		this.bytes = bytes;
+		const images = imagesOf(message);
 		if (images) (this as { images?: StoredRef["images"] }).images = images;
 		this.group = cache;
 		this.key = index;
-		this.message = placeholder(prompt.message, this);
+		this.message = placeholder(message, this);
 	}
 	load(): Message {
 		return this.group.load(this.key);
@@ -377,15 +379,11 @@ export class Sessions {
 			const request_id = batch.request.request_id;
 			if (batch.records[0].kind === "user") this.#noteStart(id, request_id, session.count);
 			const time = this.#clock();
+			const first = session.count;
 			// Flushed (committed) at once: what the user said (SPEC §6: a power loss never loses
 			// input) and a turn's last batch. A tool round waits for the next of these (store/session append).
-			session.append(batch.records.map((r, i) => ({
-				kind: r.kind,
-				message: r.message,
-				turn_completed: batch.turn_completed && i === batch.records.length - 1,
-				time,
-				request_id,
-			})), batch.turn_completed || batch.records[0].kind === "user");
+			const lengths = session.appendBatch(batch.records, batch.turn_completed, time, request_id, batch.turn_completed || batch.records[0].kind === "user");
+			this.#remember(id, session, batch.records, first, lengths);
 			if (batch.turn_completed) {
 				this.#inflight.delete(id);
 				// A request that was bound to the session before its chat moved on (queued, or
@@ -407,6 +405,24 @@ export class Sessions {
 			this.#log(`store: session ${id}: the turn was saved, but compacting the session failed (${messageOf(error)}); it is tried again after the next turn`);
 		}
 	};
+
+	/**
+	 * Puts records just appended at [first, ...) into the session's prompt cache, when
+	 * it holds one, from the messages in hand: the next request then reads none of them
+	 * back. A record's prompt size is its stored JSON's when that fits MESSAGE_MAX_BYTES
+	 * (the stored text is JSON.stringify of the message, and capMessage keeps a message
+	 * that fits as it is); a larger one is capped and measured as a read would.
+	 */
+	#remember(id: string, session: SessionFile, records: PersistBatch["records"], first: number, lengths: number[]): void {
+		const cache = this.#prompts.get(id);
+		if (!cache || cache.file !== session || cache.generation !== session.generation) return;
+		for (let i = 0; i < records.length; i++) {
+			const kind = records[i].kind;
+			let message = records[i].message, bytes = lengths[i];
+			if (bytes > MESSAGE_MAX_BYTES) ({ message, bytes } = promptRecord({ kind, message: capForStorage(message, SESSION_RECORD_MAX_BYTES), index: first + i, turn_completed: false, time: 0, request_id: 0 }, MESSAGE_MAX_BYTES));
+			cache.records.set(first + i, new HistoryRecord(cache, first + i, kind, message, bytes));
+		}
+	}
 
 	/** Compacts a session now (persist does it after a completed turn over the limit); returns the data sizes. */
 	compact(id: string): { before: number; after: number } {
@@ -465,7 +481,10 @@ export class Sessions {
 	 */
 	#window(request: AgentRequest): Message[] {
 		const id = request.session_id;
-		if (!id || !this.has(id)) return [];
+		if (!id) return [];
+		const open = this.#open.get(id);
+		// An open session's files exist (deleteSession closes it): no lookup on flash.
+		if (!(open && !open.closed && !open.damaged) && !this.has(id)) return [];
 		const session = this.#session(id);
 		const cache = this.#promptCache(id, session);
 		const end = this.#inflight.get(id)?.get(request.request_id) ?? session.count;
@@ -479,21 +498,26 @@ export class Sessions {
 			start = from;
 		}
 		cache.records.dropBelow(start);
-		return selectWindow((i) => cache.records.get(i) ?? undefined, start, end, SESSION_HISTORY_MAX_BYTES);
+		const at = cache.at;
+		const out: Message[] = [];
+		windowMessages(at, windowStart(at, start, end, SESSION_HISTORY_MAX_BYTES), end, out);
+		return out;
 	}
 
 	#promptCache(id: string, file: SessionFile): PromptCache {
 		const known = this.#prompts.get(id);
 		if (known && known.file === file && known.generation === file.generation) return known;
 		const generation = file.generation;
+		const records = new KeyedRun<HistoryRecord | null>();
 		const cache: PromptCache = {
-			file, generation, records: new KeyedRun(),
+			file, generation, records,
+			at: (i) => records.get(i) ?? undefined,
 			load: (index) => {
 				const now = this.#session(id);
 				if (now.generation !== generation) throw new Error(`session ${id} was rewritten since its history was read`);
-				const [record] = now.read(index, index + 1);
-				if (!record) throw new Error(`record ${index} of session ${id} cannot be read`);
-				return capMessage(record.message, MESSAGE_MAX_BYTES);
+				const message = now.message(index, MESSAGE_MAX_BYTES);
+				if (!message) throw new Error(`record ${index} of session ${id} cannot be read`);
+				return message;
 			},
 		};
 		this.#prompts.set(id, cache);
@@ -512,7 +536,11 @@ export class Sessions {
 			while (j < to && !cache.records.has(j)) j++;
 			for (let k = i; k < j; k++) cache.records.set(k, null);
 			// Capped and measured as soon as read, so a long tool result is not held whole while walking back.
-			for (const record of session.read(i, j)) cache.records.set(record.index, new HistoryRecord(cache, record.index, promptRecord(record, MESSAGE_MAX_BYTES)));
+			const read = session.read(i, j);
+			for (let k = 0; k < read.length; k++) {
+				const prompt = promptRecord(read[k], MESSAGE_MAX_BYTES);
+				cache.records.set(read[k].index, new HistoryRecord(cache, read[k].index, prompt.kind, prompt.message, prompt.bytes));
+			}
 			i = j;
 		}
 	}
