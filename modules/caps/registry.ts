@@ -124,30 +124,62 @@ export class Registry {
 		return offer.length ? { kind: "tools" as const, content: offer } : undefined;
 	}
 
-	/** Runs one call through the whole path; never throws (failures are is_error outcomes). */
-	async call(name: string, argumentsText: string, context: ToolContext): Promise<ToolOutcome> {
+	/**
+	 * Runs one call through the whole path; never throws (failures are is_error
+	 * outcomes). A promise only when a hook or the handler answered with one: a
+	 * synchronous tool (most are) costs no async call, promise or await, which in
+	 * XS cost heap per call.
+	 */
+	call(name: string, argumentsText: string, context: ToolContext): ToolOutcome | Promise<ToolOutcome> {
 		const role = roleOf(context.request);
-		const started = this.#options.now?.() ?? Date.now();
-		const outcome = await this.#call(name, argumentsText, { ...context, role });
-		const ms = (this.#options.now?.() ?? Date.now()) - started;
-		this.#options.log?.(`tool ${preview(name)} role=${role} ${outcome.is_error ? "error" : "ok"} ${Math.round(ms)} ms args=${preview(maskedJson(argumentsText.trim() || "{}"))}`);
+		const log = this.#options.log;
+		if (!log) return this.#call(name, argumentsText, context, role);
+		const started = this.#now();
+		const result = this.#call(name, argumentsText, context, role);
+		if (result instanceof Promise) return result.then((outcome) => this.#logged(log, name, argumentsText, role, started, outcome));
+		return this.#logged(log, name, argumentsText, role, started, result);
+	}
+
+	#now(): number {
+		return this.#options.now?.() ?? Date.now();
+	}
+
+	#logged(log: (line: string) => void, name: string, argumentsText: string, role: Role, started: number, outcome: ToolOutcome): ToolOutcome {
+		const ms = this.#now() - started;
+		log(`tool ${preview(name)} role=${role} ${outcome.is_error ? "error" : "ok"} ${Math.round(ms)} ms args=${preview(maskedJson(argumentsText.trim() || "{}"))}`);
 		return outcome;
 	}
 
-	async #call(name: string, argumentsText: string, context: CapContext): Promise<ToolOutcome> {
+	/** The path up to the handler: resolve, parse, schema, policy; then the hooks and the handler. */
+	#call(name: string, argumentsText: string, context: ToolContext, role: Role): ToolOutcome | Promise<ToolOutcome> {
 		const cap = this.find(name);
 		if (!cap) {
-			const known = this.list().filter((c) => this.refusal(c, context.role) === undefined).map((c) => c.definition.function.name);
+			const known = this.list().filter((c) => this.refusal(c, role) === undefined).map((c) => c.definition.function.name);
 			return failure(`unknown tool "${preview(name)}": the known tools are ${known.join(", ") || "(none)"}`);
 		}
 		const parsed = parseArguments(argumentsText);
 		if (typeof parsed === "string") return failure(parsed);
 		const problem = checkValue(parsed, cap.definition.function.parameters, "arguments", 0);
 		if (problem) return failure(`the arguments do not fit the schema of ${name}: ${problem}`);
-		const refused = this.refusal(cap, context.role);
+		const refused = this.refusal(cap, role);
 		if (refused !== undefined) return failure(refused);
+		const capContext: CapContext = { request: context.request, signal: context.signal, progress: context.progress, role };
+		const hooks = this.#options.hooks;
+		if (hooks && hooks.length) return this.#hooked(cap, name, parsed, capContext, hooks);
+		if (capContext.signal.aborted) return failure("the request was cancelled before the tool ran");
+		let result: unknown;
+		try {
+			result = cap.run(parsed, capContext);
+		} catch (error) {
+			return failure(messageOf(error));
+		}
+		return result instanceof Promise ? result.then(outcome, (error) => failure(messageOf(error))) : outcome(result);
+	}
+
+	/** The hooks around the handler: before hooks (veto, or amended arguments checked again), the handler, after hooks. */
+	async #hooked(cap: Capability, name: string, parsed: JsonObject, context: CapContext, hooks: CapHooks[]): Promise<ToolOutcome> {
 		let args = parsed;
-		for (const hook of this.#options.hooks ?? []) {
+		for (const hook of hooks) {
 			if (!hook.before) continue;
 			let decision;
 			try {
@@ -169,7 +201,7 @@ export class Registry {
 		} catch (error) {
 			result = failure(messageOf(error));
 		}
-		for (const hook of this.#options.hooks ?? []) {
+		for (const hook of hooks) {
 			if (!hook.after) continue;
 			try {
 				result = outcome((await hook.after(name, args, result, context)) ?? result);

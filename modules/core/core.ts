@@ -426,7 +426,8 @@ export class Core {
 				this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
 				continue;
 			}
-			await this.#toolRound(run, iteration, reply, calls);
+			const round = this.#toolRound(run, iteration, reply, calls);
+			if (round) await round;
 			if (run.rounds >= this.#maxIterations) {
 				throw new RequestFailure(`stopped after ${this.#maxIterations} tool rounds without a final answer; ask for less at once or split the task`);
 			}
@@ -536,8 +537,12 @@ export class Core {
 
 	// ---- tools ----
 
-	/** Runs a reply's tool calls, keeps and persists the round. */
-	async #toolRound(run: Run, iteration: number, reply: ChatResponse, calls: ToolCall[]): Promise<void> {
+	/**
+	 * Runs a reply's tool calls, keeps and persists the round. A promise only when a
+	 * tool or the store answered with one: a round of synchronous tools costs no async
+	 * call, promise or await (in XS each costs heap).
+	 */
+	#toolRound(run: Run, iteration: number, reply: ChatResponse, calls: ToolCall[]): Promise<void> | undefined {
 		this.#phase = "RUNNING_TOOL";
 		const request = run.request;
 		if (request.flags & RequestFlag.PUBLISH_STAGE_MESSAGE && this.#publishHook) {
@@ -545,16 +550,26 @@ export class Core {
 			const text = stageText(this.#verbosity, iteration, reply.message, calls);
 			this.#publish({ type: "agent_stage", channel: target.channel, chat_id: target.chat_id, text, request_id: request.request_id });
 		}
-		const results = await this.#runTools(run, calls);
-		run.runtime.push(reply.message, ...results);
-		const records: ContextRecord[] = [{ kind: "assistant_tool", message: reply.message }];
-		for (const message of results) records.push({ kind: "tool_result", message });
-		const saving = this.#persist(run, request, records, false);
-		if (saving) await saving;
-		this.#emit(run, { type: "turn_end", iteration, tool_calls: calls.length });
+		const results = this.#runTools(run, calls);
+		if (results instanceof Promise) return results.then((done) => this.#roundDone(run, iteration, reply, calls, done));
+		const saving = this.#roundDone(run, iteration, reply, calls, results);
+		return saving;
 	}
 
-	async #runTools(run: Run, calls: ToolCall[]): Promise<ToolMessage[]> {
+	/** The round's results kept and persisted; turn_end once the store has them. */
+	#roundDone(run: Run, iteration: number, reply: ChatResponse, calls: ToolCall[], results: ToolMessage[]): Promise<void> | undefined {
+		run.runtime.push(reply.message);
+		for (let i = 0; i < results.length; i++) run.runtime.push(results[i]);
+		const records: ContextRecord[] = [{ kind: "assistant_tool", message: reply.message }];
+		for (let i = 0; i < results.length; i++) records.push({ kind: "tool_result", message: results[i] });
+		const saving = this.#persist(run, run.request, records, false);
+		if (saving) return saving.then(() => this.#emit(run, { type: "turn_end", iteration, tool_calls: calls.length }));
+		this.#emit(run, { type: "turn_end", iteration, tool_calls: calls.length });
+		return undefined;
+	}
+
+	/** The round's results in call order: at once when every tool answered at once, else a promise raced with cancel. */
+	#runTools(run: Run, calls: ToolCall[]): ToolMessage[] | Promise<ToolMessage[]> {
 		let alone = false;
 		try {
 			alone = !!this.#runsAlone && calls.some((call) => this.#runsAlone!(call.function.name));
@@ -563,44 +578,81 @@ export class Core {
 			this.#log(`core: runsAlone failed (${failureText(error)}); running the round's tools one by one`);
 		}
 		const started = this.#now();
-		try {
-			if (alone || calls.length === 1) {
-				const results: ToolMessage[] = [];
-				for (const call of calls) {
-					this.#checkpoint(run, "RUNNING_TOOL");
-					results.push(await untilAborted(this.#runTool(run, call), run.aborter.signal));
-				}
-				return results;
-			}
-			return await untilAborted(Promise.all(calls.map((call) => this.#runTool(run, call))), run.aborter.signal);
-		} finally {
-			run.toolMs += this.#now() - started;
-			this.#sampleHeap(run);
+		if (!alone && calls.length > 1) {
+			return this.#toolsTimed(run, started, untilAborted(Promise.all(calls.map((call) => this.#runTool(run, call))), run.aborter.signal));
 		}
+		const results: ToolMessage[] = [];
+		try {
+			for (let i = 0; i < calls.length; i++) {
+				this.#checkpoint(run, "RUNNING_TOOL");
+				const result = this.#runTool(run, calls[i]);
+				if (result instanceof Promise) return this.#toolsTimed(run, started, this.#runRest(run, calls, i, result, results));
+				results.push(result);
+			}
+		} catch (error) {
+			this.#toolsEnded(run, started);
+			throw error;
+		}
+		this.#toolsEnded(run, started);
+		return results;
 	}
 
-	async #runTool(run: Run, call: ToolCall): Promise<ToolMessage> {
+	/** The calls after calls[i], whose result is pending, one by one. */
+	async #runRest(run: Run, calls: ToolCall[], i: number, pending: Promise<ToolMessage>, results: ToolMessage[]): Promise<ToolMessage[]> {
+		results.push(await untilAborted(pending, run.aborter.signal));
+		for (let j = i + 1; j < calls.length; j++) {
+			this.#checkpoint(run, "RUNNING_TOOL");
+			const result = this.#runTool(run, calls[j]);
+			results.push(result instanceof Promise ? await untilAborted(result, run.aborter.signal) : result);
+		}
+		return results;
+	}
+
+	#toolsTimed(run: Run, started: number, results: Promise<ToolMessage[]>): Promise<ToolMessage[]> {
+		return results.then(
+			(done) => { this.#toolsEnded(run, started); return done; },
+			(error) => { this.#toolsEnded(run, started); throw error; },
+		);
+	}
+
+	#toolsEnded(run: Run, started: number): void {
+		run.toolMs += this.#now() - started;
+		this.#sampleHeap(run);
+	}
+
+	/** One call through callCap; at once when callCap answered at once. Never rejects: a failure is an is_error result. */
+	#runTool(run: Run, call: ToolCall): ToolMessage | Promise<ToolMessage> {
 		const info: ToolCallInfo = { id: call.id, name: call.function.name, arguments: call.function.arguments };
 		this.#emit(run, { type: "tool_execution_start", call: info });
 		const started = this.#now();
-		let outcome: ToolOutcome;
+		let result: ToolOutcome | Promise<ToolOutcome>;
 		try {
-			const result = await this.#callCap(info, {
+			result = this.#callCap(info, {
 				request: run.request,
 				signal: run.aborter.signal,
 				progress: (text) => this.#emit(run, { type: "tool_execution_update", call_id: call.id, text: clip(String(text), CORE_TOOL_PROGRESS_MAX_CHARS) }),
 			});
-			outcome = isObject(result) && typeof result.content === "string"
-				? result
-				: { content: `the tool ${info.name} returned no result (a bug in the tool)`, is_error: true };
 		} catch (error) {
-			outcome = { content: failureText(error), is_error: true };
+			return this.#toolEnded(run, info, started, { content: failureText(error), is_error: true });
 		}
+		if (result instanceof Promise) {
+			return result.then(
+				(outcome) => this.#toolEnded(run, info, started, outcome),
+				(error) => this.#toolEnded(run, info, started, { content: failureText(error), is_error: true }),
+			);
+		}
+		return this.#toolEnded(run, info, started, result);
+	}
+
+	#toolEnded(run: Run, info: ToolCallInfo, started: number, result: unknown): ToolMessage {
+		const outcome: ToolOutcome = isObject(result) && typeof result.content === "string"
+			? result as unknown as ToolOutcome
+			: { content: `the tool ${info.name} returned no result (a bug in the tool)`, is_error: true };
 		const failed = outcome.is_error === true;
-		this.#emit(run, { type: "tool_execution_end", call_id: call.id, name: info.name, is_error: failed, ms: this.#now() - started });
+		this.#emit(run, { type: "tool_execution_end", call_id: info.id, name: info.name, is_error: failed, ms: this.#now() - started });
 		run.toolNames.push(info.name);
 		if (run.toolSummary.length < CORE_TOOL_SUMMARY_MAX_LINES) run.toolSummary.push(`- ${info.name}: ${failed ? "failed" : "ok"}`);
-		const message: ToolMessage = { role: "tool", tool_call_id: call.id, content: this.#scrub(outcome.content) };
+		const message: ToolMessage = { role: "tool", tool_call_id: info.id, content: this.#scrub(outcome.content) };
 		if (failed) message.is_error = true;
 		return message;
 	}

@@ -75,8 +75,9 @@ function fillSession(targetBytes: number): void {
 }
 
 const bootMs = now();
+const UTC = parseTimeZone("UTC"); // caps/setup parses the configured zone once, not per call
 const tools = new Registry(boardTools({
-	wallClockMs: () => Date.now(), now, bootMs, heap, zone: () => parseTimeZone("UTC"),
+	wallClockMs: () => Date.now(), now, bootMs, heap, zone: () => UTC,
 	firmware: { name: "xsclaw", version: "bench", platform: "lin" },
 }));
 const core = new Core({
