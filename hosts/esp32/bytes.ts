@@ -10,3 +10,4 @@ export const utf8Invalid: typeof Bytes.utf8Invalid = native("xs_bytes_utf8Invali
 export const jsonSkip: typeof Bytes.jsonSkip = native("xs_bytes_jsonSkip");
 export const jsonMembers: typeof Bytes.jsonMembers = native("xs_bytes_jsonMembers");
 export const equal: typeof Bytes.equal = native("xs_bytes_equal");
+export const crc32: typeof Bytes.crc32 = native("xs_bytes_crc32");

@@ -1,7 +1,7 @@
 // host/bytes (hosts/common/bytes/bytes.c, the same C on the device): what each
 // scan finds at the edges of its range, and that every bad argument throws a
 // specific error before a byte is read.
-import { equal, find, jsonMembers, jsonSkip, jsonStringStop, utf8Invalid } from "host/bytes";
+import { crc32, equal, find, jsonMembers, jsonSkip, jsonStringStop, utf8Invalid } from "host/bytes";
 import { allocate, free } from "psram";
 import { assert, test } from "testing";
 
@@ -262,4 +262,22 @@ test("jsonMembers: names and out are checked", () => {
 	assert.throws(() => (jsonMembers as Loose)(bytes, 0, 7, 4, "a", new ArrayBuffer(4)), "bytes: jsonMembers: argument 5 must be a Uint8Array or an ArrayBuffer", TypeError);
 	assert.throws(() => (jsonMembers as Loose)(bytes, 0, 7, 4, packNames("a")), "bytes: jsonMembers: argument 6 must be a Uint8Array or an ArrayBuffer", TypeError);
 	assert.throws(() => jsonMembers(bytes, 0, 7, 1025, packNames("a"), new ArrayBuffer(4)), "bytes: jsonMembers: levels 1025 is outside 0..1024", RangeError);
+});
+
+test("crc32: the IEEE CRC-32 check value, continued across pieces, over views, empty ranges and every crc argument", () => {
+	const digits = ascii("123456789");
+	assert.equal(crc32(digits, 0, 9), 0xCBF43926, "the check value of \"123456789\"");
+	assert.equal(crc32(digits, 4, 9, crc32(digits, 0, 4)), 0xCBF43926, "continued across two pieces");
+	assert.equal(crc32(digits, 0, 9, 0), 0xCBF43926, "crc 0 starts one");
+	assert.equal(crc32(digits, 3, 3), 0, "an empty range from 0");
+	assert.equal(crc32(digits, 3, 3, 0xDEADBEEF), 0xDEADBEEF, "an empty range keeps crc");
+	assert.equal(crc32(of(0xFF, 0xFF, 0xFF, 0xFF), 0, 4), 0xFFFFFFFF, "an unsigned result above 2^31");
+	const whole = ascii("xx123456789yy");
+	assert.equal(crc32(whole.subarray(2, 11), 0, 9), 0xCBF43926, "indexes are the view's own");
+	assert.equal(crc32(whole.buffer, 2, 11), 0xCBF43926, "an ArrayBuffer");
+	assert.throws(() => crc32(digits, 0, 10), "bytes: crc32: end 10 is outside 0..9", RangeError);
+	assert.throws(() => crc32(digits, 0, 9, -1), "bytes: crc32: crc -1 is outside", RangeError);
+	assert.throws(() => crc32(digits, 0, 9, 2 ** 32), "bytes: crc32: crc must be a whole number", RangeError);
+	assert.throws(() => (crc32 as Loose)(digits, 0, 9, "0"), "bytes: crc32: crc must be a number", TypeError);
+	assert.throws(() => (crc32 as Loose)("123", 0, 3), "bytes: crc32: argument 1 must be a Uint8Array or an ArrayBuffer", TypeError);
 });

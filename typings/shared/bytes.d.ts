@@ -1,5 +1,5 @@
 // "host/bytes": byte searches in C for the parsers on the response path (net/sse,
-// net/chunked, net/response, net/utf8, llm/scan), where a JavaScript loop reads
+// net/chunked, net/response, net/utf8, llm/scan) and the store's CRC-32, where a JavaScript loop reads
 // each byte through XS's generic typed-array getter. One C file for both targets
 // (hosts/common/bytes/bytes.c); the lin host installs it in hosts/lin/src/bytes_lin.c
 // (hosts/lin/modules/bytes.ts), the device reaches it by name (hosts/esp32/bytes.ts).
@@ -49,4 +49,11 @@ declare module "host/bytes" {
 	export function jsonMembers(bytes: Uint8Array | ArrayBuffer, from: number, end: number, levels: number, names: Uint8Array | ArrayBuffer, out: ArrayBuffer): number;
 	/** Whether bytes[from, end) are exactly the bytes of other. */
 	export function equal(bytes: Uint8Array | ArrayBuffer, from: number, end: number, other: Uint8Array | ArrayBuffer): boolean;
+	/**
+	 * CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320, as zlib) of bytes[from, end),
+	 * continuing crc (a previous result, a whole number 0..0xFFFFFFFF; 0, the default,
+	 * starts one): an unsigned 32-bit number. The check of every session record
+	 * (store) and of memory's records file (util/crc32).
+	 */
+	export function crc32(bytes: Uint8Array | ArrayBuffer, from: number, end: number, crc?: number): number;
 }

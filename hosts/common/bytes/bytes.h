@@ -46,5 +46,9 @@ void xs_bytes_jsonMembers(xsMachine *the);
 /* equal(bytes, from, end, other): whether bytes[from, end) are exactly the bytes
  * of other (a Uint8Array or an ArrayBuffer). */
 void xs_bytes_equal(xsMachine *the);
+/* crc32(bytes, from, end[, crc]): CRC-32 (IEEE 802.3, as zlib) of bytes[from, end),
+ * continuing crc (a previous result; 0, the default, starts one): an unsigned
+ * 32-bit number. */
+void xs_bytes_crc32(xsMachine *the);
 
 #endif

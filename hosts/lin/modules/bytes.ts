@@ -12,3 +12,4 @@ export const utf8Invalid: typeof Bytes.utf8Invalid = native.utf8Invalid;
 export const jsonSkip: typeof Bytes.jsonSkip = native.jsonSkip;
 export const jsonMembers: typeof Bytes.jsonMembers = native.jsonMembers;
 export const equal: typeof Bytes.equal = native.equal;
+export const crc32: typeof Bytes.crc32 = native.crc32;

@@ -16,5 +16,6 @@ void hostInstallBytes(xsMachine *the, xsSlot *native)
 	hostDefineFunction(the, &xsVar(0), "jsonSkip", xs_bytes_jsonSkip, 4);
 	hostDefineFunction(the, &xsVar(0), "jsonMembers", xs_bytes_jsonMembers, 6);
 	hostDefineFunction(the, &xsVar(0), "equal", xs_bytes_equal, 4);
+	hostDefineFunction(the, &xsVar(0), "crc32", xs_bytes_crc32, 4);
 	xsDefine(*native, xsID("Bytes"), xsVar(0), xsDontEnum);
 }
