@@ -365,14 +365,18 @@ export class SessionFile {
 			encodeEntryFields(entries, i * ENTRY_BYTES, this.#size + at, lengths[i], kindCode(record.kind), completed ? FLAG_TURN_COMPLETED : 0, crc);
 			at += FRAME_HEADER_BYTES + lengths[i];
 		}
-		this.#guard(() => {
+		// #guard's rule inline (no closure per append): a throw makes the error sticky.
+		try {
 			this.#data.write(all, this.#size);
 			this.#unsyncedBatches++;
 			if (commit || this.#unsyncedBatches >= SESSION_UNSYNCED_BATCHES_MAX) this.#flushData();
 			this.#index.write(entries, HEADER_BYTES + this.#count * ENTRY_BYTES);
 			this.#unsyncedAppends++;
 			if (!this.#unsyncedBatches && this.#unsyncedAppends >= SESSION_INDEX_SYNC_APPENDS) this.#flushIndex();
-		});
+		} catch (error) {
+			this.#failed = messageOf(error);
+			throw error;
+		}
 		this.#size += total;
 		this.#count += records.length;
 		return lengths;

@@ -111,6 +111,8 @@ export class Sessions {
 	#clock: () => number;
 	/** Open session files, least recently used first. */
 	#open = new Map<string, SessionFile>();
+	/** The id #open holds last (the most recently used): using it again moves nothing. */
+	#recent = "";
 	/** Per session id: the history window the prompt last took (see PromptCache). */
 	#prompts = new Map<string, PromptCache>();
 	/** "<channel>:<chat_id>" -> id, in insertion order (oldest first). */
@@ -243,6 +245,7 @@ export class Sessions {
 		if (!this.has(id)) throw new Error(`there is no session ${id}: see \`session list\``);
 		this.#open.get(id)?.close();
 		this.#open.delete(id);
+		this.#recent = "";
 		this.#inflight.delete(id);
 		this.#prompts.delete(id);
 		this.#blocked.delete(id);
@@ -326,8 +329,11 @@ export class Sessions {
 	#session(id: string): SessionFile {
 		let session = this.#open.get(id);
 		if (session && !session.closed && !session.damaged) {
-			this.#open.delete(id);
-			this.#open.set(id, session);   // most recently used last
+			if (this.#recent !== id) {
+				this.#open.delete(id);
+				this.#open.set(id, session);   // most recently used last
+				this.#recent = id;
+			}
 			return session;
 		}
 		// A read found a damaged record: this open checks every record and keeps the original aside.
@@ -335,7 +341,9 @@ export class Sessions {
 		session?.close();
 		if (!this.has(id)) SessionFile.create(this.#root, id);
 		session = SessionFile.open(this.#root, id, this.#log, { verify });
+		this.#open.delete(id);
 		this.#open.set(id, session);
+		this.#recent = id;
 		for (const [oldId, old] of this.#open) {
 			if (this.#open.size <= SESSIONS_OPEN_MAX) break;
 			old.close();
@@ -363,6 +371,7 @@ export class Sessions {
 	#forget(id: string): void {
 		this.#open.get(id)?.close();
 		this.#open.delete(id);
+		this.#recent = "";
 		this.#prompts.delete(id);
 		this.#blocked.delete(id);
 	}
@@ -374,7 +383,8 @@ export class Sessions {
 		const id = batch.session_id;
 		if (!id || !batch.records.length) return;
 		try {
-			if (!ID_PATTERN.test(id)) throw new Error("the session id is not a valid session name");
+			// An open session's id was checked when it was opened.
+			if (!this.#open.has(id) && !ID_PATTERN.test(id)) throw new Error("the session id is not a valid session name");
 			const session = this.#session(id);
 			const request_id = batch.request.request_id;
 			if (batch.records[0].kind === "user") this.#noteStart(id, request_id, session.count);
@@ -559,6 +569,7 @@ export class Sessions {
 	close(): void {
 		for (const session of this.#open.values()) session.close();
 		this.#open.clear();
+		this.#recent = "";
 		this.#prompts.clear();
 		this.#blocked.clear();
 	}
