@@ -61,6 +61,12 @@ const model: ChatModel = {
 	},
 };
 
+// The session is the console's current one, as a console session is (store/sessions
+// lets go of the window of a session no chat talks in when its turn ends).
+function mapSession(): void {
+	if (sessions.has(SESSION)) sessions.switchSession("console", "console", SESSION);
+}
+
 // The session, filled with exchanges of ordinary length up to --session-kib.
 const sessions = openSessions({ log: (line) => trace(`${line}\n`) });
 function fillSession(targetBytes: number): void {
@@ -70,6 +76,7 @@ function fillSession(targetBytes: number): void {
 		sessions.persist({ session_id: SESSION, request, records: [{ kind: "user", message: { role: "user", content: `Question ${i}: what did the sensor on pin ${i % 40} read this morning, and is that within the range we agreed on last week? Please also remind me what we said about the watering schedule.` } }], turn_completed: false });
 		sessions.persist({ session_id: SESSION, request, records: [{ kind: "assistant_final", message: { role: "assistant", content: `Answer ${i}: pin ${i % 40} read ${(20 + (i % 9) * 0.7).toFixed(1)} °C at 07:00, inside the 15–28 °C range. The trend over the last three days is flat. Watering stays at 06:30 and 19:00 for ten minutes each, as agreed; I will tell you if the soil sensor disagrees.` } }], turn_completed: true });
 	}
+	mapSession();
 	const filled = summary();
 	report({ figure: "session", at: "start", limit: SESSION_FILE_MAX_BYTES, bytes: filled?.bytes ?? 0, records: filled?.records ?? 0, blocked: filled?.blocked ?? false });
 }
@@ -154,11 +161,12 @@ async function acrossRequests(): Promise<void> {
 		callCap: tools.callCap, runsAlone: tools.runsAlone, persist: sessions.persist, gate: sessions.gate, log: () => {},
 	});
 	conversation.start();
+	const across = sessions.currentSession("console", "across"); // a chat's session, as for any chat
 	const requests = count("across-requests");
 	await control("POST", "/script", Array.from({ length: requests }, (_, i) => ({ type: "text", text: `Shelf ${i * 7} is watered as noted.` })));
 	const first = (await mockCount()) + 1;
 	for (let i = 0; i < requests; i++) {
-		const request = { ...benchRequest(`How often is the plant on shelf ${i * 7} watered?`), session_id: "bench-across" };
+		const request = { ...benchRequest(`How often is the plant on shelf ${i * 7} watered?`), session_id: across };
 		const response = await conversation.receiveFor(await conversation.submit(request, 1000), 30_000);
 		if (!response.ok) throw new Error(`bench request failed: ${response.error}`);
 	}
@@ -203,6 +211,7 @@ try {
 	if (option("headroom")) {
 		const target = Number(option("session-kib") ?? 0) * 1024;
 		if ((sessions.list().find((s) => s.id === SESSION)?.bytes ?? 0) < target) fillSession(target);
+		mapSession();
 		await headroom();
 		core.stop();
 		sessions.close();
