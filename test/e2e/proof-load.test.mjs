@@ -21,9 +21,11 @@ const MESSAGES = SIZE(160, 1000);
 // machine's live heap may be this much above where it started: what a load
 // leaves behind by design and bounded (the chat-to-session map and its new ids,
 // open session files, the console's recalled lines, Telegram's and QQ's chat
-// state). Measured +11 to +17 KiB on each machine (short form) run alone, but
-// up to +58 KiB (main) and +40 KiB (agent) while the whole suite loads the
-// machine, which is not yet explained; far below one history window (~130-150
+// state, and QQ's seen message ids: up to QQ_SEEN_IDS_MAX of them, ~120 B each on
+// lin, ~30 KB once full). Measured +11 to +17 KiB on each machine (short form,
+// 60 QQ messages) and main +38 to +46 KiB, agent +12 KiB in the long form (323 QQ
+// messages fill the seen ids); the short form's main reached +58 KiB once while
+// two whole suites loaded the machine (not explained); far below one history window (~130-150
 // KiB), which is what a leak of the kind fixed below would hold. It was +34 to
 // +250 KiB on the agent until llm/wire let go of a finished call's listener: the
 // last call's callbacks held the core's request and its whole history window.

@@ -16,8 +16,12 @@ const SAMPLE_EVERY = 100;
 // Bounds on growth from the first sample, with why they are not zero (every
 // sample follows a new session in every place, so the history windows are empty):
 // - heap: what settles after the first samples (the request id block, the
-//   tool-offer and chat caches, timers); 64 KiB per machine is less than a leak
-//   of 10 bytes a request shows over the long form.
+//   tool-offer and chat caches, timers) and what fills slowly up to its bound: QQ's
+//   seen message ids (QQ_SEEN_IDS_MAX, 256 ids, ~30 KB of the main machine's heap
+//   on lin) fill with the long form's QQ messages (3% of the requests and a /new per
+//   sample), so the main heap climbs ~+46 KB until about request 8,000, then stays
+//   (measured 2026-12-02). 64 KiB per machine is less than a leak of 10 bytes a
+//   request shows over the long form.
 const HEAP_GROWTH_BYTES = 64 * 1024;
 // - PSRAM pool: LLM bodies come and go; a kept keep-alive connection's buffers at most.
 const PSRAM_GROWTH_BYTES = 48 * 1024;
