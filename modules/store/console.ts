@@ -50,6 +50,8 @@ function printRecords(out: Output, sessions: Sessions, id: string): void {
 /** The `session` commands for the console's own chat. */
 export function sessionCommands(sessions: Sessions, chat: ChatRef = CONSOLE_CHAT): Command[] {
 	const current = () => sessions.currentSession(chat.channel, chat.chat_id);
+	// A chat's /session new and switch run these too: the sentence names who talks there.
+	const who = chat.channel === CONSOLE_CHAT.channel ? "the console" : "this chat";
 	const noArgs = (args: string) => {
 		if (words(args).length) throw new UsageError();
 	};
@@ -72,7 +74,7 @@ export function sessionCommands(sessions: Sessions, chat: ChatRef = CONSOLE_CHAT
 			name: "session new", usage: "", help: "start a new session for the console",
 			run(args, out) {
 				noArgs(args);
-				out.line(`new session ${sessions.newSession(chat.channel, chat.chat_id)}: the console talks in it from now on`);
+				out.line(`new session ${sessions.newSession(chat.channel, chat.chat_id)}: ${who} talks in it from now on`);
 			},
 		},
 		{
@@ -91,7 +93,7 @@ export function sessionCommands(sessions: Sessions, chat: ChatRef = CONSOLE_CHAT
 			run(args, out) {
 				const id = oneId(args);
 				sessions.switchSession(chat.channel, chat.chat_id, id);
-				out.line(`the console now talks in session ${id}`);
+				out.line(`${who} now talks in session ${id}`);
 			},
 		},
 		{

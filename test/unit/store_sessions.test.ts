@@ -220,6 +220,16 @@ test("the console's session commands: new, list, show, switch, delete and the cu
 	assert.throws(() => commands.find((c) => c.name === "session")!.run("extra", { line() {} }), undefined, UsageError);
 });
 
+test("a chat's session new and switch say that the chat, not the console, talks in the session", async () => {
+	const chat = sessionCommands(sessions, { channel: "telegram", chat_id: "says" });
+	const [created] = await run(chat, "session new");
+	assert.match(created, /^new session \S+: this chat talks in it from now on$/);
+	const other = sessions.newSession("test", "says-other");
+	assert.equal((await run(chat, `session switch ${other}`))[0], `this chat now talks in session ${other}`);
+	const [own] = await run(sessionCommands(sessions, { channel: "console", chat_id: "says" }), "session new");
+	assert.match(own, /^new session \S+: the console talks in it from now on$/);
+});
+
 test("session show masks secret-looking tool arguments as stage messages do", async () => {
 	const commands = sessionCommands(sessions, { channel: "console", chat_id: "secret-args" });
 	const [created] = await run(commands, "session new");
