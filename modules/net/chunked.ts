@@ -6,7 +6,13 @@
 // where CRLF is expected (as most clients do). Chunk extensions and trailers
 // are skipped, bounded by HTTP_CHUNK_LINE_MAX_BYTES and HTTP_HEADER_MAX_BYTES.
 // Errors throw HttpError kind "protocol"; after an error the decoder is dead.
+//
+// The common case, a whole size line without extensions ("1a\r\n") and the
+// CRLF after a chunk's data in the same input, is read without stepping the
+// state machine byte by byte (in XS each byte read and state change costs an
+// interpreted property access): a streamed LLM reply is one small chunk per event.
 import { HTTP_CHUNK_LINE_MAX_BYTES, HTTP_CHUNK_SIZE_MAX_DIGITS, HTTP_HEADER_MAX_BYTES } from "budgets";
+import { find } from "host/bytes";
 import { HttpError } from "net/types";
 
 const enum State {
@@ -53,6 +59,13 @@ export class ChunkedDecoder {
 	feed(bytes: Uint8Array, start: number, end: number, onData: (data: Uint8Array) => boolean | void): number {
 		let i = start;
 		while (i < end) {
+			if (this.#state === State.Size && this.#digits === 0) {
+				const next = this.#sizeLine(bytes, i, end);
+				if (next > i) {
+					i = next;
+					continue;
+				}
+			}
 			switch (this.#state) {
 			case State.Size: {
 				const b = bytes[i];
@@ -87,8 +100,16 @@ export class ChunkedDecoder {
 				const more = onData(bytes.subarray(i, i + n));
 				i += n;
 				this.#size -= n;
-				if (!this.#size) this.#state = State.DataCR;
-				if (more === false) return i;
+				if (more === false) {
+					if (!this.#size) this.#state = State.DataCR;
+					return i;
+				}
+				if (!this.#size) {
+					if (i + 1 < end && bytes[i] === CR && bytes[i + 1] === LF) {
+						i += 2;
+						this.#nextChunk();
+					} else this.#state = State.DataCR;
+				}
 				break;
 			}
 			case State.DataCR: {
@@ -133,6 +154,29 @@ export class ChunkedDecoder {
 			}
 		}
 		return i;
+	}
+
+	/**
+	 * A whole size line at bytes[i] of hex digits alone, ended by CRLF or LF:
+	 * its chunk begins (or the trailer, for size 0); returns the index after it.
+	 * Anything else (a line cut by end, an extension, a bad line) returns i, and
+	 * the state machine reads it byte by byte as before.
+	 */
+	#sizeLine(bytes: Uint8Array, i: number, end: number): number {
+		const limit = Math.min(end, i + HTTP_CHUNK_SIZE_MAX_DIGITS + 2);
+		const lf = find(bytes, i, limit, LF);
+		if (lf <= i) return i;
+		const lineEnd = bytes[lf - 1] === CR ? lf - 1 : lf;
+		if (lineEnd === i) return i;
+		let size = 0;
+		for (let k = i; k < lineEnd; k++) {
+			const v = hexValue(bytes[k]);
+			if (v < 0) return i;
+			size = size * 16 + v;
+		}
+		this.#size = size;
+		this.#state = size ? State.Data : State.TrailerStart;
+		return lf + 1;
 	}
 
 	#line(n: number): void {

@@ -38,7 +38,7 @@ import {
 	HTTP_ERROR_MESSAGE_MAX_BYTES, HTTP_FIRST_BYTE_TIMEOUT_MS, HTTP_POOL_IDLE_MS, HTTP_POOL_IDLE_PER_ORIGIN,
 	HTTP_STALE_RETRIES, HTTP_TOTAL_TIMEOUT_MS, HTTP_URL_CACHE_MAX,
 } from "budgets";
-import { hasToken, ResponseParser, type ResponseHead } from "net/response";
+import { hasToken, ResponseParser, type ResponseEvents, type ResponseHead } from "net/response";
 import {
 	HttpError, type AbortSignalLike, type HttpClientOptions, type HttpRequest, type HttpResponse, type HttpSettle,
 	type HttpTransport, type ResolverLike, type TcpSocketLike, type TimerLike,
@@ -199,7 +199,7 @@ const enum Phase { Start, Resolve, Connect, Send, Wait, Receive, Done }
 const enum SocketEvent { Connected, Writable, Readable, Failed }
 
 /** One request, from request() to settlement; the owner of its connection while it runs. */
-class Exchange implements ConnectionOwner {
+class Exchange implements ConnectionOwner, ResponseEvents {
 	readonly #client: HttpClient;
 	readonly #request: HttpRequest;
 	readonly #settle: HttpSettle;
@@ -361,7 +361,7 @@ class Exchange implements ConnectionOwner {
 		while (this.#phase === Phase.Send && this.#sendIndex < this.#message.length && connection.writable > 0) {
 			const piece = this.#message[this.#sendIndex];
 			const count = Math.min(piece.length - this.#sendOffset, connection.writable);
-			connection.write(piece.subarray(this.#sendOffset, this.#sendOffset + count));
+			connection.write(count === piece.length ? piece : piece.subarray(this.#sendOffset, this.#sendOffset + count));
 			this.#bytesSent += count;
 			this.#sendOffset += count;
 			if (this.#sendOffset === piece.length) {
@@ -389,10 +389,7 @@ class Exchange implements ConnectionOwner {
 			const bytes = new Uint8Array(buffer);
 			this.#bytesReceived += bytes.length;
 			if (this.#phase !== Phase.Receive) this.#phase = Phase.Receive; // also when the server answers before the request is fully sent
-			const parser = this.#parser ??= new ResponseParser({
-				onHead: (head) => this.#onHead(head),
-				onBody: (data) => this.#onBody(data),
-			});
+			const parser = this.#parser ??= new ResponseParser(this);
 			const consumed = parser.feed(bytes);
 			if (this.done) return; // aborted or failed inside a callback
 			if (parser.complete) {
@@ -403,7 +400,8 @@ class Exchange implements ConnectionOwner {
 		}
 	}
 
-	#onHead(head: ResponseHead): void {
+	// ResponseEvents: the parser calls these (the Exchange is its listener: no closures per request).
+	onHead(head: ResponseHead): void {
 		this.#head = head;
 		const parser = this.#parser as ResponseParser;
 		const ok = head.status >= 200 && head.status < 300;
@@ -418,7 +416,7 @@ class Exchange implements ConnectionOwner {
 		if (length > 0) sink.reserveExactly(Math.min(length, max));
 	}
 
-	#onBody(data: Uint8Array): void {
+	onBody(data: Uint8Array): void {
 		this.#gotFirstByte();
 		if (this.#streaming) {
 			this.#request.onChunk!(data); // a method call: this is the request
@@ -621,13 +619,37 @@ function bodyOf(request: HttpRequest): Uint8Array | undefined {
 	return undefined;
 }
 
-/** The message to send: head, framing, body. */
+const CONTENT_LENGTH = new Uint8Array([67, 111, 110, 116, 101, 110, 116, 45, 76, 101, 110, 103, 116, 104, 58, 32]); // "Content-Length: "
+const CRLF_CRLF_BYTES = 4;
+
+/**
+ * The message to send: the head with its framing (one piece, so one socket
+ * write: the Content-Length line and the empty line written into it, no
+ * string made), then the body.
+ */
 function messageBytes(head: Head, body: Uint8Array | undefined): Uint8Array[] {
 	const method = head.method;
-	const framing = body || method === "POST" || method === "PUT" || method === "PATCH" ? encodeUtf8(`Content-Length: ${body?.length ?? 0}\r\n\r\n`) : END_OF_HEAD;
-	const message = [head.bytes, framing];
-	if (body?.length) message.push(body);
-	return message;
+	const bytes = head.bytes, headLength = bytes.length;
+	if (!body && method !== "POST" && method !== "PUT" && method !== "PATCH") {
+		const out = new Uint8Array(headLength + END_OF_HEAD.length);
+		out.set(bytes, 0);
+		out.set(END_OF_HEAD, headLength);
+		return [out];
+	}
+	const length = body ? body.length : 0;
+	let digits = 1;
+	for (let n = length; n >= 10; n = Math.floor(n / 10)) digits++;
+	const out = new Uint8Array(headLength + CONTENT_LENGTH.length + digits + CRLF_CRLF_BYTES);
+	out.set(bytes, 0);
+	let at = headLength;
+	out.set(CONTENT_LENGTH, at);
+	at += CONTENT_LENGTH.length + digits;
+	for (let n = length, k = at - 1; k >= at - digits; k--, n = Math.floor(n / 10)) out[k] = 0x30 + (n % 10);
+	out[at] = 13;
+	out[at + 1] = 10;
+	out[at + 2] = 13;
+	out[at + 3] = 10;
+	return length ? [out, body as Uint8Array] : [out];
 }
 
 export class HttpClient implements HttpTransport {

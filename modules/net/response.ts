@@ -144,6 +144,11 @@ export class ResponseParser {
 	#bodyBytes = 0;
 	#keepAlive = false;
 	#stopped = false;
+	/** The chunked decoder's data callback, made once (feed() runs per socket read). */
+	readonly #chunkData = (data: Uint8Array): boolean => {
+		this.#body(data);
+		return !this.#stopped;
+	};
 
 	constructor(events: ResponseEvents, headerMaxBytes = HTTP_HEADER_MAX_BYTES) {
 		this.#events = events;
@@ -263,10 +268,7 @@ export class ResponseParser {
 		}
 		case "chunked": {
 			const decoder = this.#chunked as ChunkedDecoder;
-			const next = decoder.feed(bytes, start, end, (data) => {
-				this.#body(data);
-				return !this.#stopped;
-			});
+			const next = decoder.feed(bytes, start, end, this.#chunkData);
 			if (decoder.done) this.#state = State.Done;
 			return next;
 		}

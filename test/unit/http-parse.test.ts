@@ -155,6 +155,23 @@ test("the chunked decoder returns where the body ended", () => {
 	assert.equal(at, wire.length - "HTTP/1.1".length);
 });
 
+test("a chunked body reads the same whole and split anywhere: size lines in upper and lower case, with and without CR, with extensions", () => {
+	const wire = bytes("1A\r\n" + "x".repeat(26) + "\r\nb\nhello world\n3 ;ext=1\r\nabc\r\nf\r\n0123456789abcde\r\n0\r\nT: 1\r\n\r\n");
+	const expected = "x".repeat(26) + "hello worldabc0123456789abcde";
+	const decode = (cuts: number[]) => {
+		const decoder = new ChunkedDecoder();
+		let body = "";
+		for (let i = 1; i < cuts.length; i++) decoder.feed(wire, cuts[i - 1], cuts[i], (d) => { body += latin(d); });
+		assert.ok(decoder.done, `done after cuts ${cuts.join(",")}`);
+		return body;
+	};
+	assert.equal(decode([0, wire.length]), expected, "whole");
+	for (let a = 0; a <= wire.length; a++) assert.equal(decode([0, a, wire.length]), expected, `split at ${a}`);
+	const bytewise = [0];
+	for (let i = 1; i <= wire.length; i++) bytewise.push(i);
+	assert.equal(decode(bytewise), expected, "byte by byte");
+});
+
 test("URLs: scheme, host, port, target, origin and Host header", () => {
 	const a = parseUrl("HTTPS://API.OpenAI.com/v1/chat/completions?x=1#frag");
 	assert.deepEqual(a, { secure: true, host: "api.openai.com", port: 443, origin: "https://api.openai.com:443", hostHeader: "api.openai.com", target: "/v1/chat/completions?x=1" });
