@@ -24,6 +24,7 @@ import { UsageError, words, type Command, type Output } from "console/types";
 import { heapLine, type StatusOptions } from "console/system";
 import type { AgentEvent, OutEvent } from "core/types";
 import { messageOf } from "util/errors";
+import { lines } from "util/text";
 import type { AgentClient } from "agent/client";
 import { CONSOLE_CHAT, type CommandInfo, type PortRequest } from "agent/protocol";
 
@@ -44,7 +45,7 @@ function consoleRequest(text: string): PortRequest {
 
 // Prints text line by line: the console's Output takes one line per call.
 function printText(out: Output, text: string): void {
-	for (const line of text.split(/\r?\n/)) out.line(line);
+	for (const line of lines(text)) out.line(line);
 }
 
 function toolLine(event: AgentEvent): string | undefined {
@@ -134,6 +135,6 @@ export function consoleMessages(print: (line: string) => void): (event: OutEvent
 	return (event) => {
 		if (event.type !== "out_message" || event.channel !== CONSOLE_CHAT.channel) return;
 		print(`agent (request ${event.request_id}):`);
-		for (const line of event.text.split(/\r?\n/)) print(line);
+		for (const line of lines(event.text)) print(line);
 	};
 }

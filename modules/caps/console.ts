@@ -7,6 +7,7 @@ import type { AgentRequest } from "core/types";
 import { consoleContext, type Registry } from "caps/registry";
 import { ROLES } from "caps/types";
 import { messageOf } from "util/errors";
+import { lines as textLines } from "util/text";
 
 export interface ToolsConsoleOptions {
 	registry(): Registry;
@@ -45,7 +46,7 @@ export function toolCommands(options: ToolsConsoleOptions): Command[] {
 				};
 				try {
 					const outcome = await options.registry().call(name, json, consoleContext(request, (text) => out.line(`… ${text}`)));
-					const lines = outcome.content.split(/\r?\n/);
+					const lines = textLines(outcome.content);
 					if (outcome.is_error) out.line(`error: ${lines.join(" ")}`);
 					else for (const line of lines) out.line(line);
 				} catch (error) {

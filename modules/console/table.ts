@@ -5,7 +5,8 @@ import type { Command } from "console/types";
 import { clip } from "util/text";
 
 const NAME_PATTERN = /^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)?$/;
-const SHOWN_UNKNOWN_CHARS = 32;   // an unknown word is echoed at most this long
+const SHOWN_UNKNOWN_CHARS = 32;
+const FIRST_WORDS = /^(\S*)(?:\s+(\S+))?/;   // an unknown word is echoed at most this long
 
 export type Resolution = { command: Command; args: string } | { hint: string };
 
@@ -34,7 +35,8 @@ export class CommandTable {
 	/** The command a non-empty line names and the rest of the line, or a hint. */
 	resolve(line: string): Resolution {
 		const trimmed = line.trim();
-		const [first = "", second] = trimmed.split(/\s+/, 2);
+		// The first two words, one regular-expression run (XS's split with one runs at every character).
+		const [, first = "", second] = FIRST_WORDS.exec(trimmed) ?? [];
 		const afterFirst = trimmed.slice(first.length).trimStart();
 		const pair = second === undefined ? undefined : this.#byName.get(`${first} ${second}`);
 		if (pair) return { command: pair, args: afterFirst.slice(second!.length).trim() };

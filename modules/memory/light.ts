@@ -15,6 +15,7 @@ import { byteLength, utf8, writeAtomically } from "util/files";
 import { loadFile, refuseIfUnreadable, textFile } from "memory/flash";
 import { checkedText, contextLines, normalTags, rank, relevantLines } from "memory/text";
 import type { Log, LongTermMemory, MemoryEntry, MemoryUsage } from "memory/types";
+import { lines as textLines } from "util/text";
 
 export const LIGHT_FILE = "MEMORY.md";
 const PROMPT_HEADER = `Notes from ${LIGHT_FILE} (line number: text); memory_forget with the number removes a wrong one:`;
@@ -50,7 +51,7 @@ export class LightMemory implements LongTermMemory {
 		const unreadable = (why: string) => { this.#unreadable = why; };
 		const text = loadFile(directory, { path: LIGHT_FILE, maxBytes: MEMORY_LIGHT_MAX_BYTES, decode: textFile, area: "memory", fallback: "long-term memory starts empty", unreadable }, log);
 		if (!text) return;
-		this.#lines = text.split(/\r?\n/);
+		this.#lines = textLines(text);
 		if (this.#lines[this.#lines.length - 1] === "") this.#lines.pop();
 	}
 

@@ -13,6 +13,7 @@ import { SKILLS_MAX, SKILL_DOC_MAX_BYTES } from "budgets";
 import { BUILTIN_SKILLS } from "skills/builtin";
 import { decodeText, readWhole } from "util/files";
 import { messageOf } from "util/errors";
+import { lines as textLines } from "util/text";
 
 export const SKILLS_DIRECTORY = "skills";
 const NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
@@ -31,7 +32,7 @@ export interface Skill {
 /** The skill in text, or a phrase saying what is wrong with it. */
 export function parseSkill(name: string, text: string, origin: Skill["origin"]): Skill | string {
 	if (!NAME.test(name)) return `"${name}" is not a skill name (lowercase letters, digits, _ and -)`;
-	const lines = text.split(/\r?\n/);
+	const lines = textLines(text);
 	const title = /^#\s+(.+)$/.exec(lines[0] ?? "")?.[1]?.trim();
 	if (!title) return "its first line is not a \"# Title\"";
 	const summary = /^summary:\s*(.+)$/i.exec(lines[1] ?? "")?.[1]?.trim();

@@ -7,7 +7,8 @@ import { LineEditor, type LineEvent } from "console/line";
 import { PROMPT, Repl } from "console/repl";
 import { systemCommands, formatUptime } from "console/system";
 import { CommandTable } from "console/table";
-import { UsageError, type Command } from "console/types";
+import { UsageError, words, type Command } from "console/types";
+import { lines as textLines } from "util/text";
 import type { ConsoleKind } from "host/platform";
 import { assert, test } from "testing";
 import Timer from "timer";
@@ -397,4 +398,23 @@ test("a command that throws, at once or later, shows its error or its usage", as
 	type("late\n");
 	await settle();
 	assert.ok(state.out.includes("usage: late\n"), state.out);
+});
+
+test("lines and words split as split(/\\r?\\n/) and split(/\\s+/) did, without a regular expression run at every character", () => {
+	const samples = ["", "one", "a\r\nb\nc", "a\r", "a\rb\n", "\n\n", "Turn 1: 東京 is 09:00 — ok\r\nnext line ✓\n", "x\r\r\ny"];
+	for (const text of samples) assert.deepEqual(textLines(text), text.split(/\r?\n/), JSON.stringify(text));
+	for (const text of ["", "  ", "a", "  a  b\tc ", "config set llm.model  m1", "\u00a0é ü\n x"]) {
+		assert.deepEqual(words(text), text.split(/\s+/).filter((w) => w.length > 0), JSON.stringify(text));
+	}
+	const table = new CommandTable();
+	const run = () => {};
+	table.add({ name: "config set", usage: "", help: "", run }, { name: "ask", usage: "", help: "", run });
+	const found = (line: string) => {
+		const r = table.resolve(line);
+		return "command" in r ? `${r.command.name}|${r.args}` : r.hint;
+	};
+	assert.equal(found("  config   set llm.model  m1 "), "config set|llm.model  m1");
+	assert.equal(found("ask what time is it in 東京?"), "ask|what time is it in 東京?");
+	assert.equal(found("ask"), "ask|");
+	assert.match(found("config"), /^config needs one of: set/);
 });
