@@ -130,3 +130,30 @@ export function pumpPattern(link: Link, total: number): Promise<PumpResult> {
 		send(link.firstWritable);
 	});
 }
+
+// Writes the pieces in one turn (the lin host sends small writes together at
+// the end of the turn, larger ones at once after what waits before them) and
+// resolves with the bytes echoed back once as many came, checked in order.
+export function echoPieces(link: Link, sizes: number[]): Promise<string> {
+	return new Promise((resolve, reject) => {
+		const total = sizes.reduce((n, size) => n + size, 0);
+		let received = 0, problem = "";
+		link.onReadable = () => {
+			const part = link.socket.read() as ArrayBuffer | undefined;
+			if (!part) return;
+			const bytes = new Uint8Array(part);
+			for (let i = 0; i < bytes.length && !problem; i++)
+				if (bytes[i] !== patternByte(received + i)) problem = `byte ${received + i} is ${bytes[i]}, not ${patternByte(received + i)}`;
+			received += bytes.length;
+			if (problem || received >= total) resolve(problem || `${received} bytes in order`);
+		};
+		link.onError = (message) => reject(new Error(message));
+		let at = 0;
+		for (const size of sizes) {
+			const piece = new Uint8Array(size);
+			for (let i = 0; i < size; i++) piece[i] = patternByte(at + i);
+			link.socket.write(piece);
+			at += size;
+		}
+	});
+}

@@ -15,7 +15,7 @@ import Timer from "timer";
 import { collectGarbage, heap, option } from "host/platform";
 import { derOption } from "./der";
 import { assert, test } from "testing";
-import { connect, connectError, pumpPattern, roundTrip, type StreamClass } from "./stream";
+import { connect, connectError, echoPieces, pumpPattern, roundTrip, type StreamClass } from "./stream";
 
 const port = (name: string) => Number(option(name));
 const TRUSTED = port("trusted-port"), CLOSER = port("closer-port"), WRONG = port("wrong-port"), OTHER = port("other-port");
@@ -46,6 +46,13 @@ if (MODE === "default") {
 		assert.equal(socket.remotePort, TRUSTED);
 		assert.equal(socket.format, "buffer");
 		socket.close();
+	});
+
+	test("small and large writes of one turn come back whole and in order", async () => {
+		const link = await connect(Socket, withCA(TRUSTED));
+		assert.equal(await echoPieces(link, [1, 700, 15000, 3, 1000, 5]), "16709 bytes in order");
+		assert.equal(await echoPieces(link, [1500, 15384]), "16884 bytes in order");
+		link.socket.close();
 	});
 
 	test("a server certified by an unconfigured CA is refused", async () => {

@@ -59,6 +59,7 @@
 #define FILES_OFFSET_MAX 2147483647.0   /* positions and sizes: the device's littlefs offsets are 32-bit */
 #define FILES_SCAN_MAX_ENTRIES 4096     /* one scan snapshot; a storage partition holds far fewer */
 #define FILES_ROOT_NAME "files"         /* <data>/files is the root directory */
+#define FILES_READ_UNSIZED_BYTES 4096  /* read(n): up to this, no fstat to size the buffer first */
 
 /* ---- fault injection ---------------------------------------------------- */
 
@@ -558,17 +559,24 @@ static void xs_file_read(xsMachine *the)
 	int type = xsTypeOf(xsArg(0));
 	if (type == xsIntegerType || type == xsNumberType) {
 		long long count = byteArgument(the, 0, "byte count");
-		struct stat status;
-		if (fstat(file->fd, &status) < 0)
-			throwErrno(the, errno, file->path);
-		long long available = (long long)status.st_size > position ? (long long)status.st_size - position : 0;
-		size_t length = (size_t)(count < available ? count : available);
+		size_t length = (size_t)count;
+		/* A small read (a record of the session store) is read into a buffer
+		 * of the size asked, cut below when the file ends sooner; a larger one
+		 * is sized from the file first, so asking for much more than is there
+		 * allocates only what is. Saves an fstat per small read. */
+		if (count > FILES_READ_UNSIZED_BYTES) {
+			struct stat status;
+			if (fstat(file->fd, &status) < 0)
+				throwErrno(the, errno, file->path);
+			long long available = (long long)status.st_size > position ? (long long)status.st_size - position : 0;
+			length = (size_t)(count < available ? count : available);
+		}
 		xsResult = xsArrayBuffer(NULL, (txInteger)length);
 		ssize_t got = readAll(file->fd, xsToArrayBuffer(xsResult), length, position);
 		if (got < 0)
 			throwErrno(the, errno, file->path);
 		if ((size_t)got < length) {
-			/* The file shrank under us (another process): return what is there. */
+			/* The file ends sooner (or shrank under us): return what is there. */
 			xsArg(0) = xsResult;
 			xsResult = xsArrayBuffer(NULL, (txInteger)got);
 			memcpy(xsToArrayBuffer(xsResult), xsToArrayBuffer(xsArg(0)), (size_t)got);

@@ -53,6 +53,10 @@ typedef void (*HostTimerFn)(void *ctx);
  * (or fire) on that thread. */
 /* One-shot timer; the timer is freed after it fires. Cancel before then. */
 HostTimer *hostTimerStart(double delayMs, HostTimerFn fn, void *ctx);
+/* One-shot: fn(ctx) runs when the loop has nothing else due this turn, just
+ * before it waits in poll() (tcp.c sends a turn's small writes together).
+ * Cancelled with hostTimerCancel. A pending one keeps the loop alive. */
+HostTimer *hostTimerBeforeWait(HostTimerFn fn, void *ctx);
 void hostTimerCancel(HostTimer *timer);
 
 double hostNowMs(void);          /* monotonic milliseconds */
@@ -79,6 +83,7 @@ typedef struct HostLoop {
 	void *worker;            /* worker.c's record when this loop runs a worker; NULL for main */
 	HostWatch *watches;
 	HostTimer *timers;
+	HostTimer *beforeWait;   /* hostTimerBeforeWait, newest first */
 	int wakeFd;              /* eventfd: another thread posted a call (hostLoopPost) */
 	pthread_mutex_t postLock;
 	void *posts;             /* posted calls, oldest first, under postLock */

@@ -705,6 +705,19 @@ static int hasPosts(HostLoop *loop)
 	return any;
 }
 
+static void sweepTimers(HostTimer **t, int all)
+{
+	while (*t) {
+		if ((*t)->dead || all) {
+			HostTimer *dead = *t;
+			*t = dead->next;
+			free(dead);
+		}
+		else
+			t = &(*t)->next;
+	}
+}
+
 static void sweepDead(HostLoop *loop, int all)
 {
 	HostWatch **w = &loop->watches;
@@ -717,15 +730,31 @@ static void sweepDead(HostLoop *loop, int all)
 		else
 			w = &(*w)->next;
 	}
-	HostTimer **t = &loop->timers;
-	while (*t) {
-		if ((*t)->dead || all) {
-			HostTimer *dead = *t;
-			*t = dead->next;
-			free(dead);
+	sweepTimers(&loop->timers, all);
+	sweepTimers(&loop->beforeWait, all);
+}
+
+/* The hostTimerBeforeWait calls, oldest first; one may add another (it runs
+ * in the next round, at most a few rounds a turn). */
+static void runBeforeWait(HostLoop *loop)
+{
+	for (int round = 0; round < 8 && loop->beforeWait && !loop->stop; round++) {
+		HostTimer *list = NULL;
+		while (loop->beforeWait) {   /* reversed: oldest first */
+			HostTimer *t = loop->beforeWait;
+			loop->beforeWait = t->next;
+			t->next = list;
+			list = t;
 		}
-		else
-			t = &(*t)->next;
+		while (list) {
+			HostTimer *t = list;
+			list = t->next;
+			if (!t->dead && !loop->stop) {
+				t->dead = 1;
+				t->fn(t->ctx);
+			}
+			free(t);
+		}
 	}
 }
 
@@ -809,6 +838,16 @@ HostTimer *hostTimerStart(double delayMs, HostTimerFn fn, void *ctx)
 	return timer;
 }
 
+HostTimer *hostTimerBeforeWait(HostTimerFn fn, void *ctx)
+{
+	HostTimer *timer = loopAllocate(sizeof(HostTimer), "host timer");
+	timer->fn = fn;
+	timer->ctx = ctx;
+	timer->next = tLoop->beforeWait;
+	tLoop->beforeWait = timer;
+	return timer;
+}
+
 void hostTimerCancel(HostTimer *timer)
 {
 	if (timer)
@@ -855,8 +894,9 @@ void hostLoopRun(HostLoop *loop)
 	int capacity = 0;
 	hostRunJobs(loop->machine);
 	while (!loop->stop) {
+		runBeforeWait(loop);
 		sweepDead(loop, 0);
-		if (!loop->watches && !loop->timers && !hasPosts(loop))
+		if (!loop->watches && !loop->timers && !loop->beforeWait && !hasPosts(loop))
 			break;
 		double now = hostNowMs();
 		double soonest = -1;   /* ms until the first timer is due; -1: no timer */

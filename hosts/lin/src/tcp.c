@@ -10,6 +10,9 @@
  * after any data received before the failure has been read. A socket stays
  * alive (xsRemember) until close(); after close() nothing calls back.
  *
+ * Small writes of one loop turn go out together at its end (NET_COALESCE_BYTES;
+ * hosts/lin/NOTES.md, "CPU per turn").
+ *
  * Limits: no `from` option (no listener on this host); a closed or failed
  * stream is not half-open: after the peer closes, write() throws.
  */
@@ -30,6 +33,12 @@
 /* Bytes JS may queue before onWritable: bounds memory per socket and keeps
  * large writes paced by the peer, as on the device. */
 #define NET_OUTPUT_BYTES (16 * 1024)
+/* Writes that leave less than this queued wait for the end of the loop turn
+ * and go in one send() with whatever else is written in the turn (an HTTP
+ * request is written as its head, a length line, the body and a tail): each
+ * send on a connection costs a system call and a pass through the peer's
+ * stack. Larger ones go at once, with what waits before them. */
+#define NET_COALESCE_BYTES 2048
 /* An error sentence for onError, with the address in it. */
 #define NET_MESSAGE_CHARS 256
 
@@ -46,6 +55,7 @@ struct NetSocket {
 	short want;               /* poll events the transport waits for while starting */
 	HostWatch *watch;         /* NULL while there is nothing to wait for */
 	HostTimer *kick;          /* a service on the next loop turn */
+	HostTimer *flushLater;    /* small writes wait for the end of the turn */
 	xsSlot self;              /* remembered until close() */
 	xsSlot onReadable, onWritable, onError;
 	int format;
@@ -200,6 +210,11 @@ static void netPump(NetSocket *s)
 		if (n > 0) {
 			s->inLength += (size_t)n;
 			s->readableNew = 1;
+			/* A stream socket that gave less than asked had no more: poll()
+			 * says when more comes, so no recv() just to hear EAGAIN. A
+			 * transport with bytes of its own (TLS) is asked until it says so. */
+			if ((size_t)n < room && !s->cls->transport->buffered)
+				break;
 		}
 		else if (n == 0)
 			netFail(s, "%s: connection closed by peer", s->cls->name);
@@ -278,7 +293,12 @@ static void netService(NetSocket *s, short revents)
 	else if (s->state == STATE_STARTING && revents)
 		netStart(s);
 	if (s->state == STATE_READY) {
-		netPump(s);
+		/* Woken only because the socket can take more: nothing to receive
+		 * unless the transport holds bytes poll() cannot see. A kick (no
+		 * revents) receives as before. */
+		const NetTransport *transport = s->cls->transport;
+		if (revents != POLLOUT || (transport->buffered && transport->buffered(s)))
+			netPump(s);
 		netFlush(s);
 	}
 	netDeliver(s);
@@ -306,6 +326,8 @@ static void netShutdown(NetSocket *s)
 	s->watch = NULL;
 	hostTimerCancel(s->kick);
 	s->kick = NULL;
+	hostTimerCancel(s->flushLater);
+	s->flushLater = NULL;
 }
 
 void netDestructor(void *data)
@@ -503,6 +525,18 @@ void netRead(xsMachine *the, const NetClass *cls)
 	netAfterRead(s);
 }
 
+/* The end of the turn that wrote: what waits goes in one send. */
+static void netFlushLater(void *ctx)
+{
+	NetSocket *s = ctx;
+	s->flushLater = NULL;
+	netFlush(s);
+	if (s->state == STATE_FAILED)
+		netKick(s);
+	else if (!s->busy)
+		netUpdate(s);
+}
+
 /* Queues bytes (or one byte in "number" format) and returns the bytes still
  * writable. More than is writable throws: wait for onWritable. */
 void netWrite(xsMachine *the, const NetClass *cls)
@@ -529,6 +563,12 @@ void netWrite(xsMachine *the, const NetClass *cls)
 		xsUnknownError("%s: cannot write after an error: %s", cls->name, netDetail(s));
 	if (s->state != STATE_READY)
 		xsUnknownError("%s: not connected yet: write after onWritable", cls->name);
+	if (length > NET_OUTPUT_BYTES - s->outLength && s->flushLater)
+		netFlush(s);   /* what waits for the end of the turn goes first */
+	if (s->state == STATE_FAILED) {
+		netKick(s);
+		xsUnknownError("%s: cannot write after an error: %s", cls->name, netDetail(s));
+	}
 	size_t writable = NET_OUTPUT_BYTES - s->outLength;
 	if (length > writable)
 		xsRangeError("%s: write of %zu bytes exceeds the %zu writable: write at most what onWritable reports", cls->name, length, writable);
@@ -540,11 +580,17 @@ void netWrite(xsMachine *the, const NetClass *cls)
 		memcpy(s->output + s->outStart + s->outLength, bytes, length);
 		s->outLength += length;
 		s->writableOwed = 1;
-		netFlush(s);
-		if (s->state == STATE_FAILED)
-			netKick(s);
-		else if (!s->busy)
-			netUpdate(s);
+		if (s->outLength < NET_COALESCE_BYTES) {
+			if (!s->flushLater)
+				s->flushLater = hostTimerBeforeWait(netFlushLater, s);
+		}
+		else {
+			netFlush(s);
+			if (s->state == STATE_FAILED)
+				netKick(s);
+			else if (!s->busy)
+				netUpdate(s);
+		}
 	}
 	xsResult = xsInteger((int)(NET_OUTPUT_BYTES - s->outLength));
 }
