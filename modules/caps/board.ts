@@ -44,6 +44,12 @@ function kib(bytes: number): number {
 }
 
 export function boardTools(deps: BoardDeps): Capability[] {
+	// The zone a call named last, parsed once: a model asks in the same zone again and again.
+	let named: TimeZone | undefined;
+	const zoneNamed = (text: string): TimeZone => {
+		if (named?.name !== text.trim()) named = parseTimeZone(text);
+		return named;
+	};
 	return [
 		{
 			group: "time",
@@ -60,7 +66,7 @@ export function boardTools(deps: BoardDeps): Capability[] {
 				},
 			},
 			run(args) {
-				const zone = typeof args.timezone === "string" ? parseTimeZone(args.timezone) : deps.zone();
+				const zone = typeof args.timezone === "string" ? zoneNamed(args.timezone) : deps.zone();
 				const wall = deps.wallClockMs();
 				const clockSet = wall >= CLOCK_SET_AFTER_MS;
 				return JSON.stringify({
