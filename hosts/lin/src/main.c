@@ -908,6 +908,10 @@ void hostLoopRun(HostLoop *loop)
 		/* poll() takes int milliseconds: a timer further away than INT_MAX ms
 		 * (24.8 days, or Infinity) is waited for in steps of that. */
 		int timeout = soonest < 0 ? -1 : soonest >= INT_MAX ? INT_MAX : (int)ceil(soonest);
+		/* runBeforeWait stopped at its bound with calls left: they run after a
+		 * look at the sockets, not after whatever wakes the loop next. */
+		if (loop->beforeWait)
+			timeout = 0;
 		int count = 1;   /* the wake eventfd, first */
 		for (HostWatch *w = loop->watches; w; w = w->next)
 			count++;
