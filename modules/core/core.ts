@@ -552,8 +552,7 @@ export class Core {
 		}
 		const results = this.#runTools(run, calls);
 		if (results instanceof Promise) return results.then((done) => this.#roundDone(run, iteration, reply, calls, done));
-		const saving = this.#roundDone(run, iteration, reply, calls, results);
-		return saving;
+		return this.#roundDone(run, iteration, reply, calls, results);
 	}
 
 	/** The round's results kept and persisted; turn_end once the store has them. */
