@@ -3,10 +3,15 @@
 // tsc -> module maps from manifest.json (build/lin/app.map, and build/lin/test.map
 // from test/manifest.json) -> make (hosts/lin).
 //
-//   node tools/build.mjs [--asan] [--tsan] [--mbedtls4] [--no-make] [--lax]
+//   node tools/build.mjs [--asan] [--tsan] [--mbedtls4] [--m32] [--no-make] [--lax]
 //
 // --mbedtls4 also builds build/lin/mbedtls4/xsclaw against Mbed TLS 4.0 (the
 // board's version, from ../shared/mbedtls; tools/mbedtls4.mjs), or says why not.
+//
+// --m32 also builds build/lin/m32/xsclaw, a 32-bit host (the board's word size,
+// for the heap figures: npm run bench's *.board32), against a 32-bit Mbed TLS
+// 4.0 built like --mbedtls4's; needs gcc-multilib, and qemu-user where the
+// kernel runs no 32-bit programs (hostCommand).
 //
 // --tsan also builds build/lin/tsan/xsclaw (ThreadSanitizer): test/e2e/worker.test.mjs
 // runs the worker tests on it when it exists. Not part of npm test (a third XS build).
@@ -26,7 +31,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, s
 import { dirname, join, relative, resolve, basename } from "node:path";
 import { availableParallelism } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { mbedtls4Prefix } from "./mbedtls4.mjs";
+import { M32_CFLAGS, mbedtls4Prefix } from "./mbedtls4.mjs";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const BUILD = join(ROOT, "build");
@@ -35,6 +40,33 @@ const PLATFORM = "lin";
 
 export function hostBinary(variant = "release") {
 	return join(BUILD, "lin", variant, "xsclaw");
+}
+
+let m32RunnerFound;
+/**
+ * How the m32 host (a 32-bit program) is run here: [] where the kernel runs it
+ * (it answers a call without arguments with its usage), ["qemu-i386"] where the
+ * kernel has no ia32 emulation (this project's machines); undefined when
+ * neither works. Decided once per process, on the built host.
+ */
+export function m32Runner() {
+	if (m32RunnerFound !== undefined) return m32RunnerFound ?? undefined;
+	const answers = (command, args) => /--modules is required/.test(spawnSync(command, args, { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] }).stderr ?? "");
+	const binary = hostBinary("m32");
+	m32RunnerFound = answers(binary, []) ? [] : answers("qemu-i386", [binary]) ? ["qemu-i386"] : null;
+	return m32RunnerFound ?? undefined;
+}
+
+/**
+ * The command that runs a host variant: {command, args} with args to put
+ * before the host's own. Only the m32 host may need a runner (m32Runner).
+ */
+export function hostCommand(variant = "release") {
+	const binary = hostBinary(variant);
+	if (variant !== "m32") return { command: binary, args: [] };
+	const runner = m32Runner();
+	if (!runner) throw new Error(`the m32 host at ${binary} cannot be run here: the kernel runs no 32-bit programs and qemu-i386 is missing (apt-get install -y qemu-user), or the host is not built (node tools/build.mjs --m32)`);
+	return runner.length ? { command: runner[0], args: [...runner.slice(1), binary] } : { command: binary, args: [] };
 }
 export const APP_MAP = join(BUILD, "lin", "app.map");
 export const BUDGETS_HEADER = join(BUILD, "lin", "budgets.h");
@@ -320,6 +352,15 @@ export const SYSTEM_NEEDS = Object.freeze([
 	{ what: "mbedtls (the header mbedtls/ssl.h)", probe: { header: "mbedtls/ssl.h" }, package: "libmbedtls-dev" },
 ]);
 
+/** What the m32 host (a 32-bit program) needs beyond SYSTEM_NEEDS: gcc -m32's C library and runtime. */
+export const M32_NEEDS = Object.freeze([
+	{ what: "gcc's 32-bit support (gcc -m32)", probe: { program: "sh", command: "-c", args: [`printf '#include <stdio.h>\\nint main(void) { return 0; }\\n' | \${CC:-cc} ${M32_CFLAGS} -x c -o /dev/null -`] }, package: "gcc-multilib" },
+]);
+/** Where the kernel runs no 32-bit program (ia32 emulation off, as on this project's machines), qemu-user runs the m32 host. */
+export const M32_RUN_NEEDS = Object.freeze([
+	{ what: "qemu-i386", probe: { program: "qemu-i386", command: "--version" }, package: "qemu-user" },
+]);
+
 /**
  * The sentence saying which Debian packages to install, or undefined when every
  * need is met. A header is probed by preprocessing an #include of it with $CC.
@@ -328,7 +369,7 @@ export function missingSystemPackages(needs = SYSTEM_NEEDS, cc = process.env.CC 
 	const missing = needs.filter(({ probe }) => {
 		const result = probe.header
 			? spawnSync(cc, ["-E", "-x", "c", "-"], { input: `#include <${probe.header}>\n`, stdio: ["pipe", "ignore", "ignore"] })
-			: spawnSync(probe.program ?? cc, [probe.command], { stdio: "ignore" });
+			: spawnSync(probe.program ?? cc, [probe.command, ...(probe.args ?? [])], { stdio: "ignore" });
 		return result.error || result.status !== 0;
 	});
 	if (!missing.length) return undefined;
@@ -344,7 +385,7 @@ export async function build(options = {}) {
 	return withLock(LOCK, () => buildLocked(options, log), { log });
 }
 
-async function buildLocked({ asan = false, tsan = false, mbedtls4 = false, make = true, quiet = false, lax = false }, log) {
+async function buildLocked({ asan = false, tsan = false, mbedtls4 = false, m32 = false, make = true, quiet = false, lax = false }, log) {
 	if (!existsSync(join(ROOT, "node_modules", "@agoric", "xsnap", "moddable", "xs"))) {
 		throw new Error("build error: node_modules/@agoric/xsnap is missing; run npm install");
 	}
@@ -391,13 +432,24 @@ async function buildLocked({ asan = false, tsan = false, mbedtls4 = false, make 
 				execFileSync("make", ["-C", join(ROOT, "hosts", "lin"), `-j${jobs}`, "VARIANT=mbedtls4", `MBEDTLS4_PREFIX=${prefix}`], { stdio: "inherit" });
 			}
 		}
+		if (m32) {
+			const missing32 = missingSystemPackages(M32_NEEDS);
+			if (missing32) throw new Error(missing32);
+			const looked = [];
+			const prefix = mbedtls4Prefix({ log, looked, m32: true });
+			if (!prefix) throw new Error(`build error: the 32-bit host needs Mbed TLS 4.0 (Debian's 2.28 has no 32-bit package here): mbedtls-4.0.0.tar.gz is in none of\n  ${looked.join("\n  ")}\n  (set XSCLAW_MBEDTLS_TARBALL to its path)`);
+			log("build: host (m32)");
+			execFileSync("make", ["-C", join(ROOT, "hosts", "lin"), `-j${jobs}`, "VARIANT=m32", `MBEDTLS4_PREFIX=${prefix}`], { stdio: "inherit" });
+			const missingRunner = m32Runner() ? undefined : missingSystemPackages(M32_RUN_NEEDS);
+			if (missingRunner) throw new Error(`build error: this kernel runs no 32-bit programs (no ia32 emulation), so the m32 host runs under qemu-i386, and ${missingRunner.replace(/^build error: /, "")}`);
+		}
 	}
 	if (make) writeFileSync(BUILD_STAMP, new Date().toISOString() + "\n");
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
 	try {
-		await build({ asan: process.argv.includes("--asan"), tsan: process.argv.includes("--tsan"), mbedtls4: process.argv.includes("--mbedtls4"), make: !process.argv.includes("--no-make"), lax: process.argv.includes("--lax") });
+		await build({ asan: process.argv.includes("--asan"), tsan: process.argv.includes("--tsan"), mbedtls4: process.argv.includes("--mbedtls4"), m32: process.argv.includes("--m32"), make: !process.argv.includes("--no-make"), lax: process.argv.includes("--lax") });
 	} catch (error) {
 		process.stderr.write(`${error.message}\n`);
 		process.exit(1);

@@ -6,7 +6,8 @@
 // tarball's and our config's hashes, so it builds once (~20-60 s), then costs
 // nothing.
 //
-//   node tools/mbedtls4.mjs           prints the install prefix, building it if needed
+//   node tools/mbedtls4.mjs [--m32]   prints the install prefix, building it if needed
+//                                     (--m32: the 32-bit build for the m32 host)
 //
 // Where the tarball is looked for, in order: $XSCLAW_MBEDTLS_TARBALL; the folder
 // shared/mbedtls/ beside the repository or beside any folder above it (a CI
@@ -22,6 +23,8 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const TARBALL = "mbedtls-4.0.0.tar.gz";
+/** The lin host's m32 variant (hosts/lin/Makefile): its Mbed TLS is built with the same word size and type sizes. */
+export const M32_CFLAGS = "-m32 -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64";
 export const MBEDTLS4_USER_CONFIG = join(ROOT, "hosts", "lin", "mbedtls4", "crypto_user_config.h");
 
 function ancestors(dir) {
@@ -72,11 +75,11 @@ const sha256 = (data) => createHash("sha256").update(data).digest("hex");
  * Returns the install prefix of Mbed TLS 4.0 ({include, lib}), building it once
  * per tarball and config; null when the tarball is nowhere (reason in `looked`).
  */
-export function mbedtls4Prefix({ log = (m) => process.stderr.write(m + "\n"), looked = [] } = {}) {
+export function mbedtls4Prefix({ log = (m) => process.stderr.write(m + "\n"), looked = [], m32 = false } = {}) {
 	const tarball = findMbedtls4Tarball(looked);
 	if (!tarball) return null;
 	const key = sha256(readFileSync(tarball)).slice(0, 16) + "-" + sha256(readFileSync(MBEDTLS4_USER_CONFIG)).slice(0, 8);
-	const base = join(cacheRoot(), `mbedtls-4.0.0-${key}`);
+	const base = join(cacheRoot(), `mbedtls-4.0.0-${key}${m32 ? "-m32" : ""}`);
 	const prefix = join(base, "install");
 	const done = join(prefix, "built.stamp");
 	if (existsSync(done)) return prefix;
@@ -103,7 +106,7 @@ export function mbedtls4Prefix({ log = (m) => process.stderr.write(m + "\n"), lo
 		const quiet = { stdio: ["ignore", "ignore", "inherit"] };
 		execFileSync("cmake", ["-S", src, "-B", join(src, "build"), "-DENABLE_TESTING=OFF", "-DENABLE_PROGRAMS=OFF",
 			"-DCMAKE_BUILD_TYPE=Release", `-DCMAKE_INSTALL_PREFIX=${install}`,
-			`-DTF_PSA_CRYPTO_USER_CONFIG_FILE=${config}`], quiet);
+			`-DTF_PSA_CRYPTO_USER_CONFIG_FILE=${config}`, ...(m32 ? [`-DCMAKE_C_FLAGS=${M32_CFLAGS}`] : [])], quiet);
 		execFileSync("make", ["-C", join(src, "build"), "-j2"], quiet);
 		execFileSync("make", ["-C", join(src, "build"), "install"], quiet);
 		rmSync(src, { recursive: true, force: true });
@@ -121,7 +124,7 @@ export function mbedtls4Prefix({ log = (m) => process.stderr.write(m + "\n"), lo
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
 	const looked = [];
 	try {
-		const prefix = mbedtls4Prefix({ looked });
+		const prefix = mbedtls4Prefix({ looked, m32: process.argv.includes("--m32") });
 		if (!prefix) {
 			process.stderr.write(`Mbed TLS 4.0 tarball not found; looked at:\n  ${looked.join("\n  ")}\n`);
 			process.exit(2);

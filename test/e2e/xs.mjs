@@ -2,15 +2,18 @@
 // becomes a node subtest, so the node summary counts them.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { TEST_MAP, hostBinary } from "../../tools/build.mjs";
+import { ROOT, TEST_MAP, hostBinary, hostCommand } from "../../tools/build.mjs";
 
 export const VARIANTS = ["release", "asan"].filter((v) => existsSync(hostBinary(v)));
 // The TLS tests also run on the host built against Mbed TLS 4.0 (the board's
 // version), when `npm test` could build it (tools/mbedtls4.mjs).
 export const TLS_VARIANTS = [...VARIANTS, ...["mbedtls4"].filter((v) => existsSync(hostBinary(v)))];
+
+// Every XS unit-test module (test/unit/*.test.ts) by its specifier.
+export const UNIT_MODULES = readdirSync(join(ROOT, "test", "unit")).filter((f) => f.endsWith(".test.ts")).sort().map((f) => `test/unit/${f.replace(/\.ts$/, "")}`);
 
 // How long a host run (one XS test module) may take before it counts as hung and
 // is killed: bounds for a hang, not speed targets (two test runs on two cores,
@@ -45,7 +48,8 @@ export function withTempDir(prefix) {
 // stdin is a pipe that gets `input` and is then closed; input null leaves it
 // open; stdin "ignore" gives the host /dev/null.
 export function runHost(args, { variant = "release", ...options } = {}) {
-	return runCommand(hostBinary(variant), args, options);
+	const host = hostCommand(variant);
+	return runCommand(host.command, [...host.args, ...args], options);
 }
 
 // Spawns any command the same way (e.g. npm start, node tools/...): the same

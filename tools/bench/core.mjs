@@ -39,7 +39,18 @@ function commonPrefix(a, b) {
 	return i;
 }
 
-export function run({ runXs }) {
+// core.peak_heap_per_body_byte.board32  the same measured on the 32-bit host
+//                                    (ctx.board32: the board's word size, 16-byte
+//                                    slots and 4-byte pointers; its time figures
+//                                    are not kept: it may run under an emulator)
+export async function run({ runXs, board32 }) {
+	const figures = await measure(runXs);
+	if (!board32) return figures;
+	const heap = (await measure((specifier, options) => runXs(specifier, options, { variant: board32 }))).find((f) => f.name === "core.peak_heap_per_body_byte");
+	return [...figures, { ...heap, name: `${heap.name}.board32`, unit: `${heap.unit} (32-bit host)` }];
+}
+
+function measure(runXs) {
 	return withMockOverTLS("xsclaw-bench-core-", async ({ ca, mock, control }) => {
 		const lines = await runXs("test/peer/core-bench", {
 			"mock-url": `https://localhost:${mock.port}`,

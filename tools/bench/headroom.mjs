@@ -18,7 +18,7 @@ import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { TEST_MAP, hostBinary } from "../build.mjs";
+import { TEST_MAP, hostCommand } from "../build.mjs";
 import { withMockOverTLS } from "../peers.mjs";
 
 export const title = "agent core: chunk heap headroom of a request over a full 48 KiB history, collections per request";
@@ -30,10 +30,11 @@ const STEP = 1024;
 
 /** Runs the headroom peer on dataDir; resolves {code, lines, stderr}. */
 function probe(variant, dataDir, options) {
-	const args = ["--modules", TEST_MAP, "--main", "test/peer/core-bench", "--data", dataDir, "--headroom", "1", "--session-kib", String(SESSION_KIB)];
+	const host = hostCommand(variant);
+	const args = [...host.args, "--modules", TEST_MAP, "--main", "test/peer/core-bench", "--data", dataDir, "--headroom", "1", "--session-kib", String(SESSION_KIB)];
 	for (const [name, value] of Object.entries(options)) args.push(`--${name}`, String(value));
 	return new Promise((resolve, reject) => {
-		const child = spawn(hostBinary(variant), args, { stdio: ["ignore", "ignore", "pipe"] });
+		const child = spawn(host.command, args, { stdio: ["ignore", "ignore", "pipe"] });
 		let stderr = "";
 		child.stderr.on("data", (d) => (stderr += d));
 		const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
@@ -46,7 +47,16 @@ function probe(variant, dataDir, options) {
 	});
 }
 
-export function run({ variant = "release" }) {
+// The same two figures, named *.board32, measured on the 32-bit host (ctx.board32:
+// the board's word size, 16-byte slots and 4-byte pointers).
+export async function run({ variant = "release", board32 }) {
+	const figures = await measure(variant);
+	if (!board32) return figures;
+	const board = await measure(board32);
+	return [...figures, ...board.map((f) => ({ ...f, name: `${f.name}.board32`, unit: `${f.unit}, 32-bit host` }))];
+}
+
+function measure(variant) {
 	return withMockOverTLS("xsclaw-bench-headroom-", async ({ ca, mock, control }) => {
 		const base = mkdtempSync(join(tmpdir(), "xsclaw-bench-headroom-data-"));
 		const scratch = [];
