@@ -2,7 +2,7 @@
 // (release, and asan when npm test built it), and once more on the release
 // host with the device's creation sizes from manifest.json (esp32/*: stack,
 // chunk and slot counts), so a test that only fits lin's larger budgets fails.
-// The 32-bit host runs them too, in unit-m32.test.mjs.
+// The 32-bit host runs them too, in m32.test.mjs.
 import { test } from "node:test";
 import { TEST_DEVICE_MAP } from "../../tools/build.mjs";
 import { UNIT_MODULES, VARIANTS, runXsTests } from "./xs.mjs";
