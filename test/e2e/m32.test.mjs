@@ -12,20 +12,22 @@ import { join } from "node:path";
 import { TEST_MAP, hostBinary } from "../../tools/build.mjs";
 import { UNIT_MODULES, assertClean, runHost, runXsTests } from "./xs.mjs";
 
+// What the heap figures measured on it rest on: npm test built it, an i386 ELF program.
+test("the m32 host was built by npm test, and is a 32-bit x86 program", () => {
+	assert.ok(existsSync(hostBinary("m32")), `no ${hostBinary("m32")}: npm test builds it (node tools/build.mjs --m32)`);
+	const header = Buffer.alloc(20);
+	const fd = openSync(hostBinary("m32"), "r");
+	try {
+		readSync(fd, header, 0, header.length, 0);
+	} finally {
+		closeSync(fd);
+	}
+	assert.equal(header.toString("latin1", 0, 4), "\x7fELF");
+	assert.equal(header[4], 1, "ELFCLASS32");
+	assert.equal(header.readUInt16LE(18), 3, "EM_386");
+});
+
 if (existsSync(hostBinary("m32"))) {
-	// What the heap figures measured on it rest on: it is an i386 ELF program.
-	test("the m32 host is a 32-bit x86 program", () => {
-		const header = Buffer.alloc(20);
-		const fd = openSync(hostBinary("m32"), "r");
-		try {
-			readSync(fd, header, 0, header.length, 0);
-		} finally {
-			closeSync(fd);
-		}
-		assert.equal(header.toString("latin1", 0, 4), "\x7fELF");
-		assert.equal(header[4], 1, "ELFCLASS32");
-		assert.equal(header.readUInt16LE(18), 3, "EM_386");
-	});
 	// The sizes and positions of files are 64-bit (-D_FILE_OFFSET_BITS=64): open()
 	// and fstat() of a file over 2 GiB would fail with EOVERFLOW otherwise.
 	test("a file over 2 GiB opens on the m32 host and reports its size", async () => {
