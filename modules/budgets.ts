@@ -21,6 +21,7 @@ export const CORE_STAGE_ARGS_PREVIEW_MAX_CHARS = 40; // verbose stage message: o
 export const CORE_TOOL_SUMMARY_MAX_LINES = 16; // "- name: ok|failed" lines in a failure note; 10 rounds of a few calls fit
 export const CORE_TOOL_PROGRESS_MAX_CHARS = 200; // one tool_execution_update text; a progress line, not a result
 export const CORE_ERROR_MAX_CHARS = 400;       // an error sentence in a response or failure note (LLM errors quote bodies)
+export const CORE_PROMPT_SPARE_MESSAGES = 8;   // room a request's prompt array keeps past its user message for the tool rounds' messages (XS copies an array that outgrows its storage: ~10 KiB for a full window on lin); 8 slots are 256 bytes on lin, 128 on the board
 export const SUBAGENT_REPORT_MAX_CHARS = 4000; // a subagent's final text wrapped into <subagent_completed>: about one history message
 export const SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS = 30_000; // a subagent's report waits this long for room in the root's queue
 export const SUBAGENT_TASK_MAX_CHARS = 2000;   // spawn_subagent's task text: the subagent's only user message, a paragraph or two

@@ -6,9 +6,10 @@
 //   [current user text + the volatile block]
 //   [this request's runtime messages: tool rounds, interrupts]
 // so iteration N+1's messages extend iteration N's byte for byte.
+import { CORE_PROMPT_SPARE_MESSAGES } from "budgets";
 import { ProviderFlag, type ContextContent, type ContextProvider } from "core/types";
 import type { ChatRequest, Message, ToolDefinition } from "llm/types";
-import { RequestFailure, failureText, untilAborted, type Run } from "core/request";
+import { RequestFailure, failureText, untilAborted, type HistoryPart, type Part, type Run } from "core/request";
 import { isObject } from "util/values";
 
 /** "2026-11-30 05:31 UTC": the volatile block's time, at minute resolution so a request's rounds repeat it. */
@@ -27,24 +28,63 @@ function isEmpty(content: ContextContent): boolean {
 type Collected = ContextContent | undefined;
 
 /**
+ * What the pass of the first round hands the providers to push their messages
+ * onto: the prompt, its first slot kept for the system message (set once the
+ * stable sections are known).
+ */
+const SYSTEM_SLOT: Message = Object.freeze({ role: "system", content: "" }) as Message;
+
+/**
+ * The user message's slot, pushed onto that prompt as soon as a provider has
+ * pushed its messages, before anything else is made: XS grows an array in place
+ * only while its storage is the newest chunk, so the user message pushed later
+ * (after the other providers and the layout made strings and arrays) would copy
+ * the whole prompt (~10 KiB for a full window on lin). Taken off while the next
+ * provider is asked (the storage keeps its room), replaced by the layout.
+ */
+const USER_SLOT: Message = Object.freeze({ role: "user", content: "" }) as Message;
+
+/**
+ * Reserves the user message's slot after a provider that pushed (or when it was
+ * reserved before), and room for CORE_PROMPT_SPARE_MESSAGES more: pushed and
+ * taken off again, the storage keeps the room, so the tool rounds' messages
+ * later fit without a copy.
+ */
+function reserve(into: Message[] | undefined, reserved: boolean, from: number): void {
+	if (!into || !(reserved || into.length > from)) return;
+	for (let i = 0; i <= CORE_PROMPT_SPARE_MESSAGES; i++) into.push(USER_SLOT);
+	for (let i = 0; i < CORE_PROMPT_SPARE_MESSAGES; i++) into.pop();
+}
+
+/**
  * One provider's content for this iteration; a throw or empty content fails the
  * request naming it. A promise only when the provider answered with one: a
  * provider that answers at once costs no promise, no closure and no await (each
- * costs heap in XS, per provider per iteration).
+ * costs heap in XS, per provider per iteration). into: the prompt being filled,
+ * offered to the providers in the first round (see ContextProvider.collect).
  */
-function collect(run: Run, provider: ContextProvider): Collected | Promise<Collected> {
+function collect(run: Run, provider: ContextProvider, into: Message[] | undefined): Part | Promise<Part> {
 	const startOnly = ((provider.flags ?? 0) & ProviderFlag.REQUEST_START_ONLY) !== 0;
 	if (startOnly && run.startCache.has(provider.name)) return run.startCache.get(provider.name);
+	const reserved = into !== undefined && into[into.length - 1] === USER_SLOT;
+	if (reserved) into.pop();
+	const from = into ? into.length : 0;
 	let answer: Collected | Promise<Collected>;
 	try {
-		answer = provider.collect(run.request);
+		answer = provider.collect(run.request, into);
 	} catch (error) {
 		throw providerFailed(provider, error);
 	}
-	if (!(answer instanceof Promise)) return checked(run, provider, answer, startOnly);
+	if (!(answer instanceof Promise)) {
+		reserve(into, reserved, from);
+		return checked(run, provider, answer, startOnly, into, from);
+	}
 	// Raced with cancel: a provider stuck on flash must not hold a cancelled request.
 	return untilAborted(answer, run.aborter.signal).then(
-		(content) => checked(run, provider, content, startOnly),
+		(content) => {
+			reserve(into, reserved, from);
+			return checked(run, provider, content, startOnly, into, from);
+		},
 		(error) => { throw providerFailed(provider, error); },
 	);
 }
@@ -53,14 +93,21 @@ function providerFailed(provider: ContextProvider, error: unknown): RequestFailu
 	return new RequestFailure(`the context provider "${provider.name}" failed: ${failureText(error)}`);
 }
 
-function checked(run: Run, provider: ContextProvider, content: Collected, startOnly: boolean): Collected {
-	if (content !== undefined && isEmpty(content)) {
+/** The content checked, messages as a part (where they are, and the last one as given). */
+function checked(run: Run, provider: ContextProvider, content: Collected, startOnly: boolean, into: Message[] | undefined, from: number): Part {
+	const pushed = into !== undefined && isObject(content) && content.kind === "messages" && content.content === into;
+	// (into.length counts the user message's slot reserved after the pushes)
+	if (content !== undefined && (pushed ? into.length <= from + 1 : isEmpty(content))) {
 		throw new RequestFailure(`the context provider "${provider.name}" returned empty or unknown content (a bug: "nothing this time" must be undefined)`);
 	}
-	if (startOnly) run.startCache.set(provider.name, content);
-	return content;
+	let part: Part = content as Exclude<Collected, { kind: "messages" }>;
+	if (content !== undefined && content.kind === "messages") {
+		const messages = content.content, to = pushed ? messages.length - 1 : messages.length;
+		part = { kind: "history", messages, from: pushed ? from : 0, to, last: messages[to - 1] };
+	}
+	if (startOnly) run.startCache.set(provider.name, part);
+	return part;
 }
-
 /** The volatile block at the end of the current user message: time, source, the delivery note, VOLATILE sections. */
 function volatileBlock(run: Run, sections: string[]): string {
 	const source = run.request.source;
@@ -91,38 +138,54 @@ interface Collection {
 	stable: string[];     // name, text pairs
 	volatile: string[];
 	tools: ToolDefinition[];
-	histories: Message[][];
+	histories: HistoryPart[];
+	/** The prompt filled while collecting (the first round), else undefined. */
+	into: Message[] | undefined;
 }
 
-function add(run: Run, provider: ContextProvider, content: Collected, into: Collection): void {
-	if (content === undefined) return;
+function add(run: Run, provider: ContextProvider, part: Part, into: Collection): void {
+	if (part === undefined) return;
 	if (!run.providersUsed.includes(provider.name)) run.providersUsed.push(provider.name);
-	switch (content.kind) {
+	switch (part.kind) {
 		case "system_prompt":
-			((provider.flags ?? 0) & ProviderFlag.VOLATILE ? into.volatile : into.stable).push(provider.name, content.content);
+			((provider.flags ?? 0) & ProviderFlag.VOLATILE ? into.volatile : into.stable).push(provider.name, part.content);
 			break;
-		case "messages":
-			into.histories.push(content.content);
+		case "history":
+			into.histories.push(part);
+			// Messages of a provider that gave its own array go into the prompt now, in provider order.
+			if (into.into && part.messages !== into.into) {
+				const reserved = into.into[into.into.length - 1] === USER_SLOT;
+				if (reserved) into.into.pop();
+				pushPart(into.into, part);
+				into.into.push(USER_SLOT);
+			}
 			break;
 		case "tools":
-			for (const tool of content.content) into.tools.push(tool);
+			for (const tool of part.content) into.tools.push(tool);
 			break;
 	}
 }
 
+/** Pushes a part's messages, its last one as the provider gave it (the prompt's copy may be the marked one). */
+function pushPart(messages: Message[], part: HistoryPart): void {
+	for (let i = part.from; i < part.to - 1; i++) messages.push(part.messages[i]);
+	messages.push(part.last);
+}
+
 /**
- * Builds this iteration's chat request from scratch. Records which providers
- * gave content in run.providersUsed. What the providers give again unchanged is
- * not rebuilt: the system message of the previous iteration or request
- * (run.system), the marked last history message and the user message of the
- * previous iteration (run.prompt), so neither a tool round nor the next request
- * makes a new copy of the system prompt, nor a round of the volatile block.
- * A promise only when a provider answered with one.
+ * Builds this iteration's chat request. Records which providers gave content in
+ * run.providersUsed. What the providers give again unchanged is not rebuilt: the
+ * system message of the previous iteration or request (run.system), and within a
+ * request the prompt itself (run.prompt): one array per request, which the first
+ * round's providers push the history onto and later rounds extend with their tool
+ * rounds (a new system or user message replaces the old in place), so neither a
+ * tool round nor the next request makes a new copy of the history, the system
+ * prompt or the volatile block. A promise only when a provider answered with one.
  */
 export function buildContext(run: Run, systemPrompt: string, providers: readonly ContextProvider[]): ChatRequest | Promise<ChatRequest> {
-	const collection: Collection = { stable: [], volatile: [], tools: [], histories: [] };
+	const collection: Collection = { stable: [], volatile: [], tools: [], histories: [], into: run.prompt ? undefined : [SYSTEM_SLOT] };
 	for (let i = 0; i < providers.length; i++) {
-		const answer = collect(run, providers[i]);
+		const answer = collect(run, providers[i], collection.into);
 		if (answer instanceof Promise) return collectRest(run, systemPrompt, providers, i, answer, collection);
 		add(run, providers[i], answer, collection);
 	}
@@ -130,17 +193,23 @@ export function buildContext(run: Run, systemPrompt: string, providers: readonly
 }
 
 /** buildContext from provider i on, whose answer is a promise. */
-async function collectRest(run: Run, systemPrompt: string, providers: readonly ContextProvider[], i: number, answer: Promise<Collected>, collection: Collection): Promise<ChatRequest> {
+async function collectRest(run: Run, systemPrompt: string, providers: readonly ContextProvider[], i: number, answer: Promise<Part>, collection: Collection): Promise<ChatRequest> {
 	add(run, providers[i], await answer, collection);
 	for (let j = i + 1; j < providers.length; j++) {
-		const next = collect(run, providers[j]);
+		const next = collect(run, providers[j], collection.into);
 		add(run, providers[j], next instanceof Promise ? await next : next, collection);
 	}
 	return layout(run, systemPrompt, collection);
 }
 
+function sameParts(a: HistoryPart[], b: HistoryPart[]): boolean {
+	if (a.length !== b.length) return false;
+	for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+	return true;
+}
+
 /** The prompt laid out from what the providers gave. */
-function layout(run: Run, systemPrompt: string, { stable, volatile, tools, histories }: Collection): ChatRequest {
+function layout(run: Run, systemPrompt: string, { stable, volatile, tools, histories, into }: Collection): ChatRequest {
 	const last = run.prompt;
 	const system = run.system && sameStrings(run.system.stable, stable) ? run.system
 		: { stable, message: { role: "system", content: [systemPrompt, ...sectionsOf(stable)].join("\n\n"), cache_breakpoint: true } as Message };
@@ -150,24 +219,46 @@ function layout(run: Run, systemPrompt: string, { stable, volatile, tools, histo
 	// record): the current message is injected below, exactly once. No dedupe
 	// by text here: a person may well have sent the same words last time.
 	let lastHistory: Message | undefined = undefined, marked: Message | undefined = undefined;
-	for (let h = histories.length - 1; h >= 0 && !lastHistory; h--) lastHistory = histories[h][histories[h].length - 1];
+	for (let h = histories.length - 1; h >= 0 && !lastHistory; h--) lastHistory = histories[h].last;
 	if (lastHistory) marked = last && last.lastHistory === lastHistory ? last.marked! : { ...lastHistory, cache_breakpoint: true };
 	const user: Message = last && sameStrings(last.volatile, volatile) ? last.user
 		: { role: "user", content: `${run.request.user_text}\n\n${volatileBlock(run, sectionsOf(volatile))}` };
-	// One array, filled once: the history (hundreds of messages) is not copied per
-	// step. Only pushes, with index loops, while it fills: in XS the array then
-	// grows in place, where anything made in between makes each growth a copy
-	// (and an array made at its full length and filled by index costs six times
-	// the heap).
-	const messages: Message[] = [system.message];
-	for (let h = 0; h < histories.length; h++) {
-		const history = histories[h];
-		for (let i = 0; i < history.length; i++) messages.push(history[i]);
+	let messages: Message[];
+	if (last && sameParts(last.histories, histories) && last.messages.length === last.userAt + 1 + last.runtime) {
+		// The same history: the last round's prompt, extended by what this request added since.
+		messages = last.messages;
+		messages[0] = system.message;
+		messages[last.userAt] = user;
+	} else {
+		// One array, filled once: the history (hundreds of messages) is not copied per
+		// step. Only pushes, with index loops, while it fills: in XS the array then
+		// grows in place, where anything made in between makes each growth a copy
+		// (and an array made at its full length and filled by index costs six times
+		// the heap).
+		if (into) messages = into;
+		else {
+			messages = [SYSTEM_SLOT];
+			for (let h = 0; h < histories.length; h++) pushPart(messages, histories[h]);
+		}
+		if (messages[messages.length - 1] !== USER_SLOT) messages.push(USER_SLOT);
+		messages[0] = system.message;
+		if (marked) messages[messages.length - 2] = marked;
+		messages[messages.length - 1] = user;
 	}
-	if (marked) messages[messages.length - 1] = marked;
-	messages.push(user);
-	for (let i = 0; i < run.runtime.length; i++) messages.push(run.runtime[i]);
-	run.prompt = { volatile, user, lastHistory, marked };
+	const userAt = last && messages === last.messages ? last.userAt : messages.length - 1;
+	for (let i = messages.length - userAt - 1; i < run.runtime.length; i++) messages.push(run.runtime[i]);
+	if (last) {
+		last.volatile = volatile;
+		last.user = user;
+		last.lastHistory = lastHistory;
+		last.marked = marked;
+		last.histories = histories;
+		last.messages = messages;
+		last.userAt = userAt;
+		last.runtime = run.runtime.length;
+	} else {
+		run.prompt = { volatile, user, lastHistory, marked, histories, messages, userAt, runtime: run.runtime.length };
+	}
 	const chatRequest: ChatRequest = { messages };
 	if (tools.length) chatRequest.tools = tools;
 	return chatRequest;

@@ -28,7 +28,7 @@ import {
 } from "budgets";
 import { Aborter } from "net/abort";
 import { emptyUsage } from "llm/json";
-import type { ChatRequest, ChatResponse, LlmEvent, Message, ToolCall, ToolMessage } from "llm/types";
+import type { ChatOptions, ChatResponse, LlmEvent, Message, ToolCall, ToolMessage } from "llm/types";
 import {
 	RequestFlag,
 	type AgentEvent, type AgentRequest, type AgentResponse, type CallCap, type ChatModel, type CompletionObserver,
@@ -311,6 +311,12 @@ export class Core {
 			} catch (error) {
 				this.#log(`core: a cancel listener failed: ${failureText(error)}`);
 			}
+			// The LLM call in flight has a signal of its own (an interrupt aborts only it).
+			try {
+				run.call?.abort(CANCELLED);
+			} catch (error) {
+				this.#log(`core: the LLM call's cancel failed: ${failureText(error)}`);
+			}
 			return true;
 		}
 		if (requestId === 0) return false;
@@ -327,114 +333,131 @@ export class Core {
 	#schedulePump(): void {
 		if (this.#pumpScheduled) return;
 		this.#pumpScheduled = true;
-		Promise.resolve().then(() => {
-			this.#pumpScheduled = false;
-			this.#pump();
-		});
+		Promise.resolve().then(this.#pump);
 	}
 
-	#pump(): void {
+	// One function per core, not a closure per request (each costs heap in XS).
+	readonly #pump = (): void => {
+		this.#pumpScheduled = false;
 		if (!this.#started || this.#stopped || this.#run) return;
 		const request = this.#mailbox.take();
-		if (!request) return;
-		this.#execute(request).then(
-			() => this.#schedulePump(),
-			(error) => {
-				this.#log(`core: ${this.agentId}: the executor failed: ${failureText(error)}`);
-				this.#schedulePump();
-			},
-		);
-	}
+		if (request) this.#execute(request);
+	};
 
+	/**
+	 * One request from its start to its end (the loop, a failure's note, agent_end,
+	 * the response), then the next is scheduled. Never rejects. One async function
+	 * for the whole request, the LLM calls included: in XS every async call and
+	 * promise costs heap, per request and per round.
+	 */
 	async #execute(request: AgentRequest): Promise<void> {
-		const run = newRun(request, this.#now(), minuteOf(this.#wallNow()));
-		run.system = this.#system;
-		this.#run = run;
-		this.#sampleHeap(run);
-		let response: AgentResponse = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: "the request ended unexpectedly" };
-		let outcome: CoreMetrics["outcome"] = "error";
 		try {
-			this.#emit(run, { type: "agent_start", request });
+			const run = newRun(request, this.#now(), minuteOf(this.#wallNow()));
+			run.system = this.#system;
+			this.#run = run;
+			this.#sampleHeap(run);
+			let response: AgentResponse = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: "the request ended unexpectedly" };
+			let outcome: CoreMetrics["outcome"] = "error";
 			try {
-				const text = await this.#loop(run);
-				response = { request_id: request.request_id, session_id: request.session_id, ok: true, text };
-				outcome = "ok";
-			} catch (error) {
-				outcome = run.cancelled ? "cancelled" : "error";
-				const message = run.cancelled ? CANCELLED : failureText(error);
-				response = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: message };
-				// The outcome is decided: from here a cancel is refused and an interrupt queues.
+				this.#emit(run, { type: "agent_start", request });
+				try {
+					// The loop, inline (see above). Every pass either ends the request, counts
+					// a round (at most maxIterations) or takes at least one interrupt (at most
+					// CORE_INTERRUPTS_PER_REQUEST_MAX).
+					const begun = this.#begin(run);
+					let text = typeof begun === "string" ? begun : undefined;
+					if (text === undefined) {
+						if (begun) await begun;
+						run.userPersisted = true;
+					}
+					const passes = this.#maxIterations + CORE_INTERRUPTS_PER_REQUEST_MAX + 1;
+					for (let pass = 0; text === undefined && pass < passes; pass++) {
+						this.#checkpoint(run, "BEFORE_BUILDING_CONTEXT");
+						if (run.inserts.length) await this.#takeInserts(run); // checkpoint 1: context is built next anyway
+						this.#checkpoint(run, "BUILDING_CONTEXT");
+						const built = buildContext(run, this.#systemPrompt, this.#providers);
+						const chatRequest = built instanceof Promise ? await built : built;
+						this.#checkpoint(run, "BEFORE_LLM_HTTP");
+						if (run.inserts.length && await this.#takeInserts(run)) continue; // checkpoint 2: rebuild with the new text
+
+						const iteration = ++run.rounds;
+						this.#emit(run, { type: "turn_start", iteration });
+						this.#phase = "IN_LLM_HTTP";
+						// The LLM call. Not raced with the signal: a ChatModel settles once its
+						// signal aborts (the contract in core/types).
+						const options = this.#callOptions(run);
+						const started = this.#now();
+						let ended = 0;
+						let reply: ChatResponse;
+						try {
+							reply = await this.#model.chat(chatRequest, options);
+							ended = this.#now();
+							this.#accept(run, reply);
+						} catch (error) {
+							this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+							if (run.cancelled) throw new RequestFailure(CANCELLED);
+							if (!run.interruptAbort) throw error;
+							// checkpoint 3: an interrupt aborted the call; neither a failure nor a round.
+							run.rounds--;
+							this.#phase = "BEFORE_BUILDING_CONTEXT";
+							await this.#takeInserts(run);
+							continue;
+						} finally {
+							run.call = undefined;
+							run.llmMs += (ended || this.#now()) - started;
+							this.#sampleHeap(run);
+						}
+						const calls = reply.message.tool_calls ?? [];
+						if (!calls.length) {
+							this.#phase = "FINALIZING";
+							this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+							const saving = this.#persist(run, request, [{ kind: "assistant_final", message: reply.message }], true);
+							if (saving) await saving;
+							text = reply.message.content ?? "";
+							break;
+						}
+						this.#phase = "AFTER_LLM_BEFORE_TOOL";
+						if (run.inserts.length && await this.#takeInserts(run)) {
+							// checkpoint 4: the user spoke before these calls ran; ask again with the new text.
+							run.rounds--;
+							this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+							continue;
+						}
+						const round = this.#toolRound(run, iteration, reply, calls);
+						if (round) await round;
+						if (run.rounds >= this.#maxIterations) {
+							throw new RequestFailure(`stopped after ${this.#maxIterations} tool rounds without a final answer; ask for less at once or split the task`);
+						}
+					}
+					if (text === undefined) throw new RequestFailure("the request was interrupted too many times to finish; send your message again");
+					response = { request_id: request.request_id, session_id: request.session_id, ok: true, text };
+					outcome = "ok";
+				} catch (error) {
+					outcome = run.cancelled ? "cancelled" : "error";
+					const message = run.cancelled ? CANCELLED : failureText(error);
+					response = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: message };
+					// The outcome is decided: from here a cancel is refused and an interrupt queues.
+					this.#phase = "FINALIZING";
+					const saving = run.userPersisted ? this.#persist(run, request, [{ kind: "failure_note", message: failureNote(run, message) }], true) : undefined;
+					if (saving) await saving;
+				}
+			} finally {
 				this.#phase = "FINALIZING";
-				const saving = run.userPersisted ? this.#persist(run, request, [{ kind: "failure_note", message: failureNote(run, message) }], true) : undefined;
-				if (saving) await saving;
+				this.#finish(run, response, outcome);
+				this.#system = run.system;
+				this.#run = undefined;
+				this.#phase = "IDLE";
+				// Interrupts this request did not take are never lost: they run next, or,
+				// when the core was stopped meanwhile, end with an answer saying so.
+				const untaken = run.inserts.splice(0);
+				if (this.#stopped) for (const insert of untaken) this.#finishUnstarted(insert, STOPPED_BEFORE_START);
+				else this.#mailbox.putFront(untaken);
 			}
-		} finally {
-			this.#phase = "FINALIZING";
-			this.#finish(run, response, outcome);
-			this.#system = run.system;
-			this.#run = undefined;
-			this.#phase = "IDLE";
-			// Interrupts this request did not take are never lost: they run next, or,
-			// when the core was stopped meanwhile, end with an answer saying so.
-			const untaken = run.inserts.splice(0);
-			if (this.#stopped) for (const insert of untaken) this.#finishUnstarted(insert, STOPPED_BEFORE_START);
-			else this.#mailbox.putFront(untaken);
+		} catch (error) {
+			this.#log(`core: ${this.agentId}: the executor failed: ${failureText(error)}`);
 		}
+		this.#schedulePump();
 	}
-
-	/** The loop of one request; resolves with the final text, throws to fail it. */
-	async #loop(run: Run): Promise<string> {
-		const request = run.request;
-		this.#phase = "BEFORE_BUILDING_CONTEXT";
-		const refusal = this.#gate?.(request);
-		if (typeof refusal === "string") return refusal;
-		// Not configured: an error, and not a turn (nothing of it is saved).
-		const notReady = this.#model.notReady?.();
-		if (notReady) throw new RequestFailure(notReady);
-		const saving = this.#persist(run, request, [{ kind: "user", message: { role: "user", content: request.user_text } }], false);
-		if (saving) await saving;
-		run.userPersisted = true;
-		// Every pass either ends the request, counts a round (at most maxIterations)
-		// or takes at least one interrupt (at most CORE_INTERRUPTS_PER_REQUEST_MAX).
-		const passes = this.#maxIterations + CORE_INTERRUPTS_PER_REQUEST_MAX + 1;
-		for (let pass = 0; pass < passes; pass++) {
-			this.#checkpoint(run, "BEFORE_BUILDING_CONTEXT");
-			if (run.inserts.length) await this.#takeInserts(run); // checkpoint 1: context is built next anyway
-			this.#checkpoint(run, "BUILDING_CONTEXT");
-			const built = buildContext(run, this.#systemPrompt, this.#providers);
-			const chatRequest = built instanceof Promise ? await built : built;
-			this.#checkpoint(run, "BEFORE_LLM_HTTP");
-			if (run.inserts.length && await this.#takeInserts(run)) continue; // checkpoint 2: rebuild with the new text
-
-			const iteration = ++run.rounds;
-			this.#emit(run, { type: "turn_start", iteration });
-			this.#phase = "IN_LLM_HTTP";
-			const reply = await this.#chat(run, chatRequest, iteration);
-			if (!reply) continue; // checkpoint 3: an interrupt aborted the call; neither a failure nor a round
-			const calls = reply.message.tool_calls ?? [];
-			if (!calls.length) {
-				this.#phase = "FINALIZING";
-				this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
-				const saving = this.#persist(run, request, [{ kind: "assistant_final", message: reply.message }], true);
-				if (saving) await saving;
-				return reply.message.content ?? "";
-			}
-			this.#phase = "AFTER_LLM_BEFORE_TOOL";
-			if (run.inserts.length && await this.#takeInserts(run)) {
-				// checkpoint 4: the user spoke before these calls ran; ask again with the new text.
-				run.rounds--;
-				this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
-				continue;
-			}
-			const round = this.#toolRound(run, iteration, reply, calls);
-			if (round) await round;
-			if (run.rounds >= this.#maxIterations) {
-				throw new RequestFailure(`stopped after ${this.#maxIterations} tool rounds without a final answer; ask for less at once or split the task`);
-			}
-		}
-		throw new RequestFailure("the request was interrupted too many times to finish; send your message again");
-	}
-
 	/** Ends the request if it was cancelled, else enters phase. */
 	#checkpoint(run: Run, phase: Phase): void {
 		if (run.cancelled) throw new RequestFailure(CANCELLED);
@@ -471,51 +494,57 @@ export class Core {
 	// ---- the model ----
 
 	/**
-	 * One LLM call. Undefined when a user interrupt aborted it (the interrupts are
-	 * taken and the round is not counted); a failure or cancel throws.
+	 * The request's start: the gate's refusal (a string: the answer), else the
+	 * question persisted (a promise only when the store answered with one). Throws
+	 * when the model is not configured: an error, and not a turn (nothing of it is saved).
 	 */
-	async #chat(run: Run, chatRequest: ChatRequest, iteration: number): Promise<ChatResponse | undefined> {
-		const call = new Aborter();
+	#begin(run: Run): string | Promise<void> | undefined {
+		const request = run.request;
+		this.#phase = "BEFORE_BUILDING_CONTEXT";
+		const refusal = this.#gate?.(request);
+		if (typeof refusal === "string") return refusal;
+		const notReady = this.#model.notReady?.();
+		if (notReady) throw new RequestFailure(notReady);
+		return this.#persist(run, request, [{ kind: "user", message: { role: "user", content: request.user_text } }], false);
+	}
+
+	/**
+	 * The options of the LLM call that starts now. One Aborter and one options
+	 * object per request, made again only after an interrupt aborted a call (cancel
+	 * ends the request): a call costs no Aborter, closure or listener of its own.
+	 */
+	#callOptions(run: Run): ChatOptions {
+		let call = run.callAborter;
+		if (!call || call.signal.aborted) {
+			run.callAborter = call = new Aborter();
+			run.callOptions = { signal: call.signal, onEvent: this.#onEvent };
+		}
 		run.call = call;
 		run.interruptAbort = false;
-		const unlink = run.aborter.signal.addListener((reason) => call.abort(reason));
-		const started = this.#now();
 		this.#sampleHeap(run);
-		try {
-			let pending: Promise<ChatResponse>;
-			try {
-				pending = this.#model.chat(chatRequest, { signal: call.signal, onEvent: (event) => this.#onLlmEvent(run, event) });
-			} catch (error) {
-				pending = Promise.reject(error);
-			}
-			const reply = await untilAborted(pending, call.signal);
-			const usage = reply.usage ?? emptyUsage();
-			run.usage.input_tokens += usage.input_tokens;
-			run.usage.output_tokens += usage.output_tokens;
-			run.usage.cache_read_tokens += usage.cache_read_tokens;
-			run.usage.cache_write_tokens += usage.cache_write_tokens;
-			run.bytesSent += reply.bytes_sent ?? 0;
-			run.bytesReceived += reply.bytes_received ?? 0;
-			if (!isObject(reply.message) || reply.message.role !== "assistant") throw new RequestFailure("the model's reply had no assistant message; try again");
-			// A model that repeats a secret (one it was told elsewhere) repeats it to nobody: not to the chat, the session file or the next round.
-			reply.message = this.#scrub(reply.message);
-			this.#checkpoint(run, "IN_LLM_HTTP");
-			return reply;
-		} catch (error) {
-			this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
-			if (run.cancelled) throw new RequestFailure(CANCELLED);
-			if (!run.interruptAbort) throw error;
-			run.rounds--;
-			this.#phase = "BEFORE_BUILDING_CONTEXT";
-			await this.#takeInserts(run);
-			return undefined;
-		} finally {
-			unlink();
-			run.call = undefined;
-			run.llmMs += this.#now() - started;
-			this.#sampleHeap(run);
-		}
+		return run.callOptions!;
 	}
+
+	/** Takes a reply's figures and checks and masks its message; throws when it has none or the request was cancelled meanwhile. */
+	#accept(run: Run, reply: ChatResponse): void {
+		const usage = reply.usage ?? emptyUsage();
+		run.usage.input_tokens += usage.input_tokens;
+		run.usage.output_tokens += usage.output_tokens;
+		run.usage.cache_read_tokens += usage.cache_read_tokens;
+		run.usage.cache_write_tokens += usage.cache_write_tokens;
+		run.bytesSent += reply.bytes_sent ?? 0;
+		run.bytesReceived += reply.bytes_received ?? 0;
+		if (!isObject(reply.message) || reply.message.role !== "assistant") throw new RequestFailure("the model's reply had no assistant message; try again");
+		// A model that repeats a secret (one it was told elsewhere) repeats it to nobody: not to the chat, the session file or the next round.
+		reply.message = this.#scrub(reply.message);
+		this.#checkpoint(run, "IN_LLM_HTTP");
+	}
+
+	/** The LLM's events, heard for the request in flight (one function per core, not a closure per call). */
+	readonly #onEvent = (event: LlmEvent): void => {
+		const run = this.#run;
+		if (run) this.#onLlmEvent(run, event);
+	};
 
 	#onLlmEvent(run: Run, event: LlmEvent): void {
 		if (!this.#heard(event.type)) return;   // nobody hears it: no event objects per delta

@@ -6,7 +6,7 @@ import { CORE_ERROR_MAX_CHARS } from "budgets";
 import { Aborter } from "net/abort";
 import { emptyUsage } from "llm/json";
 import type { AbortSignalLike } from "net/types";
-import type { Message, Usage } from "llm/types";
+import type { ChatOptions, Message, Usage } from "llm/types";
 import { ROLES, type AgentRequest, type ContextContent, type RequestTarget } from "core/types";
 import { messageOf } from "util/errors";
 import { clip } from "util/text";
@@ -30,16 +30,37 @@ export interface SystemParts {
 }
 
 /**
+ * A MESSAGES provider's history as core/context keeps it: messages[from, to) of
+ * the array it is in (the provider's own, or the prompt it pushed onto), and the
+ * last one as given (the prompt holds a copy marked as a cache breakpoint).
+ */
+export interface HistoryPart {
+	kind: "history";
+	messages: Message[];
+	from: number;
+	to: number;
+	last: Message;
+}
+
+/** A provider's content as core/context keeps it (messages as a HistoryPart). */
+export type Part = Exclude<ContextContent, { kind: "messages" }> | HistoryPart | undefined;
+
+/**
  * What the last iteration of a request laid out (core/context), reused by the
- * next one when the providers gave the same again: the history's last message
- * marked as a cache breakpoint, the current user message. `volatile` holds
- * provider name and text, pairwise.
+ * next one when the providers gave the same again: the prompt's array itself
+ * (the user message at userAt, then `runtime` messages of the request's own),
+ * the history parts it holds, their last message marked as a cache breakpoint,
+ * the current user message. `volatile` holds provider name and text, pairwise.
  */
 export interface PromptParts {
 	volatile: string[];
 	user: Message;
 	lastHistory: Message | undefined;
 	marked: Message | undefined;
+	histories: HistoryPart[];
+	messages: Message[];
+	userAt: number;
+	runtime: number;
 }
 
 /** The state of the request in flight. */
@@ -47,8 +68,11 @@ export interface Run {
 	request: AgentRequest;
 	/** Cancels the whole request (tools see its signal). */
 	aborter: Aborter;
-	/** The LLM call in flight, if any: an interrupt aborts only this. */
+	/** The LLM call in flight, if any: an interrupt aborts only this (cancel aborts it too). */
 	call?: Aborter;
+	/** The request's LLM call signal and options, reused by its calls until an interrupt aborts one. */
+	callAborter?: Aborter;
+	callOptions?: ChatOptions;
 	cancelled: boolean;
 	/** The call in flight was aborted by a user interrupt (not a failure). */
 	interruptAbort: boolean;
@@ -56,7 +80,7 @@ export interface Run {
 	inserts: AgentRequest[];
 	taken: AgentRequest[];
 	/** REQUEST_START_ONLY results (undefined = "nothing" is cached too). */
-	startCache: Map<string, ContextContent | undefined>;
+	startCache: Map<string, Part>;
 	providersUsed: string[];
 	/** The last iteration's prompt parts (core/context), for the next iteration to reuse. */
 	prompt?: PromptParts;

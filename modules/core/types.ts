@@ -123,8 +123,14 @@ export interface ContextProvider {
 	 * (and its tool rounds) is persisted before providers are asked, so a provider
 	 * that reads the session back must stop before this request's records (the
 	 * store's does, by request_id); the core does not drop look-alike messages.
+	 * prompt, when given (a request's first round), is the prompt being laid out: a
+	 * MESSAGES provider may push its messages onto it (pushes only, nothing else of
+	 * it changed) and answer { kind: "messages", content: prompt }, which spares an
+	 * array of its own (in XS ~8 KiB for a full window on lin); it pushes nothing
+	 * when it answers anything else. Without it, or for a provider that ignores it,
+	 * content is an array of the provider's.
 	 */
-	collect(request: AgentRequest): ContextContent | undefined | Promise<ContextContent | undefined>;
+	collect(request: AgentRequest, prompt?: Message[]): ContextContent | undefined | Promise<ContextContent | undefined>;
 }
 
 // ---- tools ----
@@ -255,6 +261,12 @@ export type CompletionObserver = (summary: CompletionSummary) => void;
 
 /** The part of llm/runtime's Llm the core uses (a scripted fake in tests). */
 export interface ChatModel {
+	/**
+	 * One call. Contract: settles (rejects) soon after options.signal aborts, as
+	 * llm/runtime's Llm does: the core does not race it with the signal (in XS a
+	 * race costs a promise, closures and a listener per call). The request and its
+	 * messages are the core's: read them during the call, keep nothing of them.
+	 */
 	chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse>;
 	/**
 	 * A sentence saying why no call can be sent now (the LLM is not configured), or

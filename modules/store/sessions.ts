@@ -488,13 +488,14 @@ export class Sessions {
 	 * provider gives the core, so the heap holds no copy of the history. Records
 	 * already in the last window come from the prompt cache; only newer ones are
 	 * read (in steps of SESSION_READ_BATCH_RECORDS), capped and measured once.
+	 * Pushed onto out (the core's prompt, for the history provider).
 	 */
-	#window(request: AgentRequest): Message[] {
+	#window(request: AgentRequest, out: Message[] = []): Message[] {
 		const id = request.session_id;
-		if (!id) return [];
+		if (!id) return out;
 		const open = this.#open.get(id);
 		// An open session's files exist (deleteSession closes it): no lookup on flash.
-		if (!(open && !open.closed && !open.damaged) && !this.has(id)) return [];
+		if (!(open && !open.closed && !open.damaged) && !this.has(id)) return out;
 		const session = this.#session(id);
 		const cache = this.#promptCache(id, session);
 		const end = this.#inflight.get(id)?.get(request.request_id) ?? session.count;
@@ -509,7 +510,6 @@ export class Sessions {
 		}
 		cache.records.dropBelow(start);
 		const at = cache.at;
-		const out: Message[] = [];
 		windowMessages(at, windowStart(at, start, end, SESSION_HISTORY_MAX_BYTES), end, out);
 		return out;
 	}
@@ -555,13 +555,17 @@ export class Sessions {
 		}
 	}
 
-	/** The "history" context provider (REQUEST_START_ONLY): undefined when there is nothing yet. */
+	/**
+	 * The "history" context provider (REQUEST_START_ONLY): undefined when there is
+	 * nothing yet. Pushes onto the core's prompt when it offers it (no array of its own).
+	 */
 	readonly historyProvider: ContextProvider = {
 		name: "history",
 		flags: ProviderFlag.REQUEST_START_ONLY,
-		collect: (request: AgentRequest) => {
-			const messages = this.#window(request);
-			return messages.length ? { kind: "messages", content: messages } : undefined;
+		collect: (request: AgentRequest, prompt?: Message[]) => {
+			const from = prompt ? prompt.length : 0;
+			const messages = this.#window(request, prompt);
+			return messages.length > from ? { kind: "messages", content: messages } : undefined;
 		},
 	};
 

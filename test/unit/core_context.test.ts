@@ -205,3 +205,72 @@ test("cancel while a provider is stuck ends the request cancelled at once", asyn
 	assert.equal(answer.error, "request cancelled");
 	assert.equal(core.phase, "IDLE");
 });
+
+/** A REQUEST_START_ONLY history provider that pushes onto the prompt the core offers (as the store's does). */
+function pushingHistory(messages: Message[], asked: (Message[] | undefined)[] = []): ContextProvider {
+	return {
+		name: "history", flags: ProviderFlag.REQUEST_START_ONLY,
+		collect: (_request, prompt) => {
+			asked.push(prompt);
+			if (!prompt) return { kind: "messages", content: messages.slice() };
+			for (const m of messages) prompt.push(m);
+			return { kind: "messages", content: prompt };
+		},
+	};
+}
+
+test("a history provider pushes onto the offered prompt: one array per request, which its tool rounds extend", async () => {
+	const earlier: Message = { role: "user", content: "earlier" }, noted: Message = { role: "assistant", content: "noted" };
+	const asked: (Message[] | undefined)[] = [];
+	const model = new FakeModel({ calls: [{ name: "a", id: "c1" }] }, { calls: [{ name: "b", id: "c2" }] }, { text: "done" });
+	const { core } = harness(model, { providers: [system("persona", "Be brief."), pushingHistory([earlier, noted], asked), { name: "tools", collect: () => ({ kind: "tools", content: [TOOL] }) }] });
+	const handed: Message[][] = [];
+	const chat = model.chat.bind(model);
+	model.chat = (sent, options) => {
+		handed.push(sent.messages);
+		return chat(sent, options);
+	};
+	await core.receiveFor(await core.submit(request("go")), ANSWER_MS);
+	assert.equal(asked.length, 1, "asked once (REQUEST_START_ONLY)");
+	assert.ok(asked[0] === handed[0], "offered the prompt itself");
+	assert.ok(handed[1] === handed[0] && handed[2] === handed[0], "later rounds extend the same array");
+	const [first, second, third] = model.requests;   // the fake's copies, as each call saw them
+	assert.deepEqual(first.messages.map((m) => [m.role, textOf(m).split("\n")[0]]), [
+		["system", "You are a test agent."], ["user", "earlier"], ["assistant", "noted"], ["user", "go"],
+	]);
+	assert.match(textOf(first.messages[0]), /## persona\nBe brief\./);
+	assert.equal(first.messages[2].cache_breakpoint, true, "the history's last message is marked in the prompt");
+	assert.equal(noted.cache_breakpoint, undefined, "the provider's message itself is not changed");
+	assert.deepEqual(second.messages.slice(4).map((m) => m.role), ["assistant", "tool"]);
+	assert.deepEqual(third.messages.slice(4).map((m) => m.role), ["assistant", "tool", "assistant", "tool"]);
+	assert.equal(JSON.stringify(third.messages).startsWith(JSON.stringify(second.messages).slice(0, -1)), true, "the prefix stays");
+	// The next request is offered a new prompt: the last one's array is not changed afterwards.
+	const before = JSON.stringify(handed[0]);
+	model.script({ text: "again" });
+	await core.receiveFor(await core.submit(request("more")), ANSWER_MS);
+	assert.equal(asked.length, 2);
+	assert.ok(asked[1] !== handed[0], "a new array for the new request");
+	assert.equal(JSON.stringify(handed[0]), before);
+});
+
+test("a pushed history and a per-iteration history in one prompt, in provider order, the last one marked", async () => {
+	let round = 0;
+	const model = new FakeModel({ calls: [{ name: "a", id: "c1" }] }, { text: "done" });
+	const recent: ContextProvider = { name: "recent", collect: () => ({ kind: "messages", content: [{ role: "assistant", content: `recent ${++round}` }] }) };
+	const { core } = harness(model, { providers: [pushingHistory([{ role: "user", content: "h1" }, { role: "assistant", content: "h2" }]), recent] });
+	await core.receiveFor(await core.submit(request("go")), ANSWER_MS);
+	const shape = (messages: Message[]) => messages.map((m) => [m.role, textOf(m).split("\n")[0], m.cache_breakpoint === true]);
+	assert.deepEqual(shape(model.requests[0].messages), [
+		["system", "You are a test agent.", true], ["user", "h1", false], ["assistant", "h2", false], ["assistant", "recent 1", true], ["user", "go", false],
+	]);
+	assert.deepEqual(shape(model.requests[1].messages), [
+		["system", "You are a test agent.", true], ["user", "h1", false], ["assistant", "h2", false], ["assistant", "recent 2", true], ["user", "go", false],
+		["assistant", "", false], ["tool", "ran a {}", false],
+	]);
+});
+
+test("a provider that answers with the offered prompt without pushing onto it fails the request as a provider bug", async () => {
+	const { core } = harness(new FakeModel({ text: "never" }), { providers: [{ name: "history", collect: (_r, prompt) => (prompt ? { kind: "messages", content: prompt } : undefined) }] });
+	const answer = await core.receiveFor(await core.submit(request("hi")), ANSWER_MS);
+	assert.match(answer.error ?? "", /the context provider "history" returned empty or unknown content/);
+});

@@ -204,3 +204,28 @@ test("a throwing completion observer is logged and the others still hear", async
 	assert.equal(heard, "true done ");
 	assert.ok(logs.some((l) => l.includes("observer bug")));
 });
+
+test("a request's LLM calls share one signal until an interrupt aborts one; cancel aborts the call in flight", async () => {
+	const model = new FakeModel({ calls: [{ name: "lookup", id: "c1" }] }, { hang: true }, { calls: [{ name: "lookup", id: "c2" }] }, { text: "done" }, { hang: true });
+	const signals: unknown[] = [];
+	const chat = model.chat.bind(model);
+	model.chat = (sent, options) => {
+		signals.push(options?.signal);
+		return chat(sent, options);
+	};
+	const { core } = harness(model);
+	const id = await core.submit(request("first question"));
+	await waitFor(() => model.requests.length === 2 && core.phase === "IN_LLM_HTTP", "the second call");
+	await core.submit(request("and this", { flags: RequestFlag.USER_INTERRUPT }));
+	assert.equal((await core.receiveFor(id, ANSWER_MS)).text, "done");
+	assert.equal(signals.length, 4);
+	assert.ok(signals[1] === signals[0], "the second round's call reuses the request's signal");
+	assert.ok(signals[2] !== signals[1], "a new signal after the interrupt aborted the call");
+	assert.ok(signals[3] === signals[2]);
+	// Cancel reaches the call in flight through its own signal (the model is not raced with it).
+	const next = await core.submit(request("tell me a long story"));
+	await waitFor(() => model.requests.length === 5 && core.phase === "IN_LLM_HTTP", "the hanging call");
+	assert.equal(core.cancel(next), true);
+	assert.equal((await core.receiveFor(next, ANSWER_MS)).error, "request cancelled");
+	assert.equal(model.aborted, 2, "both hanging calls ended through their signal");
+});
