@@ -60,8 +60,16 @@ function step(bytes: Uint8Array, i: number, end: number): number {
  * for the mode (the caller can use them as they are), or the clean bytes.
  */
 export function sanitizeUtf8(bytes: Uint8Array, mode: Mode, start = 0, end = bytes.length): Uint8Array | undefined {
-	let bad = utf8Invalid(bytes, start, end, mode);
-	if (bad < 0) return undefined;
+	const bad = utf8Invalid(bytes, start, end, mode);
+	return bad < 0 ? undefined : repair(bytes, mode, start, end, bad);
+}
+
+/**
+ * sanitizeUtf8's copy, from the first byte needing repair on: apart from it, so
+ * that the clean case (one native scan) makes no closure environment in XS (the
+ * variables `replace` captures cost heap at every call of the function holding them).
+ */
+function repair(bytes: Uint8Array, mode: Mode, start: number, end: number, bad: number): Uint8Array {
 	// Worst case: 00 -> C0 80 (x2), one bad byte -> EF BF BD (x3).
 	const out = new Uint8Array((end - start) * 3);
 	let o = 0;

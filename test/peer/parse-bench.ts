@@ -6,7 +6,7 @@
 // protocol with the microseconds of this thread's CPU time per KiB of wire
 // bytes of each repetition (lin's __xsclaw.threadCpuMs: other processes on a
 // loaded machine do not count).
-import { exit, option } from "host/platform";
+import { collectGarbage, exit, heap, option, resetPeak } from "host/platform";
 import { ResponseParser } from "net/response";
 import { SseParser } from "net/sse";
 import { OpenAIStreamAssembler } from "llm/openai";
@@ -45,5 +45,16 @@ for (const protocol of ["openai", "anthropic"]) {
 		values.push(((__xsclaw.threadCpuMs() - started) * 1000) / ROUNDS / (bytes / 1024));
 	}
 	trace(`BENCH ${JSON.stringify({ protocol, bytes, values })}\n`);
+	// The XS heap one turn's replies allocate (chunks + slots, garbage included: the peak over the start after a collection).
+	const heapValues: number[] = [];
+	for (let r = 0; r < 5; r++) {
+		collectGarbage();
+		const h = heap(), start = h.chunkUsed + h.slotUsed;
+		resetPeak();
+		for (const wire of wires) once(wire, protocol);
+		const p = heap();
+		heapValues.push(p.chunkPeak + p.slotPeak - start);
+	}
+	trace(`BENCH ${JSON.stringify({ protocol, bytes, heap: heapValues })}\n`);
 }
 exit(0);

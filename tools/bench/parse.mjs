@@ -45,5 +45,7 @@ export async function run({ runXs }) {
 	const options = {};
 	for (const protocol of ["openai", "anthropic"]) options[`${protocol}-hex`] = (await wireOf(protocol)).map((w) => w.toString("hex")).join(",");
 	const lines = await runXs("test/peer/parse-bench", options);
-	return lines.map((l) => ({ name: `parse.us_per_kb.${l.protocol}`, unit: `µs CPU per KiB of reply (${l.bytes} bytes a turn)`, values: l.values }));
+	return lines.map((l) => l.heap
+		? { name: `parse.heap_bytes.${l.protocol}`, unit: `XS heap bytes a turn (${l.bytes} bytes of reply)`, values: l.heap, p99: false }
+		: { name: `parse.us_per_kb.${l.protocol}`, unit: `µs CPU per KiB of reply (${l.bytes} bytes a turn)`, values: l.values });
 }
