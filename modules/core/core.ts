@@ -215,6 +215,9 @@ export class Core {
 		this.#filters.delete(listener);
 	}
 
+	// What the model is told the core hears (ChatOptions.hears): an LLM event keeps its type here, so a streamed delta no listener hears is not even made.
+	readonly #hearsLlm = (type: LlmEvent["type"]): boolean => this.#heard(type);
+
 	// Whether a listener hears this type (then the event is built).
 	#heard(type: AgentEvent["type"]): boolean {
 		for (const listener of this.#listeners) if (this.#filters.get(listener)?.(type) ?? true) return true;
@@ -517,7 +520,7 @@ export class Core {
 		let call = run.callAborter;
 		if (!call || call.signal.aborted) {
 			run.callAborter = call = new Aborter();
-			run.callOptions = { signal: call.signal, onEvent: this.#onEvent };
+			run.callOptions = { signal: call.signal, onEvent: this.#onEvent, hears: this.#hearsLlm };
 		}
 		run.call = call;
 		run.interruptAbort = false;

@@ -23,15 +23,15 @@
 // reasoning_content (+ signature), tool_use -> tool_calls (input serialised back to
 // a string); the reply itself is kept as raw. Streamed replies are assembled into the
 // message the API would have sent unstreamed, then converted the same way.
-import { LLM_CACHE_BREAKPOINTS } from "budgets";
+import { LLM_CACHE_BREAKPOINTS, LLM_TEXT_SPARES } from "budgets";
 import { arrayAt, emptyUsage, isObject, numberAt, objectAt, parseJson, stringAt } from "llm/json";
-import { JsonReader, JsonSyntax, Kind, MemberNames, ascii } from "llm/scan";
+import { FieldProgram, JsonReader, JsonSyntax, TextPieces, Want, ascii } from "llm/scan";
 import {
 	LlmError,
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type ContentPart, type FinishReason,
 	type JsonObject, type JsonValue, type Message, type ModelProfile, type ToolCall, type Usage,
 } from "llm/types";
-import { protocolBackend, retryableStatus, type ParsedReply, EventAssembler } from "llm/wire";
+import { protocolBackend, retryableStatus, type DeltaSink, type ParsedReply, EventAssembler } from "llm/wire";
 import type { PieceSpec } from "llm/body";
 import { BUILT_IN_DEFAULTS } from "llm/profiles";
 
@@ -291,139 +291,149 @@ export function parseAnthropicBytes(bytes: Uint8Array, reader = new JsonReader()
 	return parseAnthropicResponse(json);
 }
 
-// The members a stream event's objects are read for (JsonReader.members), by position.
-const MEMBERS = Object.freeze({
-	top: new MemberNames(["type", "index", "message", "content_block", "usage", "delta", "error"]),
-	delta: new MemberNames(["type", "text", "thinking", "signature", "partial_json", "citation", "stop_reason", "stop_sequence"]),
-	error: new MemberNames(["type", "message"]),
-});
-const enum TOP { type, index, message, content_block, usage, delta, error }
-const enum DELTA { type, text, thinking, signature, partial_json, citation, stop_reason, stop_sequence }
-const enum ERROR { type, message }
-/** position when the value there is a string, else -1. */
-const stringPosition = (r: JsonReader, position: number) => r.kindAt(position) === Kind.String ? position : -1;
+// What a stream event is read for (JsonReader.fields: one native walk per event), by slot.
+const enum F {
+	type, index, message, block, usage, delta, deltaType, text, thinking, signature, partialJson, citation, stopReason, stopSequence,
+	error, errorType, errorMessage, COUNT,
+}
+const FIELDS = new FieldProgram([
+	{ name: "type", slot: F.type, kinds: Want.String },
+	{ name: "index", slot: F.index, kinds: Want.Number },
+	{ name: "message", slot: F.message, kinds: Want.Object },
+	{ name: "content_block", slot: F.block, kinds: Want.Object },
+	{ name: "usage", slot: F.usage, kinds: Want.Object },
+	{ name: "delta", slot: F.delta, kinds: Want.Object, fields: [
+		{ name: "type", slot: F.deltaType, kinds: Want.String },
+		{ name: "text", slot: F.text, kinds: Want.String },
+		{ name: "thinking", slot: F.thinking, kinds: Want.String },
+		{ name: "signature", slot: F.signature, kinds: Want.String },
+		{ name: "partial_json", slot: F.partialJson, kinds: Want.String },
+		{ name: "citation", slot: F.citation, kinds: Want.Object },
+		{ name: "stop_reason", slot: F.stopReason, kinds: Want.Any },     // any value, null too
+		{ name: "stop_sequence", slot: F.stopSequence, kinds: Want.Any },
+	] },
+	{ name: "error", slot: F.error, kinds: Want.Object, fields: [
+		{ name: "type", slot: F.errorType, kinds: Want.String },
+		{ name: "message", slot: F.errorMessage, kinds: Want.String },
+	] },
+], F.COUNT);
 
-// Text, thinking and tool input grow as lists of pieces, joined once at the end.
-interface BlockState { block: JsonObject; pieces: string[]; signature: string[]; callIndex: number }
+// A content block being assembled: its text, thinking or tool input, and its
+// signature, gathered as bytes (llm/scan TextPieces) and decoded once, when it closes.
+interface BlockState { block: JsonObject; pieces: TextPieces; signature: TextPieces; callIndex: number }
+const EMPTY_BLOCK: JsonObject = Object.freeze({}) as JsonObject;
 
 /**
- * Assembles the Messages event stream into the message the API would have sent.
- * Each event is read from its bytes (llm/scan): the members it has are noted,
- * then only what its type uses is decoded; what the message keeps verbatim (the
- * message of message_start, content blocks, citations) is built from the bytes.
+ * Assembles the Messages event stream into the message the API would have sent,
+ * handing deltas to the sink as they come (only while it hears them). Each
+ * event is read from its bytes (llm/scan): the members it has are noted, then
+ * only what its type uses is decoded; what the message keeps verbatim (the
+ * message of message_start, content blocks, citations) is built from the
+ * bytes. One assembler serves a backend's calls (reset()).
  */
 export class AnthropicStreamAssembler extends EventAssembler {
-	#emit: (delta: AssistantDelta) => void;
 	#message: JsonObject | undefined = undefined;
-	#blocks = new Map<number, BlockState>();
+	readonly #blocks = new Map<number, BlockState>();
+	/** Block states of past replies, their gatherers kept for the next (at most LLM_TEXT_SPARES). */
+	readonly #spare: BlockState[] = [];
 	#calls = 0;
 	#usage: JsonObject = {};
 	#done = false;
-	// Where the current event's members are (-1: absent, or not of the type used), reset per event.
-	#type = -1; #index = 0; #messageAt = -1; #blockAt = -1; #usageAt = -1;
-	#delta = false; #deltaType = -1; #text = -1; #thinking = -1; #signature = -1; #partialJson = -1; #citation = -1;
-	#stopReason = -1; #stopSequence = -1;
-	#error = false; #errorType = -1; #errorMessage = -1;
-	// What members() fills, one set per assembler.
-	readonly #at = { top: MEMBERS.top.slots(), delta: MEMBERS.delta.slots(), error: MEMBERS.error.slots() };
+	// Where the current event's values are (FIELDS' slots; -1: absent, or not of the kind used), and its block index.
+	readonly #at = FIELDS.slots();
+	readonly #atBuffer = this.#at.buffer as ArrayBuffer;
+	#index = 0;
 
-	constructor(emit: (delta: AssistantDelta) => void, reader?: JsonReader) {
-		super(reader);
-		this.#emit = emit;
+	protected clear(): void {
+		for (const state of this.#blocks.values()) {
+			if (this.#spare.length >= LLM_TEXT_SPARES) break;
+			state.pieces.clear();
+			state.signature.clear();
+			state.block = EMPTY_BLOCK;
+			this.#spare.push(state);
+		}
+		this.#blocks.clear();
+		this.#message = undefined;
+		this.#calls = 0;
+		this.#usage = {};
+		this.#done = false;
 	}
 
 	protected scan(r: JsonReader): void {
-		this.#type = this.#messageAt = this.#blockAt = this.#usageAt = -1;
-		this.#index = 0;
-		this.#resetDelta();
-		this.#error = false;
-		this.#errorType = this.#errorMessage = -1;
-		const top = this.#at.top;
-		if (!r.members(MEMBERS.top, top)) throw new JsonSyntax("not an object");
+		const at = this.#at;
+		if (!r.fields(FIELDS, at, this.#atBuffer)) throw new JsonSyntax("not an object");
 		r.end();
-		if (r.kindAt(top[TOP.type]) === Kind.String) this.#type = top[TOP.type];
-		if (r.kindAt(top[TOP.index]) === Kind.Number) {
+		this.#index = 0;
+		if (at[F.index] >= 0) {
 			// a finite number of at least 0, else 0
-			const n = r.seek(top[TOP.index]).number();
+			const n = r.seek(at[F.index]).number();
 			this.#index = Number.isFinite(n) && n >= 0 ? n : 0;
 		}
-		if (r.kindAt(top[TOP.message]) === Kind.Object) this.#messageAt = top[TOP.message];
-		if (r.kindAt(top[TOP.content_block]) === Kind.Object) this.#blockAt = top[TOP.content_block];
-		if (r.kindAt(top[TOP.usage]) === Kind.Object) this.#usageAt = top[TOP.usage];
-		if (top[TOP.delta] >= 0 && r.seek(top[TOP.delta]).members(MEMBERS.delta, this.#at.delta)) {
-			this.#delta = true;
-			const delta = this.#at.delta;
-			this.#deltaType = stringPosition(r, delta[DELTA.type]);
-			this.#text = stringPosition(r, delta[DELTA.text]);
-			this.#thinking = stringPosition(r, delta[DELTA.thinking]);
-			this.#signature = stringPosition(r, delta[DELTA.signature]);
-			this.#partialJson = stringPosition(r, delta[DELTA.partial_json]);
-			this.#citation = r.kindAt(delta[DELTA.citation]) === Kind.Object ? delta[DELTA.citation] : -1;
-			this.#stopReason = delta[DELTA.stop_reason];     // any value, null too
-			this.#stopSequence = delta[DELTA.stop_sequence];
-		}
-		if (top[TOP.error] >= 0 && r.seek(top[TOP.error]).members(MEMBERS.error, this.#at.error)) {
-			this.#error = true;
-			const error = this.#at.error;
-			this.#errorType = r.kindAt(error[ERROR.type]) === Kind.String ? error[ERROR.type] : -1;
-			this.#errorMessage = r.kindAt(error[ERROR.message]) === Kind.String ? error[ERROR.message] : -1;
-		}
-	}
-
-	#resetDelta(): void {
-		this.#delta = false;
-		this.#deltaType = this.#text = this.#thinking = this.#signature = this.#partialJson = this.#citation = -1;
-		this.#stopReason = this.#stopSequence = -1;
 	}
 
 	/** The string noted at position, or fallback when there was none. */
 	#string(at: number, fallback: string): string {
-		return at >= 0 ? this.reader.seek(at).string() : fallback;
+		return at >= 0 ? this.reader.textAt(at) : fallback;
 	}
 
 	#typeIs(name: Uint8Array): boolean {
-		return this.#type >= 0 && this.reader.seek(this.#type).stringIs(name);
+		const type = this.#at[F.type];
+		return type >= 0 && this.reader.seek(type).stringIs(name);
 	}
 
 	protected apply(r: JsonReader): void {
 		if (this.#typeIs(NAME.content_block_delta)) return this.#applyDelta(r);
 		if (this.#typeIs(NAME.message_start)) {
-			const message = this.#messageAt >= 0 ? r.seek(this.#messageAt).value() as JsonObject : undefined;
+			const message = this.#at[F.message] >= 0 ? r.seek(this.#at[F.message]).value() as JsonObject : undefined;
 			if (!message) throw new LlmError("protocol", "message_start without a message");
 			this.#message = { ...message, content: [] };
 			this.#usage = { ...(objectAt(message, "usage") ?? {}) };
 		} else if (this.#typeIs(NAME.content_block_start)) {
 			const index = this.#index;
-			const block = this.#blockAt >= 0 ? r.seek(this.#blockAt).value() as JsonObject : undefined;
+			const block = this.#at[F.block] >= 0 ? r.seek(this.#at[F.block]).value() as JsonObject : undefined;
 			if (!block) throw new LlmError("protocol", "content_block_start without a content block");
-			const state: BlockState = { block: { ...block }, pieces: [], signature: [], callIndex: -1 };
-			if (block.type === "tool_use") {
-				state.callIndex = this.#calls++;
-				const delta: AssistantDelta = { type: "tool_call", index: state.callIndex, arguments: "" };
-				const id = stringAt(block, "id"), name = stringAt(block, "name");
-				if (id) delta.id = id;
-				if (name) delta.name = name;
-				this.#emit(delta);
+			const state = this.#spare.pop() ?? { block: EMPTY_BLOCK, pieces: new TextPieces(), signature: new TextPieces(), callIndex: -1 };
+			state.block = { ...block };
+			state.callIndex = -1;
+			const old = this.#blocks.get(index);
+			if (old && old !== state) {
+				// the same index again: its gatherers go on with the new block's
+				old.pieces.clear();
+				old.signature.clear();
+				if (this.#spare.length < LLM_TEXT_SPARES) this.#spare.push(old);
 			}
 			this.#blocks.set(index, state);
+			if (block.type === "tool_use") {
+				state.callIndex = this.#calls++;
+				const sink = this.sink as DeltaSink;
+				if (sink.hearsDeltas()) {
+					const delta: AssistantDelta = { type: "tool_call", index: state.callIndex, arguments: "" };
+					const id = stringAt(block, "id"), name = stringAt(block, "name");
+					if (id) delta.id = id;
+					if (name) delta.name = name;
+					sink.delta(delta);
+				}
+			}
 		} else if (this.#typeIs(NAME.content_block_stop)) {
 			const state = this.#blocks.get(this.#index);
 			if (state) this.#close(state);
 		} else if (this.#typeIs(NAME.message_delta)) {
-			if (this.#message && this.#delta) {
-				if (this.#stopReason >= 0) this.#message.stop_reason = r.seek(this.#stopReason).value();
-				if (this.#stopSequence >= 0) this.#message.stop_sequence = r.seek(this.#stopSequence).value();
+			const at = this.#at;
+			if (this.#message && at[F.delta] >= 0) {
+				if (at[F.stopReason] >= 0) this.#message.stop_reason = r.seek(at[F.stopReason]).value();
+				if (at[F.stopSequence] >= 0) this.#message.stop_sequence = r.seek(at[F.stopSequence]).value();
 			}
 			// Counts here are cumulative: they replace those of message_start.
-			if (this.#usageAt >= 0) {
-				const usage = r.seek(this.#usageAt).value() as JsonObject;
+			if (at[F.usage] >= 0) {
+				const usage = r.seek(at[F.usage]).value() as JsonObject;
 				for (const [key, value] of Object.entries(usage)) if (value !== null) this.#usage[key] = value;
 			}
 		} else if (this.#typeIs(NAME.message_stop)) {
 			this.#done = true;
 		} else if (this.#typeIs(NAME.error)) {
-			const type = this.#error ? this.#string(this.#errorType, "error") : "error";
-			const message = this.#error ? this.#string(this.#errorMessage, "no message") : "no message";
+			const at = this.#at, error = at[F.error] >= 0;
+			const type = error ? this.#string(at[F.errorType], "error") : "error";
+			const message = error ? this.#string(at[F.errorMessage], "no message") : "no message";
 			const status = type === "overloaded_error" ? 529 : type === "api_error" ? 500 : type === "rate_limit_error" ? 429 : 0;
 			throw new LlmError("http", `the LLM stream failed: ${type}: ${message}`, { retryable: retryableStatus(status), status: status || undefined });
 		}
@@ -433,46 +443,44 @@ export class AnthropicStreamAssembler extends EventAssembler {
 	#applyDelta(r: JsonReader): void {
 		const index = this.#index;
 		const state = this.#blocks.get(index);
-		if (!state || !this.#delta) throw new LlmError("protocol", `content_block_delta for unknown block ${index}`);
-		const type = this.#deltaType;
+		const at = this.#at;
+		if (!state || at[F.delta] < 0) throw new LlmError("protocol", `content_block_delta for unknown block ${index}`);
+		const type = at[F.deltaType];
 		if (type < 0) return;
+		const sink = this.sink as DeltaSink;
 		r.seek(type);
 		if (r.stringIs(NAME.text_delta)) {
-			const text = this.#string(this.#text, "");
-			state.pieces.push(text);
-			if (text) this.#emit({ type: "text", text });
+			addPiece(r, at[F.text], state.pieces, sink, "text", 0);
 		} else if (r.seek(type).stringIs(NAME.thinking_delta)) {
-			const text = this.#string(this.#thinking, "");
-			state.pieces.push(text);
-			if (text) this.#emit({ type: "reasoning", text });
+			addPiece(r, at[F.thinking], state.pieces, sink, "reasoning", 0);
 		} else if (r.seek(type).stringIs(NAME.signature_delta)) {
-			state.signature.push(this.#string(this.#signature, ""));
+			if (at[F.signature] < 0) state.signature.addString("");
+			else r.addText(at[F.signature], state.signature);
 		} else if (r.seek(type).stringIs(NAME.input_json_delta)) {
-			const part = this.#string(this.#partialJson, "");
-			state.pieces.push(part);
-			if (part) this.#emit({ type: "tool_call", index: state.callIndex, arguments: part });
+			addPiece(r, at[F.partialJson], state.pieces, sink, "tool_call", state.callIndex);
 		} else if (r.seek(type).stringIs(NAME.citations_delta)) {
 			const citations = arrayAt(state.block, "citations") ?? [];
-			if (this.#citation >= 0) state.block.citations = [...citations, r.seek(this.#citation).value()];
+			if (at[F.citation] >= 0) state.block.citations = [...citations, r.seek(at[F.citation]).value()];
 		}
 	}
 
 	/** Writes the pieces of a block into it (once; content_block_stop may be missing). */
 	#close(state: BlockState): void {
 		const block = state.block;
+		const pieces = state.pieces;
 		if (block.type === "tool_use") {
-			const json = state.pieces.join("");
+			const json = pieces.text();
 			const input = json.trim() ? parseJson(json) : isObject(block.input) ? block.input : {};
 			if (!isObject(input)) throw new LlmError("protocol", `the LLM streamed tool input for ${stringAt(block, "name")} that is not a JSON object`);
 			block.input = input;
-		} else if (block.type === "text" && state.pieces.length) {
-			block.text = (stringAt(block, "text") ?? "") + state.pieces.join("");
-		} else if (block.type === "thinking" && state.pieces.length) {
-			block.thinking = (stringAt(block, "thinking") ?? "") + state.pieces.join("");
+		} else if (block.type === "text" && pieces.pieces) {
+			block.text = (stringAt(block, "text") ?? "") + pieces.text();
+		} else if (block.type === "thinking" && pieces.pieces) {
+			block.thinking = (stringAt(block, "thinking") ?? "") + pieces.text();
 		}
-		if (state.signature.length) block.signature = (stringAt(block, "signature") ?? "") + state.signature.join("");
-		state.pieces = [];
-		state.signature = [];
+		if (state.signature.pieces) block.signature = (stringAt(block, "signature") ?? "") + state.signature.text();
+		pieces.clear();
+		state.signature.clear();
 	}
 
 	finish(): ParsedReply {
@@ -482,6 +490,25 @@ export class AnthropicStreamAssembler extends EventAssembler {
 		const raw: JsonObject = { ...this.#message, content: indexes.map((i) => this.#blocks.get(i)!.block), usage: this.#usage };
 		return parseAnthropicResponse(raw);
 	}
+}
+
+/**
+ * A text, thinking or tool input piece at position (-1: none, an empty piece)
+ * into pieces: as bytes when no one hears deltas, else decoded once for both
+ * the delta and the pieces (one string shared).
+ */
+function addPiece(r: JsonReader, position: number, pieces: TextPieces, sink: DeltaSink, type: "text" | "reasoning" | "tool_call", callIndex: number): void {
+	if (position < 0) {
+		pieces.addString("");
+		return;
+	}
+	if (!sink.hearsDeltas()) {
+		r.addText(position, pieces);
+		return;
+	}
+	const text = r.textAt(position);
+	if (!pieces.addString(text)) return;
+	sink.delta(type === "tool_call" ? { type, index: callIndex, arguments: text } : { type, text });
 }
 
 // ---- backend ----
@@ -495,5 +522,5 @@ export const anthropicCompatible: BackendRegistration = protocolBackend({
 	pieces: anthropicPieces,
 	mediaContent: (prompt, image) => [image, { type: "text", text: prompt }], // Anthropic advises the image first
 	parse: (bytes, reader) => parseAnthropicBytes(bytes, reader),
-	assembler: (emit, reader) => new AnthropicStreamAssembler(emit, reader),
+	assembler: (reader) => new AnthropicStreamAssembler(reader),
 });

@@ -9,19 +9,21 @@
 // Streams are assembled by tool-call `index`; a stream must end with a
 // finish_reason or `data: [DONE]`, else the reply is incomplete.
 import { arrayAt, numberAt, objectAt, stringAt, emptyUsage } from "llm/json";
-import { JsonReader, JsonSyntax, Kind, MemberNames, ascii, bytesAre } from "llm/scan";
+import { LLM_TEXT_SPARES } from "budgets";
+import { FieldProgram, JsonReader, JsonSyntax, Kind, MemberNames, TextPieces, Want, ascii, bytesAre } from "llm/scan";
 import {
 	LlmError,
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type FinishReason, type JsonObject,
 	type JsonValue, type Message, type ModelProfile, type ToolCall, type Usage,
 } from "llm/types";
-import { protocolBackend, retryableStatus, type ParsedReply, EventAssembler } from "llm/wire";
+import { protocolBackend, retryableStatus, type DeltaSink, type ParsedReply, EventAssembler } from "llm/wire";
 import type { PieceSpec } from "llm/body";
 import { BUILT_IN_DEFAULTS } from "llm/profiles";
 import { encodeUtf8 } from "net/utf8";
 
 // The names read, as bytes (llm/scan ascii()).
 const DONE = ascii("[DONE]");
+const NO_BYTES = new Uint8Array(0);
 const NAME = Object.freeze({
 	choices: ascii("choices"),
 	error: ascii("error"),
@@ -29,19 +31,31 @@ const NAME = Object.freeze({
 	usage: ascii("usage"),
 });
 
-// The members a stream event's objects are read for (JsonReader.members), by position.
+// What a stream event is read for (JsonReader.fields: one native walk per event), by slot.
+const enum F { error, errorMessage, errorCode, model, usage, choice, finish, delta, content, reasoningContent, reasoning, toolCalls, COUNT }
+const FIELDS = new FieldProgram([
+	{ name: "error", slot: F.error, kinds: Want.Object, fields: [
+		{ name: "message", slot: F.errorMessage, kinds: Want.String },
+		{ name: "code", slot: F.errorCode, kinds: Want.Number },
+	] },
+	{ name: "model", slot: F.model, kinds: Want.String },
+	{ name: "usage", slot: F.usage, kinds: Want.Object },
+	// only choices[0] counts
+	{ name: "choices", slot: -1, kinds: Want.Array, item: F.choice, fields: [
+		{ name: "delta", slot: F.delta, kinds: Want.Object, fields: [
+			{ name: "content", slot: F.content, kinds: Want.String },
+			{ name: "reasoning_content", slot: F.reasoningContent, kinds: Want.String },
+			{ name: "reasoning", slot: F.reasoning, kinds: Want.String },
+			{ name: "tool_calls", slot: F.toolCalls, kinds: Want.Array },
+		] },
+		{ name: "finish_reason", slot: F.finish, kinds: Want.String },
+	] },
+], F.COUNT);
+// The members of a tool-call fragment and its function (JsonReader.members), by position.
 const MEMBERS = Object.freeze({
-	top: new MemberNames(["error", "model", "usage", "choices"]),
-	error: new MemberNames(["message", "code"]),
-	choice: new MemberNames(["delta", "finish_reason"]),
-	delta: new MemberNames(["content", "reasoning_content", "reasoning", "tool_calls"]),
 	fragment: new MemberNames(["index", "id", "function"]),
 	function: new MemberNames(["name", "arguments"]),
 });
-const enum TOP { error, model, usage, choices }
-const enum ERROR { message, code }
-const enum CHOICE { delta, finish_reason }
-const enum DELTA { content, reasoning_content, reasoning, tool_calls }
 const enum FRAGMENT { index, id, function }
 const enum FUNCTION { name, arguments }
 
@@ -200,43 +214,54 @@ export function parseOpenAIBytes(bytes: Uint8Array, reader = new JsonReader()): 
 	return parseOpenAIResponse(json);
 }
 
-interface CallBuilder { id: string; name: string; arguments: string[] }
+/** A tool call being assembled; its arguments gathered as bytes (llm/scan TextPieces). */
+interface CallBuilder { id: string; name: string; arguments: TextPieces }
 
-/** One tool_calls fragment of an event: where its fields are (-1: absent or not a string). */
 /** Where a tool-call fragment's values are (-1: absent); fn: its function object. */
 interface Fragment { index: number; id: number; fn: number; name: number; args: number }
 
 /**
- * Assembles chat.completion.chunk events into one reply, emitting deltas as they
- * come. Each event is read from its bytes (llm/scan): only the values it uses
- * become strings; the rest is checked and skipped.
+ * Assembles chat.completion.chunk events into one reply, handing deltas to the
+ * sink as they come (only while it hears them). Each event is read from its
+ * bytes (llm/scan): the text, reasoning and tool arguments are gathered as
+ * bytes and decoded once, in finish(); only the values a heard delta needs
+ * become strings per event. One assembler serves a backend's calls (reset()).
  */
 export class OpenAIStreamAssembler extends EventAssembler {
-	#emit: (delta: AssistantDelta) => void;
-	#text: string[] = [];
-	#reasoning: string[] = [];
-	#calls: CallBuilder[] = [];
-	#callIndex = new Map<number, number>(); // wire index -> position in #calls
+	readonly #text = new TextPieces();
+	readonly #reasoning = new TextPieces();
+	/** The reply's calls: the first #callCount are this reply's, the rest kept for the next. */
+	readonly #calls: CallBuilder[] = [];
+	#callCount = 0;
+	readonly #callIndex = new Map<number, number>(); // wire index -> position in #calls
 	#finish: string | undefined = undefined;
 	#done = false;
 	#usage: Usage = emptyUsage();
 	#model = "";
 	#modelBytes: Uint8Array = new Uint8Array(0);   // the model's name as bytes: every event repeats it
-	// Where the current event's values are (-1: absent), reset per event.
-	#error = false; #errorMessage = -1; #errorCode = -1;
-	#modelAt = -1; #usageAt = -1;
-	#choice = false; #delta = false; #content = -1; #reasoningContent = -1; #reasoningAt = -1; #finishAt = -1;
-	#fragments: Fragment[] = [];
+	// Where the current event's values are (FIELDS' slots; -1: absent), and its tool-call fragments.
+	readonly #at = FIELDS.slots();
+	readonly #atBuffer = this.#at.buffer as ArrayBuffer;
+	readonly #fragments: Fragment[] = [];
 	#fragmentCount = 0;
-	// What members() fills, one set per assembler.
-	readonly #at = {
-		top: MEMBERS.top.slots(), error: MEMBERS.error.slots(), choice: MEMBERS.choice.slots(),
-		delta: MEMBERS.delta.slots(), fragment: MEMBERS.fragment.slots(), function: MEMBERS.function.slots(),
-	};
+	// What members() fills for fragments, one set per assembler.
+	readonly #fragment = MEMBERS.fragment.slots();
+	readonly #function = MEMBERS.function.slots();
 
-	constructor(emit: (delta: AssistantDelta) => void, reader?: JsonReader) {
-		super(reader);
-		this.#emit = emit;
+	protected clear(): void {
+		this.#text.clear();
+		this.#reasoning.clear();
+		for (let i = 0; i < this.#callCount; i++) this.#calls[i].arguments.clear();
+		// Calls kept for the next reply: as many as LLM_TEXT_SPARES.
+		if (this.#calls.length > LLM_TEXT_SPARES) this.#calls.length = LLM_TEXT_SPARES;
+		this.#callCount = 0;
+		this.#callIndex.clear();
+		this.#finish = undefined;
+		this.#done = false;
+		this.#usage = emptyUsage();
+		this.#model = "";
+		this.#modelBytes = NO_BYTES;
+		this.#fragmentCount = 0;
 	}
 
 	override push(bytes: Uint8Array, start: number, end: number): void {
@@ -247,39 +272,13 @@ export class OpenAIStreamAssembler extends EventAssembler {
 		super.push(bytes, start, end);
 	}
 
-	/** Notes where the event's values are, checking all of it (one native walk per object read). */
+	/** Notes where the event's values are, checking all of it (one native walk). */
 	protected scan(r: JsonReader): void {
-		this.#error = this.#choice = this.#delta = false;
-		this.#errorMessage = this.#errorCode = this.#modelAt = this.#usageAt = -1;
-		this.#content = this.#reasoningContent = this.#reasoningAt = this.#finishAt = -1;
 		this.#fragmentCount = 0;
-		const top = this.#at.top;
-		if (!r.members(MEMBERS.top, top)) throw new JsonSyntax("not an object");
+		const at = this.#at;
+		if (!r.fields(FIELDS, at, this.#atBuffer)) throw new JsonSyntax("not an object");
 		r.end();
-		if (top[TOP.error] >= 0 && r.seek(top[TOP.error]).members(MEMBERS.error, this.#at.error)) {
-			this.#error = true;
-			const error = this.#at.error;
-			this.#errorMessage = r.kindAt(error[ERROR.message]) === Kind.String ? error[ERROR.message] : -1;
-			this.#errorCode = r.kindAt(error[ERROR.code]) === Kind.Number ? error[ERROR.code] : -1;
-		}
-		if (r.kindAt(top[TOP.model]) === Kind.String) this.#modelAt = top[TOP.model];
-		if (r.kindAt(top[TOP.usage]) === Kind.Object) this.#usageAt = top[TOP.usage];
-		if (top[TOP.choices] >= 0) this.#choices(r, top[TOP.choices]);
-	}
-
-	#choices(r: JsonReader, at: number): void {
-		// only choices[0] counts
-		if (!r.seek(at).openArray() || !r.nextItem() || !r.members(MEMBERS.choice, this.#at.choice)) return;
-		this.#choice = true;
-		const choice = this.#at.choice;
-		if (r.kindAt(choice[CHOICE.finish_reason]) === Kind.String) this.#finishAt = choice[CHOICE.finish_reason];
-		if (choice[CHOICE.delta] < 0 || !r.seek(choice[CHOICE.delta]).members(MEMBERS.delta, this.#at.delta)) return;
-		this.#delta = true;
-		const delta = this.#at.delta;
-		if (r.kindAt(delta[DELTA.content]) === Kind.String) this.#content = delta[DELTA.content];
-		if (r.kindAt(delta[DELTA.reasoning_content]) === Kind.String) this.#reasoningContent = delta[DELTA.reasoning_content];
-		if (r.kindAt(delta[DELTA.reasoning]) === Kind.String) this.#reasoningAt = delta[DELTA.reasoning];
-		if (delta[DELTA.tool_calls] >= 0) this.#fragmentsOf(r, delta[DELTA.tool_calls]);
+		if (at[F.toolCalls] >= 0) this.#fragmentsOf(r, at[F.toolCalls]);
 	}
 
 	/** The tool-call fragments of the array at `at` (objects only), then each one's function. */
@@ -288,12 +287,12 @@ export class OpenAIStreamAssembler extends EventAssembler {
 		while (r.nextItem()) {
 			let f = this.#fragments[this.#fragmentCount];
 			if (!f) this.#fragments.push(f = { index: -1, id: -1, fn: -1, name: -1, args: -1 });
-			if (!r.members(MEMBERS.fragment, this.#at.fragment)) {
+			if (!r.members(MEMBERS.fragment, this.#fragment)) {
 				r.skip();
 				continue;
 			}
 			this.#fragmentCount++;
-			const fragment = this.#at.fragment;
+			const fragment = this.#fragment;
 			f.index = fragment[FRAGMENT.index];
 			f.id = fragment[FRAGMENT.id];
 			f.fn = fragment[FRAGMENT.function];
@@ -303,11 +302,11 @@ export class OpenAIStreamAssembler extends EventAssembler {
 			if (r.kindAt(f.index) !== Kind.Number) f.index = -1;
 			if (r.kindAt(f.id) !== Kind.String) f.id = -1;
 			f.name = f.args = -1;
-			if (f.fn < 0 || !r.seek(f.fn).members(MEMBERS.function, this.#at.function)) {
+			if (f.fn < 0 || !r.seek(f.fn).members(MEMBERS.function, this.#function)) {
 				f.fn = -1;
 				continue;
 			}
-			const fn = this.#at.function;
+			const fn = this.#function;
 			if (r.kindAt(fn[FUNCTION.name]) === Kind.String) f.name = fn[FUNCTION.name];
 			if (r.kindAt(fn[FUNCTION.arguments]) === Kind.String) f.args = fn[FUNCTION.arguments];
 		}
@@ -315,70 +314,94 @@ export class OpenAIStreamAssembler extends EventAssembler {
 
 	/** What the event says, in the order the reply is assembled: error, model, usage, deltas, finish reason. */
 	protected apply(r: JsonReader): void {
-		if (this.#error) {
-			const message = this.#errorMessage >= 0 ? r.seek(this.#errorMessage).string() : "unknown error";
-			const code = this.#errorCode >= 0 ? r.seek(this.#errorCode).number() : 0;
+		const at = this.#at;
+		if (at[F.error] >= 0) {
+			const message = at[F.errorMessage] >= 0 ? r.textAt(at[F.errorMessage]) : "unknown error";
+			const code = at[F.errorCode] >= 0 ? r.seek(at[F.errorCode]).number() : 0;
 			throw new LlmError("http", `the LLM stream failed: ${message}`, { retryable: retryableStatus(code), status: code || undefined });
 		}
-		if (this.#modelAt >= 0 && !r.seek(this.#modelAt).stringIs(this.#modelBytes)) {
-			this.#model = r.seek(this.#modelAt).string();
+		const model = at[F.model];
+		if (model >= 0 && !r.seek(model).stringIs(this.#modelBytes)) {
+			this.#model = r.textAt(model);
 			this.#modelBytes = encodeUtf8(this.#model);
 		}
-		if (this.#usageAt >= 0) this.#usage = usageOf({ usage: r.seek(this.#usageAt).value() });
-		if (!this.#choice) return;
-		if (this.#delta) {
-			if (this.#content >= 0) {
-				const content = r.seek(this.#content).string();
-				if (content) {
-					this.#text.push(content);
-					this.#emit({ type: "text", text: content });
-				}
-			}
-			const at = this.#reasoningContent >= 0 ? this.#reasoningContent : this.#reasoningAt;
-			const reasoning = at >= 0 ? r.seek(at).string() : "";
-			if (reasoning) {
-				this.#reasoning.push(reasoning);
-				this.#emit({ type: "reasoning", text: reasoning });
-			}
-			for (let i = 0; i < this.#fragmentCount; i++) this.#toolFragment(r, this.#fragments[i]);
+		if (at[F.usage] >= 0) this.#usage = usageOf({ usage: r.seek(at[F.usage]).value() });
+		if (at[F.choice] < 0) return;
+		if (at[F.delta] >= 0) {
+			const sink = this.sink as DeltaSink;
+			if (at[F.content] >= 0) addPiece(r, at[F.content], this.#text, sink, "text");
+			const position = at[F.reasoningContent] >= 0 ? at[F.reasoningContent] : at[F.reasoning];
+			if (position >= 0) addPiece(r, position, this.#reasoning, sink, "reasoning");
+			for (let i = 0; i < this.#fragmentCount; i++) this.#toolFragment(r, this.#fragments[i], sink);
 		}
-		if (this.#finishAt >= 0) {
-			const finish = r.seek(this.#finishAt).string();
+		if (at[F.finish] >= 0) {
+			const finish = r.textAt(at[F.finish]);
 			if (finish) this.#finish = finish;
 		}
 	}
 
-	#toolFragment(r: JsonReader, fragment: Fragment): void {
-		const wireIndex = fragment.index >= 0 ? r.seek(fragment.index).number() : this.#calls.length;
+	#toolFragment(r: JsonReader, fragment: Fragment, sink: DeltaSink): void {
+		const wireIndex = fragment.index >= 0 ? r.seek(fragment.index).number() : this.#callCount;
 		let at = this.#callIndex.get(wireIndex);
 		if (at === undefined) {
-			at = this.#calls.length;
+			at = this.#callCount++;
 			this.#callIndex.set(wireIndex, at);
-			this.#calls.push({ id: "", name: "", arguments: [] });
+			if (at < this.#calls.length) {
+				const kept = this.#calls[at];
+				kept.id = kept.name = "";
+			} else this.#calls.push({ id: "", name: "", arguments: new TextPieces() });
 		}
 		const call = this.#calls[at];
-		const id = fragment.id >= 0 ? r.seek(fragment.id).string() : "";
-		const name = fragment.fn >= 0 && fragment.name >= 0 ? r.seek(fragment.name).string() : "";
-		const args = fragment.fn >= 0 && fragment.args >= 0 ? r.seek(fragment.args).string() : "";
+		const id = fragment.id >= 0 ? r.textAt(fragment.id) : "";
+		const name = fragment.fn >= 0 && fragment.name >= 0 ? r.textAt(fragment.name) : "";
+		const args = fragment.fn >= 0 && fragment.args >= 0 ? fragment.args : -1;
 		if (id) call.id = id;
 		// Some servers repeat the whole name in every fragment; OpenAI sends it once.
 		if (name && name !== call.name) call.name += name;
-		if (args) call.arguments.push(args);
-		const out: AssistantDelta = { type: "tool_call", index: at, arguments: args };
+		if (!sink.hearsDeltas()) {
+			if (args >= 0) r.addText(args, call.arguments);
+			return;
+		}
+		const text = args >= 0 ? r.textAt(args) : "";
+		if (args >= 0) call.arguments.addString(text);
+		const out: AssistantDelta = { type: "tool_call", index: at, arguments: text };
 		if (id) out.id = id;
 		if (name) out.name = name;
-		this.#emit(out);
+		sink.delta(out);
 	}
 
 	finish(): ParsedReply {
 		if (!this.#done && this.#finish === undefined) throw new LlmError("network", "the LLM reply stream ended before the reply was complete", { retryable: false });
-		const text = this.#text.join("");
-		const raw: JsonObject = { role: "assistant", content: text || (this.#calls.length ? null : "") };
-		if (this.#reasoning.length) raw.reasoning_content = this.#reasoning.join("");
-		if (this.#calls.length) raw.tool_calls = this.#calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments.join("") } }));
+		const text = this.#text.text();
+		const raw: JsonObject = { role: "assistant", content: text || (this.#callCount ? null : "") };
+		if (this.#reasoning.pieces) {
+			const reasoning = this.#reasoning.text();
+			if (reasoning) raw.reasoning_content = reasoning;
+		}
+		if (this.#callCount) {
+			const calls: JsonValue[] = [];
+			for (let i = 0; i < this.#callCount; i++) {
+				const c = this.#calls[i];
+				calls.push({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments.text() } });
+			}
+			raw.tool_calls = calls;
+		}
 		const message = fromOpenAIMessage(raw);
 		return { message, finish_reason: finishReason(this.#finish, !!message.tool_calls?.length), usage: this.#usage, model: this.#model };
 	}
+}
+
+/**
+ * A text or reasoning piece at position into pieces: as bytes when no one hears
+ * deltas, else decoded once for both the delta and the pieces (one string shared).
+ */
+function addPiece(r: JsonReader, position: number, pieces: TextPieces, sink: DeltaSink, type: "text" | "reasoning"): void {
+	if (!sink.hearsDeltas()) {
+		r.addText(position, pieces);
+		return;
+	}
+	const text = r.textAt(position);
+	if (pieces.addString(text)) sink.delta({ type, text });
 }
 
 // ---- backend ----
@@ -391,5 +414,5 @@ export const openaiCompatible: BackendRegistration = protocolBackend({
 	pieces: openaiPieces,
 	mediaContent: (prompt, image) => [{ type: "text", text: prompt }, image],
 	parse: (bytes, reader) => parseOpenAIBytes(bytes, reader),
-	assembler: (emit, reader) => new OpenAIStreamAssembler(emit, reader),
+	assembler: (reader) => new OpenAIStreamAssembler(reader),
 });

@@ -284,6 +284,7 @@ abstract class Call implements ChatOptions, ChatSettle {
 	readonly signal: AbortSignalLike | undefined;
 	readonly #host: CallHost;
 	readonly #onEvent: ((event: LlmEvent) => void) | undefined;
+	readonly #hears: ((type: LlmEvent["type"]) => boolean) | undefined;
 	readonly #resolve: (response: ChatResponse) => void;
 	readonly #reject: (error: unknown) => void;
 	readonly #startedAt: number;
@@ -298,6 +299,7 @@ abstract class Call implements ChatOptions, ChatSettle {
 		this.#host = host;
 		this.signal = options.signal;
 		this.#onEvent = options.onEvent;
+		this.#hears = options.hears;
 		this.#resolve = resolve;
 		this.#reject = reject;
 		this.#startedAt = host.clock().now();
@@ -365,6 +367,18 @@ abstract class Call implements ChatOptions, ChatSettle {
 		} catch (error) {
 			if (!this.#traced) logLine("warn", `llm: an onEvent listener threw on ${event.type} (later throws are not traced): ${messageOf(error)}`);
 			this.#traced = true;
+		}
+	}
+
+	/** ChatOptions: whether the caller hears events of type now (its own hears(); a throw counts as true). */
+	hears(type: LlmEvent["type"]): boolean {
+		if (!this.#onEvent || this.#done) return false;
+		const hears = this.#hears;
+		if (!hears) return true;
+		try {
+			return hears(type);
+		} catch {
+			return true;
 		}
 	}
 

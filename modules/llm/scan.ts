@@ -19,8 +19,8 @@
 //
 // One reader is reused for every event of a reply: reset() points it at new
 // bytes, which must stay unchanged while it reads them.
-import { LLM_JSON_DEPTH_MAX } from "budgets";
-import { equal, find, jsonMembers, jsonSkip, jsonStringStop } from "host/bytes";
+import { LLM_JSON_DEPTH_MAX, LLM_REPLY_MAX_BYTES, LLM_TEXT_CHUNK_BYTES, LLM_TEXT_KEEP_BYTES, LLM_TEXT_START_BYTES } from "budgets";
+import { equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto } from "host/bytes";
 import { decodeUtf8, encodeUtf8 } from "net/utf8";
 import type { JsonObject, JsonValue } from "llm/types";
 
@@ -91,6 +91,77 @@ export class MemberNames {
 		}
 		this.packed = packed;
 		this.count = names.length;
+	}
+	slots(): Int32Array {
+		return new Int32Array(this.count);
+	}
+}
+
+/** The kinds of value a FieldProgram field is noted for (host/bytes jsonFields' bits). */
+export const enum Want { String = 1, Number = 2, Object = 4, Array = 8, True = 16, False = 32, Null = 64, Any = 127 }
+
+/**
+ * One field of a FieldProgram: its name, the slot (index of the Int32Array
+ * JsonReader.fields fills) its value's position goes to (-1: none), the kinds of
+ * value noted there, and optionally the fields of its value: of the object
+ * itself (kinds has Want.Object) or of the first item of the array (Want.Array;
+ * `item` is the slot of that item's position).
+ */
+export interface FieldSpec {
+	name: string;
+	slot: number;
+	kinds: Want;
+	fields?: readonly FieldSpec[];
+	item?: number;
+}
+
+const NO_SLOT = 255;
+
+/**
+ * The fields an assembler reads out of an event, object within object, packed
+ * once at module level for JsonReader.fields (one native walk per event: host/bytes
+ * jsonFields, whose comment gives the format). `slots()` makes the Int32Array
+ * it fills, one Int32 per slot.
+ */
+export class FieldProgram {
+	readonly packed: Uint8Array;
+	readonly count: number;
+	constructor(fields: readonly FieldSpec[], count: number) {
+		const nodes: number[][] = [];
+		const slot = (n: number | undefined) => {
+			if (n === undefined || n < 0) return NO_SLOT;
+			if (n >= count || n >= NO_SLOT) throw new RangeError(`llm/scan: a field's slot must be below ${Math.min(count, NO_SLOT)}: ${n}`);
+			return n;
+		};
+		// Breadth first, so every child is a node further on.
+		const queue: { fields: readonly FieldSpec[]; self: number; patch?: { node: number[]; at: number } }[] = [{ fields, self: NO_SLOT }];
+		const offsets: number[] = [];
+		let offset = 0;
+		while (queue.length) {
+			const { fields: list, self, patch } = queue.shift()!;
+			if (!list.length || list.length > 255) throw new RangeError("llm/scan: an object needs 1..255 fields");
+			const node = [list.length, self];
+			if (patch) {
+				patch.node[patch.at] = offset & 0xFF;
+				patch.node[patch.at + 1] = offset >> 8;
+			}
+			for (const field of list) {
+				const name = ascii(field.name);
+				if (!name.length || name.length > 255 || name.length !== field.name.length) throw new RangeError(`llm/scan: a field name must be 1..255 ASCII characters: ${field.name}`);
+				node.push(name.length, ...name, slot(field.slot), field.kinds, 0, 0);
+				if (field.fields) {
+					if (!(field.kinds & (Want.Object | Want.Array))) throw new RangeError(`llm/scan: ${field.name} has fields but takes no object or array`);
+					queue.push({ fields: field.fields, self: field.kinds & Want.Array ? slot(field.item) : NO_SLOT, patch: { node, at: node.length - 2 } });
+				}
+			}
+			nodes.push(node);
+			offsets.push(offset);
+			offset += node.length;
+		}
+		this.packed = new Uint8Array(offset);
+		let at = 0;
+		for (const node of nodes) for (const b of node) this.packed[at++] = b;
+		this.count = count;
 	}
 	slots(): Int32Array {
 		return new Int32Array(this.count);
@@ -394,6 +465,40 @@ export class JsonReader {
 		return true;
 	}
 
+	/**
+	 * Reads the object at the position in one native scan (host/bytes jsonFields),
+	 * checking all of it as skip() does, and notes in out (program.slots()) where
+	 * program's fields are, object within object (-1: absent, or of a kind not
+	 * wanted); the reader moves past the object. False, with nothing read, when
+	 * the value at the position is no object. outBuffer: out's buffer, passed by
+	 * a caller that keeps it (XS reads a typed array's buffer through a slow getter).
+	 */
+	fields(program: FieldProgram, out: Int32Array, outBuffer: ArrayBuffer = out.buffer as ArrayBuffer): boolean {
+		const after = jsonFields(this.#bytes, this.#pos, this.#end, LLM_JSON_DEPTH_MAX - this.#depth, program.packed, outBuffer);
+		if (after === MEMBERS_NOT_OBJECT) return false;
+		if (after < 0) fail(after === SKIP_TOO_DEEP ? `nested more than ${LLM_JSON_DEPTH_MAX} levels deep` : SKIP_ERRORS[-after] ?? "not JSON");
+		this.#pos = after;
+		return true;
+	}
+
+	/**
+	 * The string at position (noted by fields() or members(): its quote), decoded:
+	 * one native call when it can (host/bytes jsonText), else string().
+	 */
+	textAt(position: number): string {
+		return jsonText(this.#bytes, position, this.#end) ?? this.seek(position).string();
+	}
+
+	/**
+	 * Adds the string at position (noted by fields() or members(): its quote) to
+	 * pieces, decoded: as bytes when host/bytes can decode it (no string made),
+	 * else as string(). Whether it had any character.
+	 */
+	addText(position: number, pieces: TextPieces): boolean {
+		const added = pieces.addBytes(this.#bytes, position, this.#end);
+		return added >= 0 ? added > 0 : pieces.addString(this.seek(position).string());
+	}
+
 	/** The kind of the value at position (noted earlier); Kind.None for -1. */
 	kindAt(position: number): Kind {
 		return position < 0 ? Kind.None : this.seek(position).kind();
@@ -463,6 +568,140 @@ export class JsonReader {
 				containers.pop();
 				keys.pop();
 			}
+		}
+	}
+}
+
+// XS's String.fromArrayBuffer takes an optional byte offset and length; the typings know only the buffer.
+const stringFromBytes = String.fromArrayBuffer as (buffer: ArrayBufferLike, offset?: number, length?: number) => string;
+const NO_BUFFER = new ArrayBuffer(0);
+
+/**
+ * A text assembled from a reply's JSON string values (its text, reasoning, a
+ * tool call's arguments), kept as bytes in XS's string form and decoded once,
+ * by text(): no string, array slot or view per piece (XS grows an array by
+ * copying it, so a list of pieces cost heap quadratic in their count until a
+ * collection, and a string per piece besides). The bytes go into buffers of
+ * LLM_TEXT_START_BYTES doubling up to LLM_TEXT_CHUNK_BYTES, each holding whole
+ * pieces (so each is whole UTF-8), never copied while the reply streams. A
+ * piece host/bytes cannot decode (a surrogate escape, invalid UTF-8) comes as a
+ * string (JsonReader.addText), as does one a listener heard (its delta's
+ * string, shared): what was gathered is decoded then, one string part, and
+ * text() joins the parts.
+ *
+ * Invariant: the text is parts joined + the bytes of full[0..] (fullLengths
+ * each) + buffer[0, length); pieces counts the pieces added, empty ones too.
+ */
+export class TextPieces {
+	#buffer: ArrayBuffer = NO_BUFFER;
+	#capacity = 0;
+	#length = 0;
+	#full: ArrayBuffer[] | undefined = undefined;
+	#fullLengths: number[] | undefined = undefined;
+	#fullBytes = 0;
+	/** Pieces that came as strings, and the bytes gathered before each, decoded: the text so far, before the bytes. */
+	#parts: string[] | undefined = undefined;
+	#pieces = 0;
+
+	/** Pieces added since the last clear(), empty ones too. */
+	get pieces(): number { return this.#pieces; }
+
+	/**
+	 * Adds the JSON string whose quote is bytes[from] (whole before end) as its
+	 * decoded bytes: how many, or -1 when host/bytes cannot decode it (nothing added).
+	 */
+	addBytes(bytes: Uint8Array, from: number, end: number): number {
+		const start = this.#length;
+		let after = jsonTextInto(bytes, from, end, this.#buffer, start);
+		if (after === -2) {
+			this.#next(end - from);
+			after = jsonTextInto(bytes, from, end, this.#buffer, 0);
+			if (after >= 0) {
+				this.#length = after;
+				this.#pieces++;
+				return after;
+			}
+		}
+		if (after < 0) return -1;
+		this.#length = after;
+		this.#pieces++;
+		return after - start;
+	}
+
+	/**
+	 * Adds a piece decoded elsewhere (one a listener heard as a delta, or one
+	 * host/bytes could not decode); whether it had any character. The bytes
+	 * gathered before it become one string part; text() joins the parts.
+	 */
+	addString(text: string): boolean {
+		this.#pieces++;
+		if (text === "") return false;
+		const parts = this.#parts ??= [];
+		this.#flush(parts);
+		parts.push(text);
+		return true;
+	}
+
+	/** The gathered bytes, when any, as one more string part. */
+	#flush(parts: string[]): void {
+		if (!this.#fullBytes && !this.#length) return;
+		parts.push(this.#bytesText());
+		this.#dropFull();
+		this.#length = 0;
+	}
+
+	/** A buffer with room for more bytes (at least), the current one kept in full when it holds any. */
+	#next(more: number): void {
+		if (this.#fullBytes + this.#length + more > LLM_REPLY_MAX_BYTES) throw new RangeError(`llm/scan: a reply's text is larger than ${LLM_REPLY_MAX_BYTES} bytes`);
+		if (this.#length) {
+			(this.#full ??= []).push(this.#buffer);
+			(this.#fullLengths ??= []).push(this.#length);
+			this.#fullBytes += this.#length;
+		}
+		let capacity = Math.min(Math.max(this.#capacity * 2, LLM_TEXT_START_BYTES), LLM_TEXT_CHUNK_BYTES);
+		if (capacity < more) capacity = more;
+		this.#buffer = new ArrayBuffer(capacity);
+		this.#capacity = capacity;
+		this.#length = 0;
+	}
+
+	/** The gathered bytes as one string (full buffers and the current one, in order). */
+	#bytesText(): string {
+		const full = this.#full;
+		if (!full) return stringFromBytes(this.#buffer, 0, this.#length);
+		const lengths = this.#fullLengths as number[];
+		const all = new Uint8Array(this.#fullBytes + this.#length);
+		let at = 0;
+		for (let i = 0; i < full.length; i++) {
+			all.set(new Uint8Array(full[i], 0, lengths[i]), at);
+			at += lengths[i];
+		}
+		if (this.#length) all.set(new Uint8Array(this.#buffer, 0, this.#length), at);
+		return stringFromBytes(all.buffer, 0, all.length);
+	}
+
+	#dropFull(): void {
+		this.#full = this.#fullLengths = undefined;
+		this.#fullBytes = 0;
+	}
+
+	/** The text of every piece added, in order. */
+	text(): string {
+		const parts = this.#parts;
+		if (!parts) return this.#fullBytes || this.#length ? this.#bytesText() : "";
+		this.#flush(parts);
+		return parts.length === 1 ? parts[0] : parts.join("");
+	}
+
+	/** Empty again, for the next reply: the current buffer is kept when at most LLM_TEXT_KEEP_BYTES. */
+	clear(): void {
+		this.#length = 0;
+		this.#parts = undefined;
+		this.#pieces = 0;
+		this.#dropFull();
+		if (this.#capacity > LLM_TEXT_KEEP_BYTES) {
+			this.#buffer = NO_BUFFER;
+			this.#capacity = 0;
 		}
 	}
 }

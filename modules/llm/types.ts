@@ -148,6 +148,13 @@ export type LlmEvent =
 export interface ChatOptions {
 	signal?: AbortSignalLike;
 	onEvent?: (event: LlmEvent) => void;
+	/**
+	 * Which event types onEvent hears, asked before
+	 * each streamed delta is made: a message_update nobody hears costs no event,
+	 * delta or string. Without it, onEvent hears every type. Must be cheap; a
+	 * throw counts as true.
+	 */
+	hears?: (type: LlmEvent["type"]) => boolean;
 }
 
 // ---- media (one-shot image inference) ----

@@ -34,11 +34,29 @@ export interface ParsedReply {
 	model: string;
 }
 
+/** Where a stream assembler's deltas go (an attempt). */
+export interface DeltaSink {
+	/** Whether a delta would be heard now (ChatOptions.hears): when not, the assembler makes none, nor the strings for it. */
+	hearsDeltas(): boolean;
+	delta(delta: AssistantDelta): void;
+}
+
+/**
+ * Reads a streamed reply's events into the reply. One serves a backend's calls
+ * one after another (the runtime's one LLM slot): reset() starts a reply,
+ * release() ends it, keeping its buffers for the next.
+ */
 export interface StreamAssembler {
+	/** A new reply from now on; its deltas go to sink. */
+	reset(sink: DeltaSink): void;
 	/** One SSE event's data, bytes[start, end) (valid only during the call). Throws LlmError for error events and bad data. */
 	push(bytes: Uint8Array, start: number, end: number): void;
 	/** The whole reply; throws LlmError when the stream ended early. */
 	finish(): ParsedReply;
+	/** The reply is over (assembled or failed): the sink and what the reply built are let go. */
+	release(): void;
+	/** Between reset() and release(): a kept assembler is free when not. */
+	readonly inUse: boolean;
 }
 
 /**
@@ -49,11 +67,25 @@ export interface StreamAssembler {
  */
 export abstract class EventAssembler implements StreamAssembler {
 	protected readonly reader: JsonReader;
+	/** Where deltas go, between reset() and release(). */
+	protected sink: DeltaSink | undefined = undefined;
 
 	/** reader: one a backend keeps for all its calls (one at a time), or a new one. */
 	constructor(reader = new JsonReader()) {
 		this.reader = reader;
 	}
+
+	reset(sink: DeltaSink): void {
+		this.clear();
+		this.sink = sink;
+	}
+
+	release(): void {
+		this.sink = undefined;
+		this.clear();
+	}
+
+	get inUse(): boolean { return this.sink !== undefined; }
 
 	push(bytes: Uint8Array, start: number, end: number): void {
 		const r = this.reader.reset(bytes, start, end);
@@ -70,6 +102,8 @@ export abstract class EventAssembler implements StreamAssembler {
 		}
 	}
 
+	/** Forgets the reply (keeping buffers worth keeping). */
+	protected abstract clear(): void;
 	/** Notes where the event's values are; must read (and so check) all of it. */
 	protected abstract scan(r: JsonReader): void;
 	/** What the event says, from the positions scan() noted. */
@@ -90,7 +124,10 @@ export interface ExchangeSpec {
 	stream: boolean;
 	/** A whole reply from its bytes (llm/scan); throws JsonSyntax when they are not JSON. */
 	parse(bytes: Uint8Array, reader?: JsonReader): ParsedReply;
-	assembler(emit: (delta: AssistantDelta) => void, reader?: JsonReader): StreamAssembler;
+	/** A new stream assembler (when there is no free kept one). */
+	assembler(reader?: JsonReader): StreamAssembler;
+	/** A stream assembler to reuse (the backend's own, reset for each attempt) when free; else one is made. */
+	kept?: StreamAssembler;
 	/** The reader parse() and the assembler use (the backend's own, kept across calls). */
 	reader?: JsonReader;
 	/** An SSE parser to reuse (the backend's own, reset for each attempt); else one is made. */
@@ -236,7 +273,7 @@ function parseWhole(spec: ExchangeSpec, bytes: Uint8Array): ParsedReply {
  * kept for the next call) must not reach the core's request and its history
  * window (a full window, ~300 KiB of agent heap, once stayed alive that way).
  */
-class Attempt implements HttpRequest, HttpSettle {
+class Attempt implements HttpRequest, HttpSettle, DeltaSink {
 	readonly method = "POST";
 	readonly url: string;
 	readonly headers: Readonly<Record<string, string>>;
@@ -287,9 +324,11 @@ class Attempt implements HttpRequest, HttpSettle {
 				this.#bodyBuffer = serialized.buffer;
 			}
 			if (spec.stream) {
-				const assembler = this.#assembler = spec.assembler((delta) => this.#emit({ type: "message_update", delta }), spec.reader);
-				const kept = spec.sse;
-				const sse = this.#sse = kept && !kept.inUse ? kept : new SseParser(ignoreEvent);
+				const kept = spec.kept;
+				const assembler = this.#assembler = kept && !kept.inUse ? kept : spec.assembler(spec.reader);
+				assembler.reset(this);
+				const keptSse = spec.sse;
+				const sse = this.#sse = keptSse && !keptSse.inUse ? keptSse : new SseParser(ignoreEvent);
 				sse.reset(assembler);
 				this.onChunk = this.streamChunk;
 			} else this.onBody = this.wholeBody;
@@ -376,6 +415,7 @@ class Attempt implements HttpRequest, HttpSettle {
 		const settle = this.#settle as ChatSettle;
 		this.#settle = undefined;
 		this.#options = undefined;
+		this.#assembler?.release();
 		this.#assembler = undefined;
 		this.#sse?.release();
 		this.#sse = undefined;
@@ -389,6 +429,23 @@ class Attempt implements HttpRequest, HttpSettle {
 		if (this.#started) return;
 		this.#started = true;
 		this.#emit({ type: "message_start", attempt: 1 });
+	}
+
+	/** DeltaSink: whether the caller hears message_update now (ChatOptions.hears, asked as a method of its options). */
+	hearsDeltas(): boolean {
+		const options = this.#options;
+		if (!options?.onEvent) return false;
+		if (!options.hears) return true;
+		try {
+			return options.hears(UPDATE);
+		} catch {
+			return true;   // as if it had not said
+		}
+	}
+
+	/** DeltaSink: a streamed delta, as a message_update event. */
+	delta(delta: AssistantDelta): void {
+		this.#emit({ type: UPDATE, delta });
 	}
 
 	/** Calls the caller's onEvent (as a method of its options), tracing (never propagating) what it throws. */
@@ -405,6 +462,7 @@ class Attempt implements HttpRequest, HttpSettle {
 }
 
 const ignoreEvent = () => {};
+const UPDATE = "message_update";
 
 /** One POST and its reply (the promise form of start()). Rejects with LlmError only. */
 export function exchange(env: BackendEnv, profile: ModelProfile, spec: ExchangeSpec, options: ChatOptions): Promise<ChatResponse> {
@@ -430,7 +488,8 @@ export interface ProtocolSpec extends Pick<BackendRegistration, "id" | "defaults
 	mediaContent(prompt: string, image: ImagePart): ContentPart[];
 	/** A whole reply from its bytes (llm/scan); throws JsonSyntax when they are not JSON. */
 	parse(bytes: Uint8Array, reader?: JsonReader): ParsedReply;
-	assembler(emit: (delta: AssistantDelta) => void, reader?: JsonReader): StreamAssembler;
+	/** A stream assembler (the backend keeps one, and makes another only while it is busy). */
+	assembler(reader?: JsonReader): StreamAssembler;
 	/** Body assembly in byte pieces (llm/body); without it the body is JSON.stringify(toBody()). */
 	pieces?: PieceSpec;
 }
@@ -448,6 +507,7 @@ class ProtocolBackend implements LlmBackend {
 	/** The reply reader and SSE parser of every call (one call at a time: the runtime's LLM slot). */
 	readonly #reader = new JsonReader();
 	#sse: SseParser | undefined = undefined;
+	#assembler: StreamAssembler | undefined = undefined;
 	/** Stored history placeholders are welcome: their wire pieces are cached (llm/body). */
 	readonly acceptsStored = true;
 
@@ -527,6 +587,7 @@ class ProtocolBackend implements LlmBackend {
 			stream: profile.stream,
 			parse: spec.parse,
 			assembler: spec.assembler,
+			kept: profile.stream ? this.#assembler ??= spec.assembler(this.#reader) : undefined,
 			reader: this.#reader,
 			sse: profile.stream ? this.#sse ??= new SseParser(ignoreEvent) : undefined,
 		}, options, settle);

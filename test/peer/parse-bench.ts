@@ -21,17 +21,24 @@ function fromHex(hex: string): Uint8Array {
 const REPEATS = Number(option("repeats") ?? 30);
 const ROUNDS = Number(option("rounds") ?? 20);
 
-function once(wire: Uint8Array, protocol: string): number {
-	let deltas = 0;
-	const emit = () => { deltas++; };
-	const assembler = protocol === "openai" ? new OpenAIStreamAssembler(emit) : new AnthropicStreamAssembler(emit);
-	const sse = new SseParser(() => {}, undefined, assembler);
+// As a backend keeps them: one SSE parser and one assembler per protocol, reset per reply.
+// The deltas are heard (as a chat that streams the answer hears them).
+let deltas = 0;
+const sink = { hearsDeltas: () => true, delta: () => { deltas++; } };
+const sse = new SseParser(() => {});
+const assemblers: Record<string, OpenAIStreamAssembler | AnthropicStreamAssembler> = { openai: new OpenAIStreamAssembler(), anthropic: new AnthropicStreamAssembler() };
+
+function once(wire: Uint8Array, protocol: string): void {
+	const assembler = assemblers[protocol];
+	assembler.reset(sink);
+	sse.reset(assembler);
 	const parser = new ResponseParser({ onHead() {}, onBody: (bytes) => sse.push(bytes) });
 	parser.feed(wire);
 	if (!parser.complete) throw new Error("parse-bench: the reply did not complete");
 	sse.end();
 	assembler.finish();
-	return deltas;
+	assembler.release();
+	sse.release();
 }
 
 for (const protocol of ["openai", "anthropic"]) {

@@ -39,6 +39,8 @@ const TOOLS: ToolDefinition[] = [{
 	},
 }];
 
+const hearsNoDeltas = (type: string) => type !== "message_update";
+
 const markNames: string[] = new Array(4096).fill("");
 const markValues = new Float64Array(4096);
 let markCount = 0;
@@ -48,7 +50,10 @@ let markCount = 0;
 	markNames[markCount] = name;
 	markValues[markCount++] = h.chunkUsed + h.slotUsed;
 };
-for (const protocol of ["openai", "anthropic"]) {
+// Each protocol twice: as the console's `ask` calls it (the core hears no
+// streamed delta: ChatOptions.hears says no to message_update), and with every
+// event heard (as a chat that streams the answer).
+for (const [protocol, heard] of [["openai", false], ["anthropic", false], ["openai", true], ["anthropic", true]] as const) {
 	const llm = new Llm({
 		config: config({
 			"llm.provider": "custom", "llm.backend": protocol === "openai" ? "openai_compatible" : "anthropic_compatible",
@@ -79,7 +84,7 @@ for (const protocol of ["openai", "anthropic"]) {
 			(globalThis as any).__mark("bench.start");
 (globalThis as any).__mark?.("bench.start2");
 			const cpu = __xsclaw.threadCpuMs();
-			const reply = await llm.chat(request, { signal: aborter.signal, onEvent: () => { events++; } });
+			const reply = await llm.chat(request, { signal: aborter.signal, onEvent: () => { events++; }, hears: heard ? undefined : hearsNoDeltas });
 			const cpuMs = __xsclaw.threadCpuMs() - cpu;
 			const heapBytes = peak() - start;
 			if (!events) throw new Error("round-bench: no events");
@@ -89,7 +94,7 @@ for (const protocol of ["openai", "anthropic"]) {
 				const key = `${markNames[i - 1]}>${markNames[i]}`;
 				steps[key] = (steps[key] ?? 0) + markValues[i] - markValues[i - 1];
 			}
-			report({ protocol, turn, round, cpuMs, heapBytes, gcs: 0, steps, marks: markCount });
+			report({ protocol, heard, turn, round, cpuMs, heapBytes, gcs: 0, steps, marks: markCount });
 			messages.push(reply.message);
 			for (const call of reply.message.tool_calls ?? []) messages.push({ role: "tool", tool_call_id: call.id, content: "2026-12-01 08:00 (UTC)" });
 		}

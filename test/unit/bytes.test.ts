@@ -1,7 +1,7 @@
 // host/bytes (hosts/common/bytes/bytes.c, the same C on the device): what each
 // scan finds at the edges of its range, and that every bad argument throws a
 // specific error before a byte is read.
-import { crc32, equal, find, jsonMembers, jsonSkip, jsonStringStop, utf8Invalid } from "host/bytes";
+import { crc32, equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto, utf8Invalid } from "host/bytes";
 import { allocate, free } from "psram";
 import { assert, test } from "testing";
 
@@ -10,6 +10,9 @@ const ascii = (text: string) => new Uint8Array(ArrayBuffer.fromString(text));
 type Loose = (...args: unknown[]) => unknown;
 /** jsonMembers' names: each one's length, then its bytes. */
 const packNames = (...names: string[]) => of(...names.flatMap((name) => [name.length, ...ascii(name)]));
+/** One jsonFields field: its name, slot (255 none), kinds and child offset. */
+const field = (name: string, slot: number, kinds: number, child = 0) => [name.length, ...ascii(name), slot, kinds, child & 0xFF, child >> 8];
+const STRING = 1, NUMBER = 2, OBJECT = 4, ARRAY = 8, ANY = 127;
 
 test("find: the first of one or two byte values inside [from, end), -1 when absent", () => {
 	const bytes = ascii("ab:cd\r\nef:");
@@ -262,6 +265,114 @@ test("jsonMembers: names and out are checked", () => {
 	assert.throws(() => (jsonMembers as Loose)(bytes, 0, 7, 4, "a", new ArrayBuffer(4)), "bytes: jsonMembers: argument 5 must be a Uint8Array or an ArrayBuffer", TypeError);
 	assert.throws(() => (jsonMembers as Loose)(bytes, 0, 7, 4, packNames("a")), "bytes: jsonMembers: argument 6 must be a Uint8Array or an ArrayBuffer", TypeError);
 	assert.throws(() => jsonMembers(bytes, 0, 7, 1025, packNames("a"), new ArrayBuffer(4)), "bytes: jsonMembers: levels 1025 is outside 0..1024", RangeError);
+});
+
+test("jsonFields: positions in nested objects and an array's first item, by kind; the last member wins and resets what its first noted", () => {
+	// node 0 (20 bytes): a (string), o (object -> node 1 at 20), l (array -> node 2 at 28, its item's slot 4);
+	// node 1: x (number); node 2: y (any kind)
+	const program = of(3, 255, ...field("a", 0, STRING), ...field("o", 1, OBJECT, 20), ...field("l", 3, ARRAY, 28),
+		1, 255, ...field("x", 2, NUMBER), 1, 4, ...field("y", 5, ANY));
+	assert.equal(program.length, 36);
+	const out = new Int32Array(6);
+	const text = ` {"a":"s", "o":{"x":7,"z":[1]}, "l":[ {"y":null}, 5 ], "q":{"x":1}} `;
+	const bytes = ascii(text);
+	assert.equal(jsonFields(bytes, 0, bytes.length, 8, program, out.buffer), text.lastIndexOf("}") + 1);
+	assert.equal(out[0], text.indexOf(`"s"`), "a: a string");
+	assert.equal(out[1], text.indexOf(`{"x":7`), "o: the object");
+	assert.equal(out[2], text.indexOf("7"), "o.x: a number");
+	assert.equal(out[3], text.indexOf("[ {"), "l: the array");
+	assert.equal(out[4], text.indexOf(`{"y"`), "l[0]: its position in the node's own slot");
+	assert.equal(out[5], text.indexOf("null"), "l[0].y: any kind");
+	const twice = ascii(`{"a":1,"o":{"x":2},"o":[3],"l":[4,{"y":1}]}`);
+	assert.equal(jsonFields(twice, 0, twice.length, 8, program, out.buffer), twice.length);
+	assert.equal(out[0], -1, "a: a number is not a kind it is noted for");
+	assert.equal(out[1], -1, "o: the last one, an array, is not an object");
+	assert.equal(out[2], -1, "o.x: reset by the second o");
+	assert.equal(out[4], -1, "l: the first item is no object");
+	assert.equal(out[5], -1);
+	assert.equal(jsonFields(ascii(`[]`), 0, 2, 8, program, out.buffer), -14, "no object");
+	for (let k = 0; k < 6; k++) assert.equal(out[k], -1, `slot ${k} reset even without an object`);
+});
+
+test("jsonFields: errors are jsonSkip's codes, the first one met, within levels", () => {
+	const program = of(2, 255, ...field("o", 0, OBJECT, 14), ...field("l", 1, ARRAY, 14), 1, 2, ...field("x", 3, ANY));
+	assert.equal(program[14], 1, "the child node is at offset 14");
+	const out = new Int32Array(4);
+	const cases: [string, number][] = [
+		[`{`, -11], [`{"o":`, -1], [`{"o":{"x":1`, -10], [`{"o":{"x":1 "y":2}}`, -10], [`{"l":[{"x":1},]}`, -2], [`{"l":[{"x":1} 2]}`, -13],
+		[`{"l":[`, -1], [`{"l":[{"x":tru}]}`, -8], [`{"o":{"x":[[1]]}}`, -9], [`{"l":[[[1]]]}`, -9], [`{"o":{"x\\q":1}}`, -6],
+	];
+	for (const [text, code] of cases) {
+		const bytes = ascii(text);
+		assert.equal(jsonFields(bytes, 0, bytes.length, 3, program, out.buffer), code, JSON.stringify(text));
+		assert.equal(jsonSkip(bytes, 0, bytes.length, 3), code, `jsonSkip agrees on ${JSON.stringify(text)}`);
+	}
+	const ok = ascii(`{"l":[{"x":[1]}]}`);
+	assert.equal(jsonFields(ok, 0, ok.length, 4, program, out.buffer), ok.length, "four levels are enough");
+	assert.equal(jsonFields(ok, 0, ok.length, 3, program, out.buffer), -9, "three are not");
+});
+
+test("jsonFields: the program and out are checked", () => {
+	const bytes = ascii(`{"a":1}`);
+	const run = (program: Uint8Array, slots = 4) => () => jsonFields(bytes, 0, 7, 4, program, new ArrayBuffer(4 * slots));
+	assert.throws(run(of()), "bytes: jsonFields: program must be 1..1024 bytes", RangeError);
+	assert.throws(run(new Uint8Array(1025)), "bytes: jsonFields: program must be 1..1024 bytes", RangeError);
+	assert.throws(run(of(0, 255)), "bytes: jsonFields: program: a node needs a field count of 1..255 and its slot", RangeError);
+	assert.throws(run(of(1, 7, ...field("a", 0, 1))), "bytes: jsonFields: program: a node's slot is outside out", RangeError);
+	assert.throws(run(of(1, 255, 2, 0x61)), "bytes: jsonFields: program: a field needs a name of 1..255 bytes, its slot, kinds and child", RangeError);
+	assert.throws(run(of(2, 255, ...field("a", 0, 1))), "bytes: jsonFields: program: a field needs a name of 1..255 bytes, its slot, kinds and child", RangeError);
+	assert.throws(run(of(1, 255, ...field("a", 4, 1))), "bytes: jsonFields: program: a field's slot is outside out", RangeError);
+	assert.throws(run(of(1, 255, ...field("a", 0, 0))), "bytes: jsonFields: program: a field's kinds must be 1..127", RangeError);
+	assert.throws(run(of(1, 255, ...field("a", 0, 128))), "bytes: jsonFields: program: a field's kinds must be 1..127", RangeError);
+	assert.throws(run(of(1, 255, ...field("a", 0, OBJECT, 0x100))), "bytes: jsonFields: program: a field's child must be a node further on", RangeError);
+	assert.throws(run(of(1, 255, ...field("a", 0, OBJECT, 3))), "bytes: jsonFields: program: a field's child must be a node further on", RangeError);
+	assert.throws(run(of(1, 255, ...field("a", 0, STRING, 8), 1, 255, ...field("b", 1, 1))), "bytes: jsonFields: program: a field with a child must take an object or an array", RangeError);
+	assert.throws(run(of(1, 255, ...field("a", 0, OBJECT, 8), 1, 255, ...field("b", 1, OBJECT, 8))), "bytes: jsonFields: program: a field's child must be a node further on", RangeError);
+	assert.throws(() => (jsonFields as Loose)(bytes, 0, 7, 4, of(1, 255, ...field("a", 0, 1))), "bytes: jsonFields: argument 6 must be a Uint8Array or an ArrayBuffer", TypeError);
+	assert.throws(() => jsonFields(bytes, 0, 7, 1025, of(1, 255, ...field("a", 0, 1)), new ArrayBuffer(4)), "bytes: jsonFields: levels 1025 is outside 0..1024", RangeError);
+	assert.equal(jsonFields(bytes, 0, 7, 4, of(1, 255, ...field("a", 255, NUMBER)), new ArrayBuffer(0)), 7, "no slot noted: a checked walk");
+});
+
+test("jsonText and jsonTextInto: a string decoded in one call, escapes and UTF-8 as JSON.parse makes them; undefined / -1 where JavaScript must decode", () => {
+	const cases = [`""`, `"plain"`, `"a\\"b\\\\c\\/d\\b\\f\\n\\r\\t"`, `"\\u0041\\u00e9\\u20ac\\u0000x"`, `"é€🌤"`, `"\\uFFFF"`];
+	for (const text of cases) {
+		const bytes = new Uint8Array(ArrayBuffer.fromString(`xx${text}yy`));
+		const expected = JSON.parse(text) as string;
+		assert.equal(jsonText(bytes, 2, bytes.length), expected, text);
+		const out = new Uint8Array(40);
+		const end = jsonTextInto(bytes, 2, bytes.length, out, 3);
+		assert.equal(String.fromArrayBuffer(out.slice(3, end).buffer), expected, `${text} into bytes`);
+	}
+	const fallback = [`"\\ud83c\\udf24"`, `"\\ud800"`, `"a\\q"`, `"open`, "\"a\u0001b\"", `x"a"`, `"\\u12"`];
+	for (const text of fallback) {
+		const bytes = ascii(text);
+		assert.equal(jsonText(bytes, 0, bytes.length), undefined, text);
+		assert.equal(jsonTextInto(bytes, 0, bytes.length, new Uint8Array(40), 0), -1, text);
+	}
+	const broken = of(0x22, 0x61, 0xC3, 0x22);
+	assert.equal(jsonText(broken, 0, 4), undefined, "invalid UTF-8");
+	assert.equal(jsonText(ascii(`"abc"`), 0, 4), undefined, "the closing quote is past end");
+	assert.equal(jsonText(ascii(`"abc"`), 5, 5), undefined, "nothing at from");
+	const into = new Uint8Array(4);
+	assert.equal(jsonTextInto(ascii(`"abcd"`), 0, 6, into, 1), -2, "no room: nothing written");
+	assert.equal(into[1], 0);
+	assert.equal(jsonTextInto(ascii(`"abc"`), 0, 5, into, 1), 4, "exactly room");
+	const shared = ascii(`"abcdef"`);
+	assert.throws(() => jsonTextInto(shared, 0, shared.length, shared, 2), "bytes: jsonTextInto: out overlaps the string it is written from", RangeError);
+	assert.throws(() => jsonTextInto(shared, 0, shared.length, new Uint8Array(4), 5), "bytes: jsonTextInto: at 5 is outside 0..4", RangeError);
+	assert.throws(() => (jsonTextInto as Loose)(shared, 0, shared.length, "x", 0), "bytes: jsonTextInto: argument 4 must be a Uint8Array or an ArrayBuffer", TypeError);
+	assert.throws(() => (jsonText as Loose)(shared, 0, 9), "bytes: jsonText: end 9 is outside 0..8", RangeError);
+	// A string of a PSRAM buffer, and one big enough that making it may collect: the buffer is read again after.
+	const buffer = allocate(16, "psram");
+	try {
+		const view = new Uint8Array(buffer);
+		view.set(ascii(`"in psram"`));
+		assert.equal(jsonText(view, 0, 10), "in psram");
+	} finally {
+		free(buffer);
+	}
+	const big = ascii(`"${"x".repeat(20000)}\\n"`);
+	assert.equal(jsonText(big, 0, big.length), `${"x".repeat(20000)}\n`);
 });
 
 test("crc32: the IEEE CRC-32 check value, continued across pieces, over views, empty ranges and every crc argument", () => {

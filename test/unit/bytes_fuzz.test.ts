@@ -6,11 +6,13 @@
 // must throw RangeError, never read. Then net/utf8's sanitiser, now built on
 // utf8Invalid, must give exactly what the JavaScript-only sanitiser gave.
 import { option } from "host/platform";
-import { crc32, equal, find, jsonMembers, jsonSkip, jsonStringStop, utf8Invalid } from "host/bytes";
+import { crc32, equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto, utf8Invalid } from "host/bytes";
+import { JsonReader, JsonSyntax, TextPieces } from "llm/scan";
 import { sanitizeUtf8 } from "net/utf8";
 import { generator } from "test/fuzz";
 import { assert, test } from "testing";
 
+const ascii = (text: string) => new Uint8Array(ArrayBuffer.fromString(text));
 const SEED = Number(option("seed") ?? 0xB17E5) >>> 0;
 const ITERATIONS = Number(option("fuzz-iterations") ?? 400);
 
@@ -254,5 +256,95 @@ test("fuzz: jsonMembers agrees with jsonSkip and JSON.parse: its positions hold 
 		const result = jsonMembers(view, from, end, rand(6), names, out.buffer);
 		assert.ok((result >= -14 && result < 0) || (result > from && result <= end), `case ${n}: ${result} for [${from}, ${end})`);
 		for (let k = 0; k < 3; k++) assert.ok(out[k] === -1 || (out[k] > from && out[k] < end), `case ${n}: position ${out[k]} inside [${from}, ${end})`);
+	}
+});
+
+/** The kind bit (jsonFields) of the value starting at bytes[at]. */
+function kindBit(bytes: Uint8Array, at: number): number {
+	const b = bytes[at];
+	return b === 0x22 ? 1 : b === 0x7B ? 4 : b === 0x5B ? 8 : b === 0x74 ? 16 : b === 0x66 ? 32 : b === 0x6E ? 64 : 2;
+}
+
+test("fuzz: jsonFields notes what jsonMembers finds object by object, kinds filtered, and stays in its range", () => {
+	const rand = generator(SEED + 5);
+	const name = (k: number) => [2, 0x6B, 0x30 + k];
+	// node 0: k0 any (slot 0), k1 object -> node 1 (slot 1), k2 array -> node 2 (slot 2, item slot 3)
+	// node 1 (offset 23): k0 string (slot 4), k2 number (slot 5); node 2 (offset 39): k1 any but null (slot 6)
+	const program = new Uint8Array([3, 255, ...name(0), 0, 127, 0, 0, ...name(1), 1, 4, 23, 0, ...name(2), 2, 8, 39, 0,
+		2, 255, ...name(0), 4, 1, 0, 0, ...name(2), 5, 2, 0, 0,
+		1, 3, ...name(1), 6, 63, 0, 0]);
+	const names = new Uint8Array([...name(0), ...name(1), ...name(2)]);
+	const out = new Int32Array(7), top = new Int32Array(3), inner = new Int32Array(3);
+	for (let n = 0; n < ITERATIONS * 2; n++) {
+		const text = randomJson(rand, 0);
+		const bytes = new Uint8Array(ArrayBuffer.fromString(text));
+		const after = jsonFields(bytes, 0, bytes.length, 8, program, out.buffer);
+		assert.equal(after, jsonMembers(bytes, 0, bytes.length, 8, names, top.buffer), `case ${n} (seed ${SEED + 5}): ${text}`);
+		const expected = [-1, -1, -1, -1, -1, -1, -1];
+		if (after >= 0) {
+			expected[0] = top[0];
+			if (top[1] >= 0 && kindBit(bytes, top[1]) === 4) {
+				expected[1] = top[1];
+				jsonMembers(bytes, top[1], bytes.length, 8, names, inner.buffer);
+				if (inner[0] >= 0 && kindBit(bytes, inner[0]) === 1) expected[4] = inner[0];
+				if (inner[2] >= 0 && kindBit(bytes, inner[2]) === 2) expected[5] = inner[2];
+			}
+			if (top[2] >= 0 && kindBit(bytes, top[2]) === 8) {
+				expected[2] = top[2];
+				let first = top[2] + 1;
+				while ([0x20, 0x0A, 0x0D, 0x09].includes(bytes[first])) first++;
+				if (bytes[first] === 0x7B) {
+					expected[3] = first;
+					jsonMembers(bytes, first, bytes.length, 8, names, inner.buffer);
+					if (inner[1] >= 0 && kindBit(bytes, inner[1]) !== 64) expected[6] = inner[1];
+				}
+			}
+		}
+		for (let k = 0; k < 7; k++) assert.equal(out[k], expected[k], `case ${n}: slot ${k} of ${text}`);
+		// Random bytes in a random range of a random view: an index inside the range or an error code, never a read outside (ASan).
+		const view = randomView(rand);
+		const from = rand(view.length + 1), end = from + rand(view.length - from + 1);
+		const result = jsonFields(view, from, end, rand(6), program, out.buffer);
+		assert.ok((result >= -14 && result < 0) || (result > from && result <= end), `case ${n}: ${result} for [${from}, ${end})`);
+		for (let k = 0; k < 7; k++) assert.ok(out[k] === -1 || (out[k] >= from && out[k] < end), `case ${n}: position ${out[k]} inside [${from}, ${end})`);
+	}
+});
+
+test("fuzz: jsonText and jsonTextInto decode a string as JsonReader.string() does, or leave it to it; TextPieces joins pieces as strings would", () => {
+	const rand = generator(SEED + 6);
+	const reader = new JsonReader();
+	const pieces = new TextPieces();
+	const out = new Uint8Array(1024);
+	for (let n = 0; n < ITERATIONS * 2; n++) {
+		// A string: random bytes between quotes, sometimes with escapes of every kind.
+		const body = randomBytes(rand, rand(40));
+		const escapes = ["\\n", "\\\"", "\\u00e9", "\\u0000", "\\ud83c\\udf24", "\\ud800", "\\u20AC", "\\/", "\\q"];
+		const parts: number[] = [0x22];
+		for (const b of body) {
+			if (!rand(6)) parts.push(...ascii(escapes[rand(escapes.length)]));
+			parts.push(b);
+		}
+		parts.push(0x22);
+		const bytes = new Uint8Array(parts);
+		let expected: string | undefined;
+		try {
+			expected = reader.reset(bytes).string();
+		} catch (error) {
+			if (!(error instanceof JsonSyntax)) throw error;
+			expected = undefined;
+		}
+		const text = jsonText(bytes, 0, bytes.length);
+		if (text !== undefined) assert.equal(text, expected, `case ${n} (seed ${SEED + 6})`);
+		const into = jsonTextInto(bytes, 0, bytes.length, out, 5);
+		assert.equal(into >= 0, text !== undefined, `case ${n}: jsonTextInto and jsonText agree on what they take`);
+		if (into >= 0) assert.equal(String.fromArrayBuffer(out.slice(5, into).buffer), text, `case ${n}: the same bytes`);
+		// Pieces: strings the reader made, joined, equal the pieces gathered.
+		if (expected !== undefined) {
+			if (!rand(8)) pieces.clear();
+			const before = pieces.text();
+			if (rand(3)) reader.reset(bytes).addText(0, pieces);
+			else pieces.addString(expected);
+			assert.equal(pieces.text(), before + expected, `case ${n}: TextPieces`);
+		}
 	}
 });

@@ -7,9 +7,14 @@
 //   llm.round_heap_bytes.openai / .anthropic   XS heap (chunks + slots) allocated
 //                                              by one Llm.chat call (its peak
 //                                              over its start after a collection:
-//                                              garbage counts)
+//                                              garbage counts), called as the
+//                                              console's `ask` calls it: nobody
+//                                              hears the streamed deltas
+//                                              (ChatOptions.hears)
 //   llm.round_cpu_us.openai / .anthropic       XS thread CPU time of that call
 //                                              (sockets' system time included)
+//   llm.round_*.openai_heard / .anthropic_heard   the same with every event heard
+//                                              (a chat that streams the answer)
 import { startMockLLM } from "../mock-llm/index.mjs";
 import { startControl } from "../peers.mjs";
 import { CREATED, conversation } from "./peer/check.mjs";
@@ -29,11 +34,14 @@ export async function run({ runXs }) {
 		}
 		const lines = (await runXs("test/peer/round-bench", options)).filter((l) => l.turn >= WARMUP_TURNS);
 		const figures = [];
-		for (const protocol of ["openai", "anthropic"]) {
-			const mine = lines.filter((l) => l.protocol === protocol);
-			if (!mine.length) throw new Error(`bench round: no ${protocol} rounds`);
-			figures.push({ name: `llm.round_heap_bytes.${protocol}`, unit: "XS heap bytes per call", values: mine.map((l) => l.heapBytes) });
-			figures.push({ name: `llm.round_cpu_us.${protocol}`, unit: "µs XS thread CPU per call", values: mine.map((l) => l.cpuMs * 1000) });
+		for (const heard of [false, true]) {
+			for (const protocol of ["openai", "anthropic"]) {
+				const mine = lines.filter((l) => l.protocol === protocol && l.heard === heard);
+				if (!mine.length) throw new Error(`bench round: no ${protocol} rounds${heard ? " with deltas heard" : ""}`);
+				const name = heard ? `${protocol}_heard` : protocol;
+				figures.push({ name: `llm.round_heap_bytes.${name}`, unit: "XS heap bytes per call", values: mine.map((l) => l.heapBytes) });
+				figures.push({ name: `llm.round_cpu_us.${name}`, unit: "µs XS thread CPU per call", values: mine.map((l) => l.cpuMs * 1000) });
+			}
 		}
 		return figures;
 	} finally {

@@ -7,7 +7,8 @@
 // Every function takes bytes (a Uint8Array or an ArrayBuffer) and a range
 // [from, end) of whole numbers with 0 <= from <= end <= bytes' byte length; else
 // it throws TypeError or RangeError("bytes: <function>: ..."). Indexes are of
-// bytes itself (a Uint8Array's own, not its buffer's). None allocates.
+// bytes itself (a Uint8Array's own, not its buffer's). None allocates but
+// jsonText (the string it returns).
 declare module "host/bytes" {
 	/** The index of the first byte equal to a (or b) in bytes[from, end), or -1. */
 	export function find(bytes: Uint8Array | ArrayBuffer, from: number, end: number, a: number, b?: number): number;
@@ -47,6 +48,43 @@ declare module "host/bytes" {
 	 * object (nothing else read).
 	 */
 	export function jsonMembers(bytes: Uint8Array | ArrayBuffer, from: number, end: number, levels: number, names: Uint8Array | ArrayBuffer, out: ArrayBuffer): number;
+	/**
+	 * Walks the JSON object at or after whitespace from `from`, checked all through
+	 * as jsonSkip checks it (the object is one of the levels), and the objects
+	 * under it that program names, in one call: out is the buffer of an Int32Array
+	 * of slots, each -1 unless the walk notes a position there. program (llm/scan's
+	 * FieldProgram packs it; at most 1,024 bytes) is nodes one after the other, the
+	 * first the object at from. A node: its field count (1..255), the slot where
+	 * its own object's position goes (255: none), then per field: its name's length
+	 * (1..255) and ASCII bytes, its slot (255: none), the kinds of value it is noted
+	 * for (bits: 1 string, 2 number, 4 object, 8 array, 16 true, 32 false, 64 null),
+	 * and its child: the offset of a node further on (2 bytes, little-endian; 0:
+	 * none), walked over the field's value when that is an object and kinds has 4,
+	 * or over the first item of the field's value when that is an array (kinds has
+	 * 8) whose first item is an object. For the last member whose key (escapes
+	 * decoded) is a field's name, the field's slot gets where its value starts when
+	 * the value's kind is one of its kinds, else -1 (and its child's slots restart
+	 * at -1). Returns the index after the object, or jsonSkip's negative codes, or
+	 * -14 when the value there is no object (nothing else read).
+	 */
+	export function jsonFields(bytes: Uint8Array | ArrayBuffer, from: number, end: number, levels: number, program: Uint8Array | ArrayBuffer, out: ArrayBuffer): number;
+	/**
+	 * The JSON string whose opening quote is bytes[from], whole in [from, end),
+	 * decoded (as JSON.parse would, in XS's own form: U+0000 as C0 80), when its
+	 * raw bytes are valid UTF-8 and none of its escapes is a \u of a surrogate;
+	 * else undefined, with nothing allocated (no string at from, a syntax error,
+	 * invalid UTF-8, a surrogate escape: the caller decodes it itself).
+	 */
+	export function jsonText(bytes: Uint8Array | ArrayBuffer, from: number, end: number): string | undefined;
+	/**
+	 * The string jsonText(bytes, from, end) would make, written as its bytes (XS's
+	 * form, which String.fromArrayBuffer takes back) into out from index at (0 <=
+	 * at <= out's length): the index after them. -1 when jsonText would give
+	 * undefined, -2 when out has no room for them; nothing is written either way.
+	 * Its decoded length is never more than the string's raw length (end - from
+	 * is always room enough).
+	 */
+	export function jsonTextInto(bytes: Uint8Array | ArrayBuffer, from: number, end: number, out: Uint8Array | ArrayBuffer, at: number): number;
 	/** Whether bytes[from, end) are exactly the bytes of other. */
 	export function equal(bytes: Uint8Array | ArrayBuffer, from: number, end: number, other: Uint8Array | ArrayBuffer): boolean;
 	/**

@@ -12,8 +12,9 @@
  *
  * Safety: every entry point checks its arguments before reading a byte (see
  * bytes.h); the scans read only [from, end) of memory XS says is the buffer's.
- * No entry point allocates or calls JavaScript, so the buffer's address stays
- * valid for the whole call even in the relocatable chunk heap.
+ * No entry point calls JavaScript, and only jsonText allocates (its string,
+ * after which it reads the buffer's address again), so the buffer's address
+ * stays valid for the whole scan even in the relocatable chunk heap.
  */
 #include "bytes.h"
 #include <stdint.h>
@@ -399,6 +400,320 @@ static long bytesJsonMembers(const uint8_t *data, size_t i, size_t end, size_t l
 	}
 }
 
+/* ---- JSON: the fields of an object tree, found by a program ---------- */
+
+/* A program (llm/scan's FieldProgram packs it; checked by fieldsProgramCheck):
+ * nodes one after the other, the first the object walked. A node: its field
+ * count (1..255), the slot where its own object's position goes (255: none),
+ * then per field: its name's length (1..255) and ASCII bytes, its slot (255:
+ * none), the kinds of value it is noted for (FIELD_KIND_* bits), and its child:
+ * the offset of a later node (2 bytes, little-endian; 0: none), walked over
+ * the field's value when that is an object (kinds has FIELD_KIND_OBJECT) or
+ * over the first item of the field's value when that is an array whose first
+ * item is an object (FIELD_KIND_ARRAY). A slot is an Int32 of out. */
+#define FIELD_KIND_STRING 1
+#define FIELD_KIND_NUMBER 2
+#define FIELD_KIND_OBJECT 4
+#define FIELD_KIND_ARRAY 8
+#define FIELD_KIND_TRUE 16
+#define FIELD_KIND_FALSE 32
+#define FIELD_KIND_NULL 64
+#define FIELD_NO_SLOT 255
+/* Longest program: nodes are walked recursively, one C frame per node at most
+ * (a child is always further on), so this bounds the C stack too. */
+#define FIELDS_PROGRAM_MAX 1024
+
+static int fieldKind(const uint8_t *data, size_t i, size_t end)
+{
+	if (i >= end)
+		return 0;
+	switch (data[i]) {
+	case '"': return FIELD_KIND_STRING;
+	case '{': return FIELD_KIND_OBJECT;
+	case '[': return FIELD_KIND_ARRAY;
+	case 't': return FIELD_KIND_TRUE;
+	case 'f': return FIELD_KIND_FALSE;
+	case 'n': return FIELD_KIND_NULL;
+	default: return data[i] == '-' || (data[i] >= '0' && data[i] <= '9') ? FIELD_KIND_NUMBER : 0;
+	}
+}
+
+static void fieldSet(uint8_t *out, uint8_t slot, int32_t value)
+{
+	if (slot != FIELD_NO_SLOT)
+		memcpy(out + 4 * (size_t)slot, &value, 4);
+}
+
+/* The child offset of the field at program[field] (its name's length first). */
+static size_t fieldChild(const uint8_t *program, size_t field)
+{
+	size_t n = program[field];
+	return (size_t)program[field + 3 + n] | ((size_t)program[field + 4 + n] << 8);
+}
+
+/* Every slot of the node at program[node] and of the nodes under it back to -1
+ * (a later member of the same name replaces what an earlier one noted). */
+static void fieldsReset(const uint8_t *program, size_t node, uint8_t *out)
+{
+	size_t count = program[node];
+	fieldSet(out, program[node + 1], -1);
+	size_t field = node + 2;
+	for (size_t k = 0; k < count; k++) {
+		size_t n = program[field];
+		fieldSet(out, program[field + 1 + n], -1);
+		size_t child = fieldChild(program, field);
+		if (child)
+			fieldsReset(program, child, out);
+		field += 5 + n;
+	}
+}
+
+/* The field of node whose name is the key data[start, end) (escapes decoded as
+ * jsonNameIndex decodes them): its offset in program, or 0. */
+static size_t fieldsFind(const uint8_t *data, size_t start, size_t end, const uint8_t *program, size_t node)
+{
+	uint8_t decoded[BYTES_NAME_MAX];
+	const uint8_t *key = data + start;
+	long length = (long)(end - start);
+	if (memchr(key, '\\', end - start)) {
+		length = jsonKeyDecoded(data, start, end, decoded);
+		if (length < 0)
+			return 0;
+		key = decoded;
+	}
+	size_t count = program[node];
+	size_t field = node + 2;
+	for (size_t k = 0; k < count; k++) {
+		size_t n = program[field];
+		if ((long)n == length && !memcmp(program + field + 1, key, n))
+			return field;
+		field += 5 + n;
+	}
+	return 0;
+}
+
+static long fieldsObject(const uint8_t *data, size_t i, size_t end, size_t levels, const uint8_t *program, size_t node, uint8_t *out);
+
+/* The array at data[i] ('['), checked as bytesJsonSkip checks it within levels;
+ * its first item, when an object, walked as the node at program[child]. */
+static long fieldsFirstItem(const uint8_t *data, size_t i, size_t end, size_t levels, const uint8_t *program, size_t child, uint8_t *out)
+{
+	if (!levels)
+		return -JSON_TOO_DEEP;
+	i = jsonSpace(data, i + 1, end);
+	if (i < end && data[i] == ']')
+		return (long)(i + 1);
+	long next = i < end && data[i] == '{'
+		? fieldsObject(data, i, end, levels - 1, program, child, out)
+		: bytesJsonSkip(data, i, end, levels - 1);
+	for (;;) {
+		if (next < 0)
+			return next;
+		i = jsonSpace(data, (size_t)next, end);
+		if (i < end && data[i] == ']')
+			return (long)(i + 1);
+		if (i >= end || data[i] != ',')
+			return -JSON_ARRAY_COMMA;
+		next = bytesJsonSkip(data, i + 1, end, levels - 1);
+	}
+}
+
+/* The object at data[i] ('{'), checked all through as bytesJsonSkip checks it
+ * (the object is one of levels), its members noted by the node at
+ * program[node]: the index after it, or -error. */
+static long fieldsObject(const uint8_t *data, size_t i, size_t end, size_t levels, const uint8_t *program, size_t node, uint8_t *out)
+{
+	if (!levels)
+		return -JSON_TOO_DEEP;
+	fieldSet(out, program[node + 1], (int32_t)i);
+	i = jsonSpace(data, i + 1, end);
+	if (i < end && data[i] == '}')
+		return (long)(i + 1);
+	for (;;) {
+		if (i >= end || data[i] != '"')
+			return -JSON_KEY;
+		size_t keyStart = i + 1;
+		long after = jsonString(data, i, end);
+		if (after < 0)
+			return after;
+		size_t keyEnd = (size_t)after - 1;
+		i = jsonSpace(data, (size_t)after, end);
+		if (i >= end || data[i] != ':')
+			return -JSON_COLON;
+		i = jsonSpace(data, i + 1, end);
+		size_t field = fieldsFind(data, keyStart, keyEnd, program, node);
+		long valueEnd;
+		if (field) {
+			size_t n = program[field];
+			uint8_t slot = program[field + 1 + n], kinds = program[field + 2 + n];
+			size_t child = fieldChild(program, field);
+			int kind = fieldKind(data, i, end);
+			if (child)
+				fieldsReset(program, child, out);
+			if (child && kind == FIELD_KIND_OBJECT && (kinds & FIELD_KIND_OBJECT))
+				valueEnd = fieldsObject(data, i, end, levels - 1, program, child, out);
+			else if (child && kind == FIELD_KIND_ARRAY && (kinds & FIELD_KIND_ARRAY))
+				valueEnd = fieldsFirstItem(data, i, end, levels - 1, program, child, out);
+			else
+				valueEnd = bytesJsonSkip(data, i, end, levels - 1);
+			if (valueEnd < 0)
+				return valueEnd;
+			fieldSet(out, slot, kinds & kind ? (int32_t)i : -1);
+		}
+		else {
+			valueEnd = bytesJsonSkip(data, i, end, levels - 1);
+			if (valueEnd < 0)
+				return valueEnd;
+		}
+		i = jsonSpace(data, (size_t)valueEnd, end);
+		if (i < end && data[i] == '}')
+			return (long)(i + 1);
+		if (i >= end || data[i] != ',')
+			return -JSON_OBJECT_COMMA;
+		i = jsonSpace(data, i + 1, end);
+	}
+}
+
+/* Why program[0, length) is no program for out's count slots, or NULL. */
+static const char *fieldsProgramCheck(const uint8_t *program, size_t length, size_t slots)
+{
+	uint8_t starts[FIELDS_PROGRAM_MAX / 8];
+	if (!length || length > FIELDS_PROGRAM_MAX)
+		return "program must be 1..1024 bytes";
+	memset(starts, 0, sizeof(starts));
+	/* Pass 1: the nodes and their fields fill the program exactly; slots and kinds valid. */
+	for (size_t node = 0; node < length;) {
+		if (length - node < 2 || !program[node])
+			return "program: a node needs a field count of 1..255 and its slot";
+		starts[node >> 3] |= (uint8_t)(1u << (node & 7));
+		if (program[node + 1] != FIELD_NO_SLOT && program[node + 1] >= slots)
+			return "program: a node's slot is outside out";
+		size_t field = node + 2;
+		for (size_t k = 0; k < program[node]; k++) {
+			if (field >= length || !program[field] || length - field < 5 + (size_t)program[field])
+				return "program: a field needs a name of 1..255 bytes, its slot, kinds and child";
+			size_t n = program[field];
+			uint8_t slot = program[field + 1 + n], kinds = program[field + 2 + n];
+			if (slot != FIELD_NO_SLOT && slot >= slots)
+				return "program: a field's slot is outside out";
+			if (!kinds || kinds > 127)
+				return "program: a field's kinds must be 1..127";
+			field += 5 + n;
+		}
+		node = field;
+	}
+	/* Pass 2: each child is a node further on, reached from a field that takes objects or arrays. */
+	for (size_t node = 0; node < length;) {
+		size_t field = node + 2;
+		for (size_t k = 0; k < program[node]; k++) {
+			size_t n = program[field];
+			size_t child = fieldChild(program, field);
+			uint8_t kinds = program[field + 2 + n];
+			if (child) {
+				if (child <= node || child >= length || !(starts[child >> 3] & (1u << (child & 7))))
+					return "program: a field's child must be a node further on";
+				if (!(kinds & (FIELD_KIND_OBJECT | FIELD_KIND_ARRAY)))
+					return "program: a field with a child must take an object or an array";
+			}
+			field += 5 + n;
+		}
+		node = field;
+	}
+	return NULL;
+}
+
+/* ---- JSON: a string's value --------------------------------------------- */
+
+/* The string whose quote is data[from] when XS can take it as decoded here:
+ * escapes other than \u of a surrogate, raw bytes valid UTF-8. Its closing
+ * quote's index, and in *length its decoded length in XS's form (U+0000 as
+ * C0 80); else -1. */
+static long jsonTextMeasure(const uint8_t *data, size_t from, size_t end, size_t *length)
+{
+	size_t i = from + 1, n = 0;
+	for (;;) {
+		long stop = bytesJsonStringStop(data, i, end);
+		if (stop < 0)
+			return -1;
+		n += (size_t)stop - i;
+		i = (size_t)stop;
+		uint8_t c = data[i];
+		if (c == '"')
+			break;
+		if (c < 0x20 || i + 1 >= end)
+			return -1;
+		uint8_t e = data[i + 1];
+		if (e == 'u') {
+			if (end - i < 6)
+				return -1;
+			unsigned unit = 0;
+			for (size_t k = 2; k < 6; k++) {
+				uint8_t h = data[i + k];
+				if (!isHex(h))
+					return -1;
+				unit = unit * 16 + (h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+			}
+			if (unit >= 0xD800 && unit <= 0xDFFF)
+				return -1;
+			n += unit == 0 ? 2 : unit < 0x80 ? 1 : unit < 0x800 ? 2 : 3;
+			i += 6;
+		}
+		else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+			n++;
+			i += 2;
+		}
+		else
+			return -1;
+	}
+	/* Escapes are ASCII, never part of a sequence: one check over the raw bytes. */
+	if (bytesUtf8Invalid(data, from + 1, i, 0) >= 0)
+		return -1;
+	*length = n;
+	return (long)i;
+}
+
+/* Writes the string measured by jsonTextMeasure (data[from] its quote, data[close]
+ * its closing one) decoded into to. */
+static void jsonTextWrite(const uint8_t *data, size_t from, size_t close, uint8_t *to)
+{
+	size_t i = from + 1;
+	while (i < close) {
+		uint8_t c = data[i];
+		if (c != '\\') {
+			*to++ = c;
+			i++;
+			continue;
+		}
+		uint8_t e = data[i + 1];
+		if (e != 'u') {
+			*to++ = e == 'b' ? '\b' : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r' : e == 't' ? '\t' : e;
+			i += 2;
+			continue;
+		}
+		unsigned unit = 0;
+		for (size_t k = 2; k < 6; k++) {
+			uint8_t h = data[i + k];
+			unit = unit * 16 + (h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+		}
+		if (unit == 0) {
+			*to++ = 0xC0;
+			*to++ = 0x80;
+		}
+		else if (unit < 0x80)
+			*to++ = (uint8_t)unit;
+		else if (unit < 0x800) {
+			*to++ = (uint8_t)(0xC0 | (unit >> 6));
+			*to++ = (uint8_t)(0x80 | (unit & 0x3F));
+		}
+		else {
+			*to++ = (uint8_t)(0xE0 | (unit >> 12));
+			*to++ = (uint8_t)(0x80 | ((unit >> 6) & 0x3F));
+			*to++ = (uint8_t)(0x80 | (unit & 0x3F));
+		}
+		i += 6;
+	}
+}
+
 /* ---- arguments -------------------------------------------------------- */
 
 /* XS buffer lengths and the indexes returned fit a 32-bit integer. */
@@ -417,6 +732,24 @@ static const uint8_t *bufferArgument(xsMachine *the, const char *fn, int index, 
 	}
 	xsCatch {
 		xsTypeError("bytes: %s: argument %d must be a Uint8Array or an ArrayBuffer, not detached", fn, index + 1);
+	}
+	*length = count;
+	return data;
+}
+
+/* The bytes of argument index to write into (a 1-byte typed array, an
+ * ArrayBuffer or a writable host buffer) and their count; throws otherwise. */
+static uint8_t *writableArgument(xsMachine *the, const char *fn, int index, size_t *length)
+{
+	void *data = NULL;
+	xsUnsignedValue count = 0;
+	if (xsmcArgc <= index || xsmcTypeOf(xsArg(index)) != xsReferenceType)
+		xsTypeError("bytes: %s: argument %d must be a Uint8Array or an ArrayBuffer", fn, index + 1);
+	xsTry {
+		xsmcGetBufferWritable(xsArg(index), &data, &count);
+	}
+	xsCatch {
+		xsTypeError("bytes: %s: argument %d must be a writable Uint8Array or ArrayBuffer, not detached", fn, index + 1);
 	}
 	*length = count;
 	return data;
@@ -561,4 +894,69 @@ void xs_bytes_crc32(xsMachine *the)
 	uint32_t crc = xsmcArgc > 3 && xsmcTypeOf(xsArg(3)) != xsUndefinedType ? (uint32_t)wholeArgument(the, "crc32", 3, "crc", 0xFFFFFFFFu) : 0;
 	/* The arguments after data are numbers: no collection moved it. */
 	xsmcSetNumber(xsResult, (double)bytesCrc32(data, from, end, crc));
+}
+
+void xs_bytes_jsonFields(xsMachine *the)
+{
+	size_t from, end, programLength, outLength;
+	const uint8_t *data = rangeArguments(the, "jsonFields", &from, &end);
+	size_t levels = wholeArgument(the, "jsonFields", 3, "levels", BYTES_JSON_LEVELS_MAX);
+	const uint8_t *program = bufferArgument(the, "jsonFields", 4, &programLength);
+	uint8_t *out = (uint8_t *)bufferArgument(the, "jsonFields", 5, &outLength);
+	size_t slots = outLength / 4;
+	const char *why = fieldsProgramCheck(program, programLength, slots < FIELD_NO_SLOT ? slots : FIELD_NO_SLOT);
+	if (why)
+		xsRangeError("bytes: jsonFields: %s", why);
+	/* The arguments since data were numbers and buffers: no collection moved it. */
+	for (size_t k = 0; k < slots; k++) {
+		int32_t none = -1;
+		memcpy(out + 4 * k, &none, 4);
+	}
+	size_t i = jsonSpace(data, from, end);
+	if (i >= end || data[i] != '{')
+		setIndex(the, -JSON_NOT_OBJECT);
+	else
+		setIndex(the, fieldsObject(data, i, end, levels, program, 0, out));
+}
+
+void xs_bytes_jsonText(xsMachine *the)
+{
+	size_t from, end, length;
+	const uint8_t *data = rangeArguments(the, "jsonText", &from, &end);
+	if (from >= end || data[from] != '"') {
+		xsmcSetUndefined(xsResult);
+		return;
+	}
+	long close = jsonTextMeasure(data, from, end, &length);
+	if (close < 0 || length > BYTES_INDEX_MAX) {
+		xsmcSetUndefined(xsResult);
+		return;
+	}
+	/* The string is allocated first: that may collect and move the buffer, so its address is read again after. */
+	xsmcSetStringBuffer(xsResult, NULL, (xsIntegerValue)length);
+	size_t count;
+	data = bufferArgument(the, "jsonText", 0, &count);
+	if (count < (size_t)close + 1)
+		xsRangeError("bytes: jsonText: the buffer changed while its string was made");
+	jsonTextWrite(data, from, (size_t)close, (uint8_t *)xsmcToString(xsResult));
+}
+
+void xs_bytes_jsonTextInto(xsMachine *the)
+{
+	size_t from, end, outLength, length;
+	const uint8_t *data = rangeArguments(the, "jsonTextInto", &from, &end);
+	uint8_t *out = writableArgument(the, "jsonTextInto", 3, &outLength);
+	size_t at = wholeArgument(the, "jsonTextInto", 4, "at", outLength);
+	/* The arguments since data were buffers and numbers: no collection moved it. */
+	long close = from < end && data[from] == '"' ? jsonTextMeasure(data, from, end, &length) : -1;
+	if (close < 0)
+		setIndex(the, -1);
+	else if (length > outLength - at)
+		setIndex(the, -2);
+	else if (out + at < data + close && data + from < out + at + length)
+		xsRangeError("bytes: jsonTextInto: out overlaps the string it is written from");
+	else {
+		jsonTextWrite(data, from, (size_t)close, out + at);
+		setIndex(the, (long)(at + length));
+	}
 }

@@ -12,8 +12,9 @@
  * another 1-byte typed array) or an ArrayBuffer, and whole numbers with
  * 0 <= from <= end <= its byte length; anything else throws a TypeError or a
  * RangeError naming the function and the argument. Nothing is read outside
- * [from, end) and nothing is written but jsonMembers' out; no entry point
- * allocates.
+ * [from, end) and nothing is written but the out of jsonMembers, jsonFields
+ * and jsonTextInto;
+ * no entry point allocates but jsonText (the string it returns).
  */
 #ifndef XSCLAW_BYTES_H
 #define XSCLAW_BYTES_H
@@ -43,6 +44,23 @@ void xs_bytes_jsonSkip(xsMachine *the);
  * of the last member named by each packed name starts, -1 for none; returns the
  * index after the object or a negative code, -14 when the value is no object. */
 void xs_bytes_jsonMembers(xsMachine *the);
+/* jsonFields(bytes, from, end, levels, program, out): walks the JSON object at
+ * or after whitespace from `from` (checked as jsonSkip checks it) and the
+ * objects under it that program names (llm/scan FieldProgram: nodes of fields,
+ * each a name, a slot of out, the kinds of value noted, a child node), writing
+ * into out's slots where the last member of each name starts when its value is
+ * of a kind noted, else -1; returns the index after the object or a negative
+ * code, -14 when the value is no object. */
+void xs_bytes_jsonFields(xsMachine *the);
+/* jsonText(bytes, from, end): the JSON string whose quote is at from, whole in
+ * [from, end), decoded into a new string, when its raw bytes are valid UTF-8
+ * and no escape is a \u of a surrogate; else undefined (nothing allocated). */
+void xs_bytes_jsonText(xsMachine *the);
+/* jsonTextInto(bytes, from, end, out, at): the string jsonText would make,
+ * written as its bytes (XS's form) into out from index at: the index after
+ * them; -1 when jsonText would give undefined, -2 when out has no room for them
+ * (nothing written either way). */
+void xs_bytes_jsonTextInto(xsMachine *the);
 /* equal(bytes, from, end, other): whether bytes[from, end) are exactly the bytes
  * of other (a Uint8Array or an ArrayBuffer). */
 void xs_bytes_equal(xsMachine *the);

@@ -15,6 +15,9 @@ void hostInstallBytes(xsMachine *the, xsSlot *native)
 	hostDefineFunction(the, &xsVar(0), "utf8Invalid", xs_bytes_utf8Invalid, 4);
 	hostDefineFunction(the, &xsVar(0), "jsonSkip", xs_bytes_jsonSkip, 4);
 	hostDefineFunction(the, &xsVar(0), "jsonMembers", xs_bytes_jsonMembers, 6);
+	hostDefineFunction(the, &xsVar(0), "jsonFields", xs_bytes_jsonFields, 6);
+	hostDefineFunction(the, &xsVar(0), "jsonText", xs_bytes_jsonText, 3);
+	hostDefineFunction(the, &xsVar(0), "jsonTextInto", xs_bytes_jsonTextInto, 5);
 	hostDefineFunction(the, &xsVar(0), "equal", xs_bytes_equal, 4);
 	hostDefineFunction(the, &xsVar(0), "crc32", xs_bytes_crc32, 4);
 	xsDefine(*native, xsID("Bytes"), xsVar(0), xsDontEnum);
