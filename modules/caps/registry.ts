@@ -22,7 +22,7 @@
 // same bytes in the same order: the request prefix stays cacheable.
 import { CAPS_OFFER_CACHE_MAX, TOOLBOX_MAX_TOOLS, TOOL_RESULT_MAX_CHARS } from "budgets";
 import type { JsonObject, ToolDefinition } from "llm/types";
-import type { AgentRequest, CallCap, ContextProvider, ToolContext, ToolOutcome } from "core/types";
+import type { AgentRequest, CallCap, ContextContent, ContextProvider, ToolContext, ToolOutcome } from "core/types";
 import { maskedJson } from "util/secrets";
 import { decide, policyTable, roleOf, type PolicyTable } from "caps/policy";
 import { checkSchema, checkValue, kindOf, preview } from "caps/schema";
@@ -60,6 +60,8 @@ export class Registry {
 	readonly #policy: PolicyTable;
 	readonly #options: RegistryOptions;
 	readonly #offers = new Map<string, ToolDefinition[]>();
+	/** The last offer and what it was made from (see #offer). */
+	#last: Offer | undefined = undefined;
 	readonly provider: ContextProvider;
 	readonly callCap: CallCap;
 
@@ -105,23 +107,41 @@ export class Registry {
 
 	/** The tools offered to a request: allowed for its role, and visible (not hidden, or its group made visible). */
 	offered(request: AgentRequest): ToolDefinition[] {
+		return this.#offer(request).tools;
+	}
+
+	/**
+	 * The offer for a request, and its provider content. The inputs are the role,
+	 * the visible groups (a set given again while the groups stay the same) and the
+	 * dynamic tools (an array given again while they stay the same): asked again with
+	 * the same ones, as every round of a request and most requests are, the last
+	 * offer comes back as it is, with no list, filter, key string or object made
+	 * (each round asks; in XS that was ~3 KiB of heap per round).
+	 */
+	#offer(request: AgentRequest): Offer {
 		const role = roleOf(request);
-		const visible = this.#options.visibleGroups?.(request) ?? new Set<string>();
+		const visible = this.#options.visibleGroups?.(request) ?? NO_GROUPS;
+		const sources = this.#options.sources;
+		const last = this.#last;
+		if (last && last.role === role && last.visible === visible && last.visibleSize === visible.size && sameLists(last.lists, sources)) return last;
+		const lists: Capability[][] = [];
+		for (const source of sources ?? []) lists.push(source.list());
 		const caps = this.list().filter((cap) => this.refusal(cap, role) === undefined && (!cap.hidden || visible.has(cap.group)));
 		// Same inputs, same array: the bytes of the tool list do not change between rounds.
 		const key = `${role}|${[...visible].sort().join(",")}|${caps.map((cap) => cap.definition.function.name).join(",")}`;
-		let offer = this.#offers.get(key);
-		if (!offer) {
+		let tools = this.#offers.get(key);
+		if (!tools) {
 			if (this.#offers.size >= CAPS_OFFER_CACHE_MAX) this.#offers.clear();
-			offer = caps.map((cap) => cap.definition);
-			this.#offers.set(key, offer);
+			tools = caps.map((cap) => cap.definition);
+			this.#offers.set(key, tools);
 		}
+		const offer: Offer = { role, visible, visibleSize: visible.size, lists, tools, content: tools.length ? { kind: "tools", content: tools } : undefined };
+		this.#last = offer;
 		return offer;
 	}
 
-	#collect(request: AgentRequest) {
-		const offer = this.offered(request);
-		return offer.length ? { kind: "tools" as const, content: offer } : undefined;
+	#collect(request: AgentRequest): ContextContent | undefined {
+		return this.#offer(request).content;
 	}
 
 	/**
@@ -146,7 +166,8 @@ export class Registry {
 
 	#logged(log: (line: string) => void, name: string, argumentsText: string, role: Role, started: number, outcome: ToolOutcome): ToolOutcome {
 		const ms = this.#now() - started;
-		log(`tool ${preview(name)} role=${role} ${outcome.is_error ? "error" : "ok"} ${Math.round(ms)} ms args=${preview(maskedJson(argumentsText.trim() || "{}"))}`);
+		// One concat: a template literal makes each intermediate string in XS.
+		log("tool ".concat(preview(name), " role=", role, outcome.is_error ? " error " : " ok ", String(Math.round(ms)), " ms args=", preview(maskedJson(argumentsText.trim() || "{}"))));
 		return outcome;
 	}
 
@@ -211,6 +232,27 @@ export class Registry {
 		}
 		return result;
 	}
+}
+
+/** An offer (Registry.#offer) and the inputs it was made from. */
+interface Offer {
+	role: Role;
+	visible: ReadonlySet<string>;
+	visibleSize: number;
+	/** What each source's list() gave. */
+	lists: Capability[][];
+	tools: ToolDefinition[];
+	content: ContextContent | undefined;
+}
+
+const NO_GROUPS: ReadonlySet<string> = new Set<string>();
+
+/** Whether every source gives the array it gave for the last offer. */
+function sameLists(lists: Capability[][], sources: CapSource[] | undefined): boolean {
+	const count = sources ? sources.length : 0;
+	if (lists.length !== count) return false;
+	for (let i = 0; i < count; i++) if (sources![i].list() !== lists[i]) return false;
+	return true;
 }
 
 /** One line for a log: the tool name and its arguments, secret-looking values masked, cut short. */

@@ -49,8 +49,9 @@ export interface CapHooks {
 
 /** Capabilities that come and go at run time (macro tools): asked on every request. */
 export interface CapSource {
+	/** The same array while the tools stay the same, a new one when they change (the registry reuses its offer while it gets the same). */
 	list(): Capability[];
 }
 
-/** Which hidden groups a request's session has made visible (skills). */
+/** Which hidden groups a request's session has made visible (skills): the same set while they stay the same, a new one when they change (the registry reuses its offer while it gets the same). */
 export type VisibleGroups = (request: AgentRequest) => ReadonlySet<string>;

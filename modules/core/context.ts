@@ -15,7 +15,7 @@ import { isObject } from "util/values";
 /** "2026-11-30 05:31 UTC": the volatile block's time, at minute resolution so a request's rounds repeat it. */
 export function minuteOf(ms: number): string {
 	const iso = new Date(ms).toISOString();
-	return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+	return iso.slice(0, 10).concat(" ", iso.slice(11, 16), " UTC");
 }
 
 function isEmpty(content: ContextContent): boolean {
@@ -108,16 +108,22 @@ function checked(run: Run, provider: ContextProvider, content: Collected, startO
 	if (startOnly) run.startCache.set(provider.name, part);
 	return part;
 }
-/** The volatile block at the end of the current user message: time, source, the delivery note, VOLATILE sections. */
-function volatileBlock(run: Run, sections: string[]): string {
+const VOLATILE_NOTE = "note: your final answer is delivered to the user automatically; do not send it again with a messaging tool.";
+
+/**
+ * The current user message's text: the user's text, then the volatile block
+ * (time, source, the delivery note, VOLATILE sections). One concat: in XS a
+ * template literal or an array joined makes every intermediate string (~2 KiB
+ * for this text on lin, where one concat makes the result alone).
+ */
+function userContent(run: Run, sections: string[]): string {
 	const source = run.request.source;
-	return [
-		"[request context]",
-		`time: ${run.time}`,
-		`source: channel ${source.channel || "(none)"}, chat ${source.chat_id || "(none)"}, sender ${source.sender_id || "(none)"}`,
-		"note: your final answer is delivered to the user automatically; do not send it again with a messaging tool.",
-		...sections,
-	].join("\n");
+	const head = run.request.user_text.concat(
+		"\n\n[request context]\ntime: ", run.time,
+		"\nsource: channel ", source.channel || "(none)", ", chat ", source.chat_id || "(none)", ", sender ", source.sender_id || "(none)",
+		"\n", VOLATILE_NOTE,
+	);
+	return sections.length ? head.concat("\n", sections.join("\n")) : head;
 }
 
 /** Provider sections ("## name\ntext") from name, text pairs. */
@@ -137,7 +143,9 @@ function sameStrings(a: string[], b: string[]): boolean {
 interface Collection {
 	stable: string[];     // name, text pairs
 	volatile: string[];
-	tools: ToolDefinition[];
+	/** The one tools provider's own array (not copied), or a copy once a second one adds to it. */
+	tools: ToolDefinition[] | undefined;
+	toolsCopied: boolean;
 	histories: HistoryPart[];
 	/** The prompt filled while collecting (the first round), else undefined. */
 	into: Message[] | undefined;
@@ -161,7 +169,12 @@ function add(run: Run, provider: ContextProvider, part: Part, into: Collection):
 			}
 			break;
 		case "tools":
-			for (const tool of part.content) into.tools.push(tool);
+			if (!into.tools) into.tools = part.content;
+			else {
+				if (!into.toolsCopied) into.tools = into.tools.slice();
+				into.toolsCopied = true;
+				for (const tool of part.content) into.tools.push(tool);
+			}
 			break;
 	}
 }
@@ -183,7 +196,7 @@ function pushPart(messages: Message[], part: HistoryPart): void {
  * prompt or the volatile block. A promise only when a provider answered with one.
  */
 export function buildContext(run: Run, systemPrompt: string, providers: readonly ContextProvider[]): ChatRequest | Promise<ChatRequest> {
-	const collection: Collection = { stable: [], volatile: [], tools: [], histories: [], into: run.prompt ? undefined : [SYSTEM_SLOT] };
+	const collection: Collection = { stable: [], volatile: [], tools: undefined, toolsCopied: false, histories: [], into: run.prompt ? undefined : [SYSTEM_SLOT] };
 	for (let i = 0; i < providers.length; i++) {
 		const answer = collect(run, providers[i], collection.into);
 		if (answer instanceof Promise) return collectRest(run, systemPrompt, providers, i, answer, collection);
@@ -222,7 +235,7 @@ function layout(run: Run, systemPrompt: string, { stable, volatile, tools, histo
 	for (let h = histories.length - 1; h >= 0 && !lastHistory; h--) lastHistory = histories[h].last;
 	if (lastHistory) marked = last && last.lastHistory === lastHistory ? last.marked! : { ...lastHistory, cache_breakpoint: true };
 	const user: Message = last && sameStrings(last.volatile, volatile) ? last.user
-		: { role: "user", content: `${run.request.user_text}\n\n${volatileBlock(run, sectionsOf(volatile))}` };
+		: { role: "user", content: userContent(run, sectionsOf(volatile)) };
 	let messages: Message[];
 	if (last && sameParts(last.histories, histories) && last.messages.length === last.userAt + 1 + last.runtime) {
 		// The same history: the last round's prompt, extended by what this request added since.
@@ -260,6 +273,6 @@ function layout(run: Run, systemPrompt: string, { stable, volatile, tools, histo
 		run.prompt = { volatile, user, lastHistory, marked, histories, messages, userAt, runtime: run.runtime.length };
 	}
 	const chatRequest: ChatRequest = { messages };
-	if (tools.length) chatRequest.tools = tools;
+	if (tools && tools.length) chatRequest.tools = tools;
 	return chatRequest;
 }

@@ -101,6 +101,9 @@ export interface CoreStatus {
 /** An event without the ids every event carries (the core adds them). */
 type EventBody<E = AgentEvent> = E extends AgentEvent ? Omit<E, "agent_id" | "request_id" | "session_id"> : never;
 
+/** A listener and the types it hears (all when hears is undefined). */
+interface Heard { listener: EventListener; hears: EventFilter | undefined }
+
 const STOPPED_BEFORE_START = "the agent stopped before this request started; send it again once it is back";
 const STOPPED = "the agent has stopped; nothing more is accepted";
 
@@ -140,10 +143,10 @@ export class Core {
 	#run: Run | undefined = undefined;
 	/** The system message the last request laid out, for the next to reuse (core/context). */
 	#system: SystemParts | undefined = undefined;
-	readonly #listeners: EventListener[] = [];
-	/** The listeners that hear only some types. */
-	readonly #filters = new Map<EventListener, EventFilter>();
-	readonly #observers: CompletionObserver[] = [];
+	/** Replaced on add and remove, never changed in place: an emit walks the array it started with, without a copy. */
+	#listeners: readonly Heard[] = [];
+	/** Replaced on add and remove, like #listeners. */
+	#observers: readonly CompletionObserver[] = [];
 	#lastMetrics: CoreMetrics | undefined = undefined;
 
 	constructor(options: CoreOptions) {
@@ -203,35 +206,39 @@ export class Core {
 
 	/** Adds a listener of every event, or of the types hears() says yes to. */
 	addListener(listener: EventListener, hears?: EventFilter): void {
-		if (this.#listeners.includes(listener)) return;
+		if (this.#listeners.some((l) => l.listener === listener)) return;
 		if (this.#listeners.length >= CORE_EVENT_LISTENERS_MAX) throw new Error(`core: at most ${CORE_EVENT_LISTENERS_MAX} event listeners`);
-		this.#listeners.push(listener);
-		if (hears) this.#filters.set(listener, hears);
+		this.#listeners = [...this.#listeners, { listener, hears }];
 	}
 
 	removeListener(listener: EventListener): void {
-		const at = this.#listeners.indexOf(listener);
-		if (at >= 0) this.#listeners.splice(at, 1);
-		this.#filters.delete(listener);
+		this.#listeners = this.#listeners.filter((l) => l.listener !== listener);
 	}
 
 	// What the model is told the core hears (ChatOptions.hears): an LLM event keeps its type here, so a streamed delta no listener hears is not even made.
 	readonly #hearsLlm = (type: LlmEvent["type"]): boolean => this.#heard(type);
 
-	// Whether a listener hears this type (then the event is built).
+	/**
+	 * Whether a listener hears this type; the event is built only then. Index
+	 * loops: a for-of makes an iterator object per call in XS (and this runs per
+	 * streamed LLM event).
+	 */
 	#heard(type: AgentEvent["type"]): boolean {
-		for (const listener of this.#listeners) if (this.#filters.get(listener)?.(type) ?? true) return true;
+		const listeners = this.#listeners;
+		for (let i = 0; i < listeners.length; i++) {
+			const hears = listeners[i].hears;
+			if (!hears || hears(type)) return true;
+		}
 		return false;
 	}
 
 	addCompletionObserver(observer: CompletionObserver): void {
 		if (this.#observers.length >= MAX_COMPLETION_OBSERVERS) throw new Error(`core: at most ${MAX_COMPLETION_OBSERVERS} completion observers`);
-		this.#observers.push(observer);
+		this.#observers = [...this.#observers, observer];
 	}
 
 	removeCompletionObserver(observer: CompletionObserver): void {
-		const at = this.#observers.indexOf(observer);
-		if (at >= 0) this.#observers.splice(at, 1);
+		this.#observers = this.#observers.filter((o) => o !== observer);
 	}
 
 	// ---- queries ----
@@ -358,11 +365,10 @@ export class Core {
 			const run = newRun(request, this.#now(), minuteOf(this.#wallNow()));
 			run.system = this.#system;
 			this.#run = run;
-			this.#sampleHeap(run);
 			let response: AgentResponse = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: "the request ended unexpectedly" };
 			let outcome: CoreMetrics["outcome"] = "error";
 			try {
-				this.#emit(run, { type: "agent_start", request });
+				if (this.#heard("agent_start")) this.#emit(run, { type: "agent_start", request });
 				try {
 					// The loop, inline (see above). Every pass either ends the request, counts
 					// a round (at most maxIterations) or takes at least one interrupt (at most
@@ -384,7 +390,7 @@ export class Core {
 						if (run.inserts.length && await this.#takeInserts(run)) continue; // checkpoint 2: rebuild with the new text
 
 						const iteration = ++run.rounds;
-						this.#emit(run, { type: "turn_start", iteration });
+						if (this.#heard("turn_start")) this.#emit(run, { type: "turn_start", iteration });
 						this.#phase = "IN_LLM_HTTP";
 						// The LLM call. Not raced with the signal: a ChatModel settles once its
 						// signal aborts (the contract in core/types).
@@ -397,7 +403,7 @@ export class Core {
 							ended = this.#now();
 							this.#accept(run, reply);
 						} catch (error) {
-							this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+							if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
 							if (run.cancelled) throw new RequestFailure(CANCELLED);
 							if (!run.interruptAbort) throw error;
 							// checkpoint 3: an interrupt aborted the call; neither a failure nor a round.
@@ -413,7 +419,7 @@ export class Core {
 						const calls = reply.message.tool_calls ?? [];
 						if (!calls.length) {
 							this.#phase = "FINALIZING";
-							this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+							if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
 							const saving = this.#persist(run, request, [{ kind: "assistant_final", message: reply.message }], true);
 							if (saving) await saving;
 							text = reply.message.content ?? "";
@@ -423,7 +429,7 @@ export class Core {
 						if (run.inserts.length && await this.#takeInserts(run)) {
 							// checkpoint 4: the user spoke before these calls ran; ask again with the new text.
 							run.rounds--;
-							this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+							if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
 							continue;
 						}
 						const round = this.#toolRound(run, iteration, reply, calls);
@@ -452,14 +458,17 @@ export class Core {
 				this.#phase = "IDLE";
 				// Interrupts this request did not take are never lost: they run next, or,
 				// when the core was stopped meanwhile, end with an answer saying so.
-				const untaken = run.inserts.splice(0);
-				if (this.#stopped) for (const insert of untaken) this.#finishUnstarted(insert, STOPPED_BEFORE_START);
-				else this.#mailbox.putFront(untaken);
+				if (run.inserts.length) {
+					const untaken = run.inserts.splice(0);
+					if (this.#stopped) for (const insert of untaken) this.#finishUnstarted(insert, STOPPED_BEFORE_START);
+					else this.#mailbox.putFront(untaken);
+				}
 			}
 		} catch (error) {
 			this.#log(`core: ${this.agentId}: the executor failed: ${failureText(error)}`);
 		}
-		this.#schedulePump();
+		// The next request, if one waits (a submit schedules the pump itself).
+		if (this.#mailbox.queued) this.#schedulePump();
 	}
 	/** Ends the request if it was cancelled, else enters phase. */
 	#checkpoint(run: Run, phase: Phase): void {
@@ -467,6 +476,11 @@ export class Core {
 		this.#phase = phase;
 	}
 
+	/**
+	 * The heap in use, for the METRIC line's peak: sampled after each LLM call and
+	 * tool round and at the end, where it is highest (each sample makes the host's
+	 * figures object: ~0.3 KiB on lin).
+	 */
 	#sampleHeap(run: Run): void {
 		try {
 			const used = this.#heap();
@@ -524,7 +538,6 @@ export class Core {
 		}
 		run.call = call;
 		run.interruptAbort = false;
-		this.#sampleHeap(run);
 		return run.callOptions!;
 	}
 
@@ -594,8 +607,8 @@ export class Core {
 		const records: ContextRecord[] = [{ kind: "assistant_tool", message: reply.message }];
 		for (let i = 0; i < results.length; i++) records.push({ kind: "tool_result", message: results[i] });
 		const saving = this.#persist(run, run.request, records, false);
-		if (saving) return saving.then(() => this.#emit(run, { type: "turn_end", iteration, tool_calls: calls.length }));
-		this.#emit(run, { type: "turn_end", iteration, tool_calls: calls.length });
+		if (saving) return saving.then(() => { if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: calls.length }); });
+		if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: calls.length });
 		return undefined;
 	}
 
@@ -654,7 +667,7 @@ export class Core {
 	/** One call through callCap; at once when callCap answered at once. Never rejects: a failure is an is_error result. */
 	#runTool(run: Run, call: ToolCall): ToolMessage | Promise<ToolMessage> {
 		const info: ToolCallInfo = { id: call.id, name: call.function.name, arguments: call.function.arguments };
-		this.#emit(run, { type: "tool_execution_start", call: info });
+		if (this.#heard("tool_execution_start")) this.#emit(run, { type: "tool_execution_start", call: info });
 		const started = this.#now();
 		let result: ToolOutcome | Promise<ToolOutcome>;
 		try {
@@ -680,9 +693,9 @@ export class Core {
 			? result as unknown as ToolOutcome
 			: { content: `the tool ${info.name} returned no result (a bug in the tool)`, is_error: true };
 		const failed = outcome.is_error === true;
-		this.#emit(run, { type: "tool_execution_end", call_id: info.id, name: info.name, is_error: failed, ms: this.#now() - started });
+		if (this.#heard("tool_execution_end")) this.#emit(run, { type: "tool_execution_end", call_id: info.id, name: info.name, is_error: failed, ms: this.#now() - started });
 		run.toolNames.push(info.name);
-		if (run.toolSummary.length < CORE_TOOL_SUMMARY_MAX_LINES) run.toolSummary.push(`- ${info.name}: ${failed ? "failed" : "ok"}`);
+		if (run.toolSummary.length < CORE_TOOL_SUMMARY_MAX_LINES) run.toolSummary.push("- ".concat(info.name, failed ? ": failed" : ": ok"));
 		const message: ToolMessage = { role: "tool", tool_call_id: info.id, content: this.#scrub(outcome.content) };
 		if (failed) message.is_error = true;
 		return message;
@@ -690,15 +703,26 @@ export class Core {
 
 	// ---- outputs ----
 
+	/**
+	 * Gives event (a new object of the caller's) the ids every event carries and
+	 * hands it to the listeners that hear its type. Callers on the request's path
+	 * ask #heard first, so nobody listening costs no event object.
+	 */
 	#emit(run: Run, event: EventBody): void {
-		if (!this.#heard(event.type)) return;
-		const full = { agent_id: this.agentId, request_id: run.request.request_id, session_id: run.request.session_id, ...event } as AgentEvent;
-		for (const listener of this.#listeners.slice()) {
-			if (!(this.#filters.get(listener)?.(event.type) ?? true)) continue;
+		const listeners = this.#listeners;
+		const type = event.type;
+		if (!this.#heard(type)) return;
+		const full = event as Record<string, unknown>;
+		full.agent_id = this.agentId;
+		full.request_id = run.request.request_id;
+		full.session_id = run.request.session_id;
+		for (let i = 0; i < listeners.length; i++) {
+			const { listener, hears } = listeners[i];
+			if (hears && !hears(type)) continue;
 			try {
-				listener(full);
+				listener(full as unknown as AgentEvent);
 			} catch (error) {
-				this.#log(`core: an event listener threw on ${event.type}: ${failureText(error)}`);
+				this.#log(`core: an event listener threw on ${type}: ${failureText(error)}`);
 			}
 		}
 	}
@@ -740,7 +764,7 @@ export class Core {
 	 */
 	#finish(run: Run, response: AgentResponse, outcome: CoreMetrics["outcome"]): void {
 		const request = run.request;
-		this.#emit(run, { type: "agent_end", response });
+		if (this.#heard("agent_end")) this.#emit(run, { type: "agent_end", response });
 		if (request.flags & RequestFlag.PUBLISH_OUT_MESSAGE) {
 			const target = targetOf(request);
 			this.#publish({
@@ -751,19 +775,23 @@ export class Core {
 		}
 		if (!(request.flags & RequestFlag.SKIP_RESPONSE_QUEUE)) this.#mailbox.offer(response);
 		// An interrupt that joined this request is answered by it.
-		for (const insert of run.taken) {
+		for (let i = 0; i < run.taken.length; i++) {
+			const insert = run.taken[i];
 			if (!(insert.flags & RequestFlag.SKIP_RESPONSE_QUEUE)) this.#mailbox.offer({ ...response, request_id: insert.request_id, session_id: insert.session_id });
 		}
-		const summary: CompletionSummary = {
-			request_id: response.request_id, session_id: response.session_id, ok: response.ok, final_text: response.text,
-			providers_csv: run.providersUsed.join(","), tool_calls_csv: run.toolNames.join(","),
-		};
-		if (response.error !== undefined) summary.error = response.error;
-		for (const observer of this.#observers.slice()) {
-			try {
-				observer(summary);
-			} catch (error) {
-				this.#log(`core: a completion observer threw: ${failureText(error)}`);
+		const observers = this.#observers;
+		if (observers.length) {
+			const summary: CompletionSummary = {
+				request_id: response.request_id, session_id: response.session_id, ok: response.ok, final_text: response.text,
+				providers_csv: run.providersUsed.join(","), tool_calls_csv: run.toolNames.join(","),
+			};
+			if (response.error !== undefined) summary.error = response.error;
+			for (let i = 0; i < observers.length; i++) {
+				try {
+					observers[i](summary);
+				} catch (error) {
+					this.#log(`core: a completion observer threw: ${failureText(error)}`);
+				}
 			}
 		}
 		this.#sampleHeap(run);
@@ -775,7 +803,7 @@ export class Core {
 	#finishUnstarted(request: AgentRequest, error: string): void {
 		const run = newRun(request, this.#now(), "");
 		run.cancelled = true;
-		this.#emit(run, { type: "agent_start", request });
+		if (this.#heard("agent_start")) this.#emit(run, { type: "agent_start", request });
 		this.#finish(run, { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error }, "cancelled");
 	}
 }

@@ -13,6 +13,8 @@ import { UsageError, type Command } from "console/types";
 import { ProviderFlag, type AgentRequest, type ContextProvider } from "core/types";
 import type { SkillCatalog } from "skills/catalog";
 
+const NO_GROUPS: ReadonlySet<string> = new Set<string>();
+
 function sessionKey(request: AgentRequest): string {
 	return request.session_id || `${request.source.channel}:${request.source.chat_id}`;
 }
@@ -27,14 +29,15 @@ export class SkillState {
 		this.#catalogue = catalog.catalogue();
 	}
 
-	readonly visibleGroups: VisibleGroups = (request) => this.#visible.get(sessionKey(request)) ?? new Set<string>();
+	/** A session's set is replaced when it changes, never changed in place (VisibleGroups' contract). */
+	readonly visibleGroups: VisibleGroups = (request) => this.#visible.get(sessionKey(request)) ?? NO_GROUPS;
 
 	/** Marks the skill's groups visible for the request's session; returns them. */
 	activate(name: string, request: AgentRequest): string[] {
 		const skill = this.catalog.find(name);
 		if (!skill) throw new Error(`there is no skill "${name}"; the skills are ${this.catalog.list().map((s) => s.name).join(", ")}`);
 		const key = sessionKey(request);
-		const groups = this.#visible.get(key) ?? new Set<string>();
+		const groups = new Set<string>(this.#visible.get(key));
 		for (const group of skill.groups) groups.add(group);
 		this.#visible.delete(key);
 		if (this.#visible.size >= SKILL_SESSIONS_MAX) this.#visible.delete(this.#visible.keys().next().value as string);

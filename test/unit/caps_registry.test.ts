@@ -183,6 +183,28 @@ test("a hidden tool is offered only once its group is made visible for the sessi
 	assert.deepEqual(names(), ["run_script", "get_time"]);
 });
 
+test("a request asking again with the same role, visible groups and dynamic tools gets the same content; a change in any of them is seen", () => {
+	let visible: ReadonlySet<string> = new Set<string>();
+	let macros: Capability[] = [tool("water_plants", () => "")];
+	const box = new Registry([tool("run_script", () => "", { hidden: true, group: "script", restricted: true } as Partial<Capability>), tool("get_time", () => "t")], {
+		visibleGroups: () => visible, sources: [{ list: () => macros }],
+	});
+	const collect = (channel = "console") => box.provider.collect(request(channel));
+	const names = (channel = "console") => {
+		const content = collect(channel);
+		return content && !(content instanceof Promise) && content.kind === "tools" ? content.content.map((d) => d.function.name) : [];
+	};
+	const first = collect();
+	assert.ok(first !== undefined && collect() === first, "the same content object, nothing made again");
+	assert.deepEqual(names(), ["get_time", "water_plants"]);
+	macros = [...macros, tool("feed_fish", () => "")];   // a macro created: a new list
+	assert.deepEqual(names(), ["get_time", "water_plants", "feed_fish"]);
+	visible = new Set(["script"]);                       // a skill activated: a new set
+	assert.deepEqual(names(), ["run_script", "get_time", "water_plants", "feed_fish"]);
+	assert.deepEqual(names("telegram"), ["get_time", "water_plants", "feed_fish"], "another role");
+	assert.deepEqual(names(), ["run_script", "get_time", "water_plants", "feed_fish"]);
+});
+
 test("a before hook may veto a call with its reason, or amend its arguments (checked again), and an after hook may replace the outcome", async () => {
 	const { spec, seen } = recorder(GPIO_SCHEMA);
 	const box = new Registry([spec], {

@@ -108,7 +108,10 @@ test("skills: the catalogue lists every skill by name, activation returns the do
 	assert.ok(logs.some((l) => /broken.md is left out: its first line is not a "# Title"/.test(l)), logs.join("\n"));
 	const before = state.provider.collect(request("console", "s1"));
 	const registry = new Registry(skillTools(state), { visibleGroups: state.visibleGroups });
+	const unseen = state.visibleGroups(request("console", "s1"));
 	const result = await call(registry, "activate_skill", `{"name":"blink"}`, request("console", "s1"));
+	assert.ok(state.visibleGroups(request("console", "s1")) !== unseen, "a new set once the groups change (the registry's offer is made again)");
+	assert.equal(unseen.size, 0, "the set given before is not changed");
 	assert.match(result.content, /^# Blink a pin\n/);
 	assert.match(result.content, /\[the tools of gpio, script are available from now on\]$/);
 	assert.deepEqual([...state.visibleGroups(request("console", "s1"))].sort(), ["gpio", "script"]);
