@@ -36,7 +36,7 @@
 import {
 	HTTP_BODY_MAX_BYTES, HTTP_BODY_START_BYTES, HTTP_CONNECT_TIMEOUT_MS, HTTP_ERROR_BODY_MAX_BYTES,
 	HTTP_ERROR_MESSAGE_MAX_BYTES, HTTP_FIRST_BYTE_TIMEOUT_MS, HTTP_POOL_IDLE_MS, HTTP_POOL_IDLE_PER_ORIGIN,
-	HTTP_STALE_RETRIES, HTTP_TOTAL_TIMEOUT_MS, HTTP_URL_CACHE_MAX,
+	HTTP_READ_BUFFER_BYTES, HTTP_STALE_RETRIES, HTTP_TOTAL_TIMEOUT_MS, HTTP_URL_CACHE_MAX,
 } from "budgets";
 import { hasToken, ResponseParser, type ResponseEvents, type ResponseHead } from "net/response";
 import {
@@ -131,6 +131,8 @@ class Connection {
 	socket: TcpSocketLike | undefined;
 	owner: ConnectionOwner | undefined;
 	writable = 0;
+	/** Bytes onReadable last reported and not yet read; -1 when the socket gives no count. */
+	readable = 0;
 	connected = false;
 	closed = false;
 	idleTimer: unknown = undefined;
@@ -155,9 +157,10 @@ class Connection {
 		}
 	}
 
-	handleReadable(): void {
+	handleReadable(count: number): void {
 		if (this.closed) return;
 		try {
+			this.readable = typeof count === "number" && count > 0 ? count : -1;
 			if (this.owner) this.owner.readable();
 			else this.onIdleEvent?.(this); // unsolicited bytes: the connection is out of step
 		} catch (error) {
@@ -302,7 +305,7 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 		const callbacks = {
 			address, port: url.port, nodelay: true, format: "buffer" as const,
 			onWritable: (count: number) => connection.handleWritable(count),
-			onReadable: () => connection.handleReadable(),
+			onReadable: (count: number) => connection.handleReadable(count),
 			onError: (message?: string) => connection.handleError(message),
 		};
 		try {
@@ -380,23 +383,43 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 
 	// ---- receiving ----
 
+	/**
+	 * Reads what the socket reported into the client's read buffer (no buffer
+	 * made per read) and feeds it to the parser. A view is sized to what is
+	 * available when that is less than the buffer: ECMA-419's read(buffer) on
+	 * the SDK's lwIP TCP refuses a buffer larger than the bytes it holds.
+	 */
 	#read(): void {
 		const connection = this.#connection as Connection;
-		for (;;) {
-			if (this.#phase === Phase.Done || connection.closed) return;
-			const buffer = (connection.socket as TcpSocketLike).read();
-			if (!buffer || !buffer.byteLength) return;
-			const bytes = new Uint8Array(buffer);
-			this.#bytesReceived += bytes.length;
-			if (this.#phase !== Phase.Receive) this.#phase = Phase.Receive; // also when the server answers before the request is fully sent
-			const parser = this.#parser ??= new ResponseParser(this);
-			const consumed = parser.feed(bytes);
-			if (this.done) return; // aborted or failed inside a callback
-			if (parser.complete) {
-				if (consumed < bytes.length) this.#reuseAllowed = false; // junk after the message
-				return this.#complete();
+		const client = this.#client;
+		const kept = client.takeReadBuffer();
+		try {
+			const buffer = kept ?? new Uint8Array(HTTP_READ_BUFFER_BYTES); // a read inside another's callback
+			const size = buffer.length;
+			for (;;) {
+				if (this.#phase === Phase.Done || connection.closed) return;
+				const left = connection.readable;
+				if (!left) return;
+				const wanted = left > 0 && left < size ? left : size;
+				const count = (connection.socket as TcpSocketLike).read(wanted === size ? buffer : buffer.subarray(0, wanted));
+				if (!count) {
+					connection.readable = 0;
+					return;
+				}
+				if (left > 0) connection.readable = left > count ? left - count : 0;
+				this.#bytesReceived += count;
+				if (this.#phase !== Phase.Receive) this.#phase = Phase.Receive; // also when the server answers before the request is fully sent
+				const parser = this.#parser ??= new ResponseParser(this);
+				const consumed = parser.feed(buffer, 0, count);
+				if (this.done) return; // aborted or failed inside a callback
+				if (parser.complete) {
+					if (consumed < count) this.#reuseAllowed = false; // junk after the message
+					return this.#complete();
+				}
+				if (this.#errorBodyCut) return this.#complete();
 			}
-			if (this.#errorBodyCut) return this.#complete();
+		} finally {
+			if (kept) client.giveReadBuffer();
 		}
 	}
 
@@ -662,6 +685,11 @@ export class HttpClient implements HttpTransport {
 	readonly #urls = new Map<string, ParsedUrl>();
 	/** Heads made for frozen headers objects (see Head). */
 	readonly #heads = new WeakMap<object, Head>();
+	/** Where every socket read of this client lands (a pool buffer, made at the first read), and whether one is in progress. */
+	#readBuffer: Uint8Array | undefined;
+	#readStorage: ArrayBufferLike | undefined;
+	#reading = false;
+	#closing = false;
 	#resolver: ResolverLike | undefined;
 	readonly #now: () => number;
 
@@ -691,6 +719,8 @@ export class HttpClient implements HttpTransport {
 		for (const exchange of [...this.#active]) exchange.abort();
 		for (const list of this.#idle.values()) for (const connection of list) this.#dropIdle(connection);
 		this.#idle.clear();
+		if (this.#reading) this.#closing = true; // freed when the read in progress ends
+		else this.#freeReadBuffer();
 		try {
 			this.#resolver?.close?.();
 		} finally {
@@ -714,6 +744,40 @@ export class HttpClient implements HttpTransport {
 	}
 
 	forget(exchange: Exchange): void { this.#active.delete(exchange); }
+
+	/**
+	 * The read buffer, while no other read uses it (a read runs callbacks: one
+	 * that reaches another socket's read gets undefined and reads into a buffer
+	 * of its own). Given back with giveReadBuffer.
+	 */
+	takeReadBuffer(): Uint8Array | undefined {
+		if (this.#reading) return undefined;
+		let buffer = this.#readBuffer ??= this.options.readBuffer;
+		if (!buffer) {
+			let storage: ArrayBufferLike;
+			try {
+				storage = this.buffers.allocate(HTTP_READ_BUFFER_BYTES);
+			} catch (error) {
+				throw new HttpError("too_large", `no memory for the ${HTTP_READ_BUFFER_BYTES}-byte socket read buffer (${toHttpError(error).message})`);
+			}
+			this.#readStorage = storage;
+			buffer = this.#readBuffer = new Uint8Array(storage, 0, HTTP_READ_BUFFER_BYTES);
+		}
+		this.#reading = true;
+		return buffer;
+	}
+
+	giveReadBuffer(): void {
+		this.#reading = false;
+		if (this.#closing) this.#freeReadBuffer(); // close() ran inside the read
+	}
+
+	#freeReadBuffer(): void {
+		const storage = this.#readStorage;
+		this.#readStorage = this.#readBuffer = undefined; // a caller's options.readBuffer stays the caller's
+		this.#closing = false;
+		if (storage) this.buffers.free(storage);
+	}
 
 	/** A URL parsed (kept for the next requests to it). Throws HttpError("protocol") on a bad one. */
 	url(text: string): ParsedUrl {

@@ -10,7 +10,7 @@
 // - An abort, at any phase, closes the socket at once and rejects with
 //   kind "aborted", message "aborted".
 // - Every buffer taken from the injected BufferPool is freed when the request
-//   settles, whatever the outcome.
+//   settles, whatever the outcome; but the client's one read buffer, freed by close().
 import type { BufferPool } from "util/buffers";
 
 /** A minimal AbortSignal (XS 13.3 has no AbortController). See net/abort. */
@@ -139,8 +139,14 @@ export interface HttpTransport {
 // ---- injected IO (ECMA-419 shapes; see SPEC §3) ----
 
 export interface TcpSocketLike {
-	/** Bytes available, or undefined when none. With a count, at most that many. */
+	/**
+	 * Bytes available, or undefined when none. With a count, at most that many.
+	 * With a buffer (ECMA-419): fills it from the bytes available and returns
+	 * the count; a buffer larger than what onReadable reported may be refused
+	 * (the SDK's lwIP TCP throws), so net/http sizes it to that.
+	 */
 	read(count?: number): ArrayBuffer | undefined;
+	read(buffer: Uint8Array): number | undefined;
 	/** Throws when more than the writable count given to onWritable. */
 	write(bytes: ArrayBuffer | ArrayBufferView): void;
 	close(): void;
@@ -151,6 +157,7 @@ export interface TcpOptions {
 	port: number;
 	nodelay?: boolean;
 	format?: "buffer";
+	/** bytes: how many are available to read now (net/http reads exactly that many). */
 	onReadable?: (this: TcpSocketLike, bytes: number) => void;
 	onWritable?: (this: TcpSocketLike, bytes: number) => void;
 	onError?: (this: TcpSocketLike, message?: string) => void;
@@ -191,6 +198,12 @@ export interface HttpClientOptions {
 	 * place when the pool can resize, else by copying. An allocate or resize that
 	 * throws fails the request with "too_large". */
 	buffers?: BufferPool;
+	/**
+	 * Where every socket read lands (one read at a time; a read inside another's
+	 * callback gets a buffer of its own). Default: HTTP_READ_BUFFER_BYTES from
+	 * buffers, taken at the first read and freed by close().
+	 */
+	readBuffer?: Uint8Array;
 	/** DER CA certificate passed to TLS as secure.certificate. */
 	certificate?: ArrayBuffer;
 	/** Monotonic milliseconds (default Date.now). */

@@ -96,6 +96,7 @@ try {
 	await abortToClose();
 	const bodyBytes = count("body-bytes");
 	const http = makeClient();
+	await http.request({ method: "GET", url: `${CONTROL}/state` }); // the client's read buffer, taken at its first read, is not the body's
 	await psramPerBodyByte("psram_sized", bodyBytes,
 		() => script({ type: "text", fault: "huge", bytes: bodyBytes }),
 		() => http.request(chat(false)));

@@ -61,16 +61,35 @@ export class FakeSocket implements TcpSocketLike {
 		});
 	}
 
-	read(count?: number): ArrayBuffer | undefined {
+	read(count?: number): ArrayBuffer | undefined;
+	read(buffer: Uint8Array): number | undefined;
+	read(what?: number | Uint8Array): ArrayBuffer | number | undefined {
 		if (this.closed) throw new Error("read on a closed socket");
 		if (!this.#inbox.length) return undefined;
+		if (what instanceof Uint8Array) {
+			// As the SDK's lwIP TCP: a buffer larger than the bytes available is refused.
+			if (what.length > this.available) throw new Error(`read of ${what.length} bytes, only ${this.available} available`);
+			let at = 0;
+			while (at < what.length) {
+				const first = this.#inbox[0];
+				const n = Math.min(what.length - at, first.length);
+				what.set(first.subarray(0, n), at);
+				at += n;
+				if (n === first.length) this.#inbox.shift();
+				else this.#inbox[0] = first.subarray(n);
+			}
+			return at;
+		}
 		const first = this.#inbox[0];
-		const n = count === undefined ? first.length : Math.min(count, first.length);
+		const n = what === undefined ? first.length : Math.min(what, first.length);
 		const out = first.slice(0, n);
 		if (n === first.length) this.#inbox.shift();
 		else this.#inbox[0] = first.subarray(n);
 		return out.buffer;
 	}
+
+	/** Bytes sent and not yet read (what onReadable reports). */
+	get available(): number { return this.#inbox.reduce((n, b) => n + b.length, 0); }
 
 	write(bytes: ArrayBuffer | ArrayBufferView): void {
 		if (this.closed) throw new Error("write on a closed socket");
@@ -100,7 +119,7 @@ export class FakeSocket implements TcpSocketLike {
 		const bytes = typeof data === "string" ? bytesOf(data) : data.slice();
 		this.#inbox.push(bytes);
 		later(() => {
-			if (!this.closed && this.#inbox.length) this.options.onReadable?.call(this, this.#inbox.reduce((n, b) => n + b.length, 0));
+			if (!this.closed && this.#inbox.length) this.options.onReadable?.call(this, this.available);
 		});
 	}
 
@@ -125,7 +144,7 @@ export class FakeSocket implements TcpSocketLike {
 		this.#eofPending = true;
 		later(() => {
 			if (this.closed) return;
-			if (this.#inbox.length) this.options.onReadable?.call(this, 1);
+			if (this.#inbox.length) this.options.onReadable?.call(this, this.available);
 			if (this.closed) return;
 			this.closed = true;
 			this.closedByPeer = true;

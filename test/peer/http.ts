@@ -19,6 +19,7 @@ import { HttpClient } from "net/http";
 import { SseParser } from "net/sse";
 import { HttpError, type HttpClientOptions, type HttpRequest } from "net/types";
 import { psramBuffers } from "util/buffers";
+import { HTTP_READ_BUFFER_BYTES } from "budgets";
 
 const MOCK = option("mock-url") ?? "";
 const CONTROL = option("control-url") ?? "";
@@ -103,8 +104,9 @@ test("a streamed reply parses into SSE events on real chunks", async () => {
 	assert.equal(res.body, "");
 	assert.equal(text, "Bonjour, \u4e16\u754c \ud83d\ude00 streamed");
 	assert.ok(done, "[DONE] seen");
-	assert.equal(psramUsed(), start, "a stream takes no PSRAM");
+	assert.equal(psramUsed(), start + HTTP_READ_BUFFER_BYTES, "a stream takes no PSRAM (and the client's read buffer)");
 	http.close();
+	assert.equal(psramUsed(), start, "close() frees the read buffer");
 });
 
 test("abort during a slow trickle stream ends with aborted and the server sees the socket closed within 1 s", async () => {
@@ -132,8 +134,9 @@ test("abort during a slow trickle stream ends with aborted and the server sees t
 		if (now() - abortedAt > SERVER_CLOSE_WAIT_MS) assert.fail(`the server did not see the connection close within ${SERVER_CLOSE_WAIT_MS} ms`);
 		await sleep(5);
 	}
-	assert.equal(psramUsed(), start, "PSRAM back to its starting level");
+	assert.equal(psramUsed(), start + HTTP_READ_BUFFER_BYTES, "PSRAM back to its starting level (and the client's read buffer)");
 	http.close();
+	assert.equal(psramUsed(), start, "close() frees the read buffer");
 });
 
 test("a body over the cap stops at the cap with too_large and frees its buffer", async () => {
@@ -143,14 +146,15 @@ test("a body over the cap stops at the cap with too_large and frees its buffer",
 	const error = await failure(http.request(chat(false)));
 	assert.equal(error.kind, "too_large");
 	assert.match(error.message, /exceeds the 1048576-byte cap/);
-	assert.equal(psramUsed(), start);
+	assert.equal(psramUsed(), start + HTTP_READ_BUFFER_BYTES, "back to the start and the client's read buffer");
 	// A streamed body is the caller's to bound (SseParser bounds each event): maxBodyBytes does not cut it.
 	await script({ type: "text", fault: "huge", bytes: 300 * 1024 });
 	let streamed = 0;
 	await http.request(chat(true, { maxBodyBytes: 64 * 1024, onChunk: (bytes) => { streamed += bytes.length; } }));
 	assert.equal(streamed, 300 * 1024);
-	assert.equal(psramUsed(), start);
+	assert.equal(psramUsed(), start + HTTP_READ_BUFFER_BYTES, "back to the start and the client's read buffer");
 	http.close();
+	assert.equal(psramUsed(), start, "close() frees the read buffer");
 });
 
 test("a chunked body over the cap stops at the cap; under it, it grows to fit", async () => {
@@ -159,12 +163,13 @@ test("a chunked body over the cap stops at the cap; under it, it grows to fit", 
 	const error = await failure(http.request({ method: "GET", url: `${CONTROL}/chunked?bytes=${2 * 1024 * 1024}` }));
 	assert.equal(error.kind, "too_large");
 	assert.match(error.message, /exceeds the 1048576-byte cap/);
-	assert.equal(psramUsed(), start);
+	assert.equal(psramUsed(), start + HTTP_READ_BUFFER_BYTES, "back to the start and the client's read buffer");
 	const res = await http.request({ method: "GET", url: `${CONTROL}/chunked?bytes=${100 * 1024}` });
 	assert.equal(res.body.length, 100 * 1024);
 	assert.equal(res.headers["transfer-encoding"], "chunked");
-	assert.equal(psramUsed(), start);
+	assert.equal(psramUsed(), start + HTTP_READ_BUFFER_BYTES, "back to the start and the client's read buffer");
 	http.close();
+	assert.equal(psramUsed(), start, "close() frees the read buffer");
 });
 
 test("a 100 KiB body arrives whole in PSRAM and the pool returns to its starting level", async () => {
@@ -173,8 +178,9 @@ test("a 100 KiB body arrives whole in PSRAM and the pool returns to its starting
 	const start = psramUsed();
 	const res = await http.request(chat(false));
 	assert.equal(res.body.length, 100 * 1024);
-	assert.equal(psramUsed(), start);
+	assert.equal(psramUsed(), start + HTTP_READ_BUFFER_BYTES, "back to the start and the client's read buffer");
 	http.close();
+	assert.equal(psramUsed(), start, "close() frees the read buffer");
 });
 
 test("the server dropping the connection mid-body gives a clear error", async () => {
@@ -184,8 +190,9 @@ test("the server dropping the connection mid-body gives a clear error", async ()
 	const error = await failure(http.request(chat(false)));
 	assert.equal(error.kind, "protocol");
 	assert.match(error.message, /closed the connection mid-body after 500 of \d+ bytes/);
-	assert.equal(psramUsed(), start);
+	assert.equal(psramUsed(), start + HTTP_READ_BUFFER_BYTES, "back to the start and the client's read buffer");
 	http.close();
+	assert.equal(psramUsed(), start, "close() frees the read buffer");
 });
 
 test("a stalled reply (headers, then nothing) fails with a first-byte timeout", async () => {

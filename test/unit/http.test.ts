@@ -6,6 +6,7 @@ import { assert, test } from "testing";
 import { Aborter } from "net/abort";
 import { HttpClient } from "net/http";
 import { HttpError, type HttpClientOptions, type HttpRequest } from "net/types";
+import { HTTP_READ_BUFFER_BYTES } from "budgets";
 import { decodeUtf8 } from "net/utf8";
 import {
 	CountingAllocator, FakeServer, bytesOf, chunked, fakeResolver, response, sleep, textOf,
@@ -13,10 +14,12 @@ import {
 
 const URL = "http://127.0.0.1:8080/v1/chat";
 
+// A small read buffer of the tests' own: responses arrive in many reads (every
+// split of a head or chunk line), and the pool counts the body buffers alone.
 function client(server: FakeServer, options: Partial<HttpClientOptions> = {}) {
 	const pool = new CountingAllocator();
 	const http = new HttpClient({
-		TCP: server.TCP, TLS: server.TLS, Timer, buffers: pool,
+		TCP: server.TCP, TLS: server.TLS, Timer, buffers: pool, readBuffer: new Uint8Array(64),
 		Resolver: fakeResolver({ "api.example": "10.0.0.7" }), ...options,
 	});
 	return { http, pool };
@@ -731,6 +734,77 @@ test("the pool's bookkeeping survives many requests without leaking sockets or t
 	assert.equal(pool.live.size, 0);
 	http.close();
 	assert.equal(server.openSockets, 0);
+});
+
+// ---- the read buffer ----
+
+test("without a read buffer of the caller's, one is taken from the pool at the first read, kept across requests and freed by close()", async () => {
+	const server = new FakeServer({ respond: (_r, s) => s.send(response(200, "x".repeat(300))) });
+	const pool = new CountingAllocator();
+	const http = new HttpClient({ TCP: server.TCP, Timer, buffers: pool });
+	assert.equal(pool.live.size, 0, "nothing before the first read");
+	for (let i = 0; i < 3; i++) assert.equal((await http.request(get())).body, "x".repeat(300));
+	assert.deepEqual([...pool.live.values()], [HTTP_READ_BUFFER_BYTES], "one read buffer, kept");
+	assert.equal(pool.sizes.filter((n) => n === HTTP_READ_BUFFER_BYTES).length, 1, "taken once");
+	http.close();
+	assert.equal(pool.live.size, 0, "freed by close()");
+});
+
+test("reads are sized to what onReadable reported (a larger buffer is refused, as the SDK's lwIP TCP does), whatever the split", async () => {
+	const wire = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(["data: 1\n\n", "x".repeat(150), "data: 2\n\n"]);
+	for (const [size, readBuffer] of [[5, new Uint8Array(64)], [70, new Uint8Array(64)], [3000, undefined]] as const) {
+		const server = new FakeServer({ respond: (_r, s) => void s.trickle(wire, size, 1) });
+		const pool = new CountingAllocator();
+		const http = new HttpClient({ TCP: server.TCP, Timer, buffers: pool, ...(readBuffer ? { readBuffer } : {}) });
+		let text = "";
+		const res = await http.request(get({ onChunk: (bytes) => { text += textOf(bytes); } }));
+		assert.equal(text, "data: 1\n\n" + "x".repeat(150) + "data: 2\n\n", `pieces of ${size}`);
+		assert.equal(res.bytesReceived, bytesOf(wire).length);
+		http.close();
+		assert.equal(pool.live.size, 0);
+	}
+});
+
+test("close() from inside onChunk frees the read buffer once the read ends, and the client can read again after", async () => {
+	const server = new FakeServer({ respond: (_r, s) => void s.trickle(response(200, "z".repeat(200)), 20, 2) });
+	const pool = new CountingAllocator();
+	const http = new HttpClient({ TCP: server.TCP, Timer, buffers: pool });
+	let calls = 0;
+	const error = await failure(http.request(get({ onChunk: () => { if (++calls === 2) http.close(); } })));
+	assert.equal(error.kind, "aborted");
+	assert.equal(pool.live.size, 0, "freed after the read (CountingAllocator throws on a double free)");
+	assert.equal((await http.request(get())).body, "z".repeat(200));
+	http.close();
+	assert.equal(pool.live.size, 0);
+});
+
+test("a read inside another read's callback gets a buffer of its own", async () => {
+	const server = new FakeServer({ respond: (r, s) => { if (r.target === "/a") void s.trickle(response(200, "a".repeat(100)), 10, 1); } });
+	const pool = new CountingAllocator();
+	const http = new HttpClient({ TCP: server.TCP, Timer, buffers: pool });
+	let b = "";
+	const pendingB = http.request({ method: "GET", url: "http://127.0.0.1:8080/b", onChunk: (bytes) => { b += textOf(bytes); } });
+	await until(() => server.requests.length === 1, "B's request");
+	// B's answer arrives while A's read is in progress, and B's socket reports it
+	// at once (as a native callback running inside A's would): both come out whole.
+	let a = "";
+	const resA = await http.request({
+		method: "GET", url: "http://127.0.0.1:8080/a",
+		onChunk: (bytes) => {
+			if (!a) {
+				const socketB = server.sockets[0];
+				socketB.send(response(200, "b".repeat(100)));
+				socketB.options.onReadable?.call(socketB, socketB.available);
+			}
+			a += textOf(bytes);
+		},
+	});
+	assert.equal(b, "b".repeat(100), "B read inside A's callback");
+	assert.equal((await pendingB).status, 200);
+	assert.equal(resA.status, 200);
+	assert.equal(a, "a".repeat(100));
+	http.close();
+	assert.equal(pool.live.size, 0);
 });
 
 test("Aborter calls each listener once and a removed listener never", () => {

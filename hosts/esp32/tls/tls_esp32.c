@@ -481,13 +481,24 @@ void xs_tlscore_close(xsMachine *the)
 		tlsFreeSocket(s);
 }
 
+/* read(): all available bytes as an ArrayBuffer; read(n): up to n of them;
+ * read(buffer): fills up to its length and returns the count (nothing is
+ * allocated: net/http reads every reply into one kept buffer); "number"
+ * format: one byte. Returns undefined when nothing is available. */
 void xs_tlscore_read(xsMachine *the)
 {
 	TLSSocket *s = tlsThis(the);
+	void *into = NULL;
+	xsUnsignedValue room = 0;
 	if (!s->inLength)
 		return;
 	size_t count = s->format ? 1 : s->inLength;
-	if (!s->format && xsmcArgc > 0 && xsmcTypeOf(xsArg(0)) != xsUndefinedType) {
+	if (!s->format && xsmcArgc > 0 && xsmcTypeOf(xsArg(0)) == xsReferenceType) {
+		xsmcGetBufferWritable(xsArg(0), &into, &room);
+		if ((size_t)room < count)
+			count = (size_t)room;
+	}
+	else if (!s->format && xsmcArgc > 0 && xsmcTypeOf(xsArg(0)) != xsUndefinedType) {
 		int wanted = xsmcToInteger(xsArg(0));
 		if (wanted < 1)
 			xsRangeError("TLS: invalid read size");
@@ -496,6 +507,10 @@ void xs_tlscore_read(xsMachine *the)
 	}
 	if (s->format)
 		xsmcSetInteger(xsResult, s->input[s->inStart]);
+	else if (into) {
+		memcpy(into, s->input + s->inStart, count);
+		xsmcSetInteger(xsResult, (xsIntegerValue)count);
+	}
 	else
 		xsmcSetArrayBuffer(xsResult, s->input + s->inStart, (xsIntegerValue)count);
 	s->inStart += count;
