@@ -198,6 +198,31 @@ class Connection {
 	}
 }
 
+/** A 2xx response; its header strings are made when asked for (an LLM call never asks). */
+class Response implements HttpResponse {
+	readonly status: number;
+	readonly body: string;
+	readonly bytesSent: number;
+	readonly bytesReceived: number;
+	readonly reusedConnection: boolean;
+	readonly firstByteMs: number;
+	readonly durationMs: number;
+	readonly #head: ResponseHead;
+
+	constructor(head: ResponseHead, body: string, bytesSent: number, bytesReceived: number, reused: boolean, firstByteMs: number, durationMs: number) {
+		this.#head = head;
+		this.status = head.status;
+		this.body = body;
+		this.bytesSent = bytesSent;
+		this.bytesReceived = bytesReceived;
+		this.reusedConnection = reused;
+		this.firstByteMs = firstByteMs;
+		this.durationMs = durationMs;
+	}
+
+	get headers(): Record<string, string> { return this.#head.headers; }
+}
+
 const enum Phase { Start, Resolve, Connect, Send, Wait, Receive, Done }
 const enum SocketEvent { Connected, Writable, Readable, Failed }
 
@@ -513,16 +538,8 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 			const onBody = this.#streaming ? undefined : request.onBody;
 			if (onBody) request.onBody!(sink ? sink.view() : new Uint8Array(0)); // a method call: this is the request
 			const now = this.#client.now();
-			this.#finish({
-				status: head.status,
-				headers: head.headers,
-				body: sink && !onBody ? decodeUtf8(sink.view()) : "",
-				bytesSent: this.#bytesSent,
-				bytesReceived: this.#bytesReceived,
-				reusedConnection: this.#reused,
-				firstByteMs: this.#firstByteAt - this.#startedAt,
-				durationMs: now - this.#startedAt,
-			});
+			this.#finish(new Response(head, sink && !onBody ? decodeUtf8(sink.view()) : "", this.#bytesSent, this.#bytesReceived,
+				this.#reused, this.#firstByteAt - this.#startedAt, now - this.#startedAt));
 			return;
 		}
 		const body = sink ? sink.view() : new Uint8Array(0);

@@ -10,7 +10,7 @@
 // returns how many it took, and a caller that gets fewer back knows the
 // connection carries junk and must not be reused.
 import { HTTP_HEAD_START_BYTES, HTTP_HEADER_MAX_BYTES, HTTP_INTERIM_RESPONSES_MAX } from "budgets";
-import { find } from "host/bytes";
+import { equal, find } from "host/bytes";
 import { ByteBuffer } from "net/bytes";
 import { ChunkedDecoder } from "net/chunked";
 import { HttpError } from "net/types";
@@ -130,11 +130,138 @@ export function parseHeadBytes(bytes: Uint8Array, start = 0, end = bytes.length)
 	return { status: Number(status[2]), reason: status[3] ?? "", minor: Number(status[1]), headers };
 }
 
+/**
+ * The head a ResponseParser hands to onHead: status and version read from the
+ * bytes, the reason and the header strings made only when asked for (from a
+ * copy of the head's bytes, by parseHeadBytes: the same values it gives). An
+ * LLM call reads none of them; an API's head is up to ~1.5 KB and ~20 headers.
+ */
+class LazyHead implements ResponseHead {
+	readonly status: number;
+	readonly minor: number;
+	readonly #bytes: Uint8Array;
+	#parsed: ResponseHead | undefined;
+
+	constructor(status: number, minor: number, bytes: Uint8Array) {
+		this.status = status;
+		this.minor = minor;
+		this.#bytes = bytes;
+	}
+
+	get reason(): string { return (this.#parsed ??= parseHeadBytes(this.#bytes)).reason; }
+	get headers(): Record<string, string> { return (this.#parsed ??= parseHeadBytes(this.#bytes)).headers; }
+}
+
+const HTTP_1 = new Uint8Array([0x48, 0x54, 0x54, 0x50, 0x2F, 0x31, 0x2E]); // "HTTP/1."
+const enum Framing { Connection = 1, TransferEncoding, ContentLength }
+const CONNECTION = new Uint8Array([0x63, 0x6F, 0x6E, 0x6E, 0x65, 0x63, 0x74, 0x69, 0x6F, 0x6E]);
+const TRANSFER_ENCODING = new Uint8Array([0x74, 0x72, 0x61, 0x6E, 0x73, 0x66, 0x65, 0x72, 0x2D, 0x65, 0x6E, 0x63, 0x6F, 0x64, 0x69, 0x6E, 0x67]);
+const CONTENT_LENGTH = new Uint8Array([0x63, 0x6F, 0x6E, 0x74, 0x65, 0x6E, 0x74, 0x2D, 0x6C, 0x65, 0x6E, 0x67, 0x74, 0x68]);
+
+/** Whether bytes[start, end) is name (lower case) in any case. */
+function isName(bytes: Uint8Array, start: number, end: number, name: Uint8Array): boolean {
+	if (end - start !== name.length) return false;
+	for (let i = 0; i < name.length; i++) if ((bytes[start + i] | 0x20) !== name[i]) return false;
+	return true;
+}
+
+/** Which framing header bytes[start, end) names (a token), or 0. */
+function framingHeader(bytes: Uint8Array, start: number, end: number): number {
+	const first = bytes[start] | 0x20;
+	if (first === 0x63) {
+		if (isName(bytes, start, end, CONNECTION)) return Framing.Connection;
+		if (isName(bytes, start, end, CONTENT_LENGTH)) return Framing.ContentLength;
+	} else if (first === 0x74 && isName(bytes, start, end, TRANSFER_ENCODING)) return Framing.TransferEncoding;
+	return 0;
+}
+
+/** What framing needs of a head: its status, version and the three framing headers' values (joined as parseHeadBytes joins them). */
+interface HeadFacts {
+	status: number;
+	minor: number;
+	connection: string | undefined;
+	transferEncoding: string | undefined;
+	contentLength: string | undefined;
+}
+
+/**
+ * Reads a finished head as parseHeadBytes does, with the same checks and
+ * errors, but makes strings of the framing headers' values alone.
+ */
+function headFacts(bytes: Uint8Array, start: number, end: number): HeadFacts {
+	let status = -1, minor = 0;
+	let connection: string | undefined, transferEncoding: string | undefined, contentLength: string | undefined;
+	let last = 0; // the framing header the previous header line was (for folded lines), or 0 for another
+	let lastSeen = false;
+	for (let i = start; i <= end;) {
+		const lf = i < end ? find(bytes, i, end, LF) : -1;
+		let lineEnd = lf < 0 ? end : lf;
+		const next = lineEnd + 1;
+		if (lineEnd < end && lineEnd > i && bytes[lineEnd - 1] === CR) lineEnd--;
+		const lineStart = i;
+		i = next;
+		if (lineEnd === lineStart) continue;
+		if (status < 0) {
+			status = statusCode(bytes, lineStart, lineEnd);
+			if (status < 0) {
+				// Not the plain shape: the regular expression decides, as parseHeadBytes does.
+				const statusLine = decodeUtf8(bytes, lineStart, lineEnd);
+				const match = STATUS_LINE.exec(statusLine);
+				if (!match) throw protocolError(`bad status line ${JSON.stringify(statusLine.slice(0, 40))}`);
+				status = Number(match[2]);
+				minor = Number(match[1]);
+			} else minor = bytes[lineStart + 7] - 0x30;
+			continue;
+		}
+		const first = bytes[lineStart];
+		if (first === SPACE || first === TAB) { // obsolete line folding: join with a space
+			if (!lastSeen) throw protocolError("folded line before any header");
+			if (last === Framing.Connection) connection = `${connection} ${decodeUtf8(bytes, lineStart, lineEnd).trim()}`.trim();
+			else if (last === Framing.TransferEncoding) transferEncoding = `${transferEncoding} ${decodeUtf8(bytes, lineStart, lineEnd).trim()}`.trim();
+			else if (last === Framing.ContentLength) contentLength = `${contentLength} ${decodeUtf8(bytes, lineStart, lineEnd).trim()}`.trim();
+			continue;
+		}
+		const colon = find(bytes, lineStart, lineEnd, COLON);
+		if (colon < 0 || tokenCase(bytes, lineStart, colon) < 0) throw protocolError(`bad header line ${JSON.stringify(decodeUtf8(bytes, lineStart, lineEnd).slice(0, 40))}`);
+		lastSeen = true;
+		last = framingHeader(bytes, lineStart, colon);
+		if (!last) continue;
+		let valueStart = colon + 1, valueEnd = lineEnd;
+		while (valueStart < valueEnd && (bytes[valueStart] === SPACE || bytes[valueStart] === TAB)) valueStart++;
+		while (valueEnd > valueStart && (bytes[valueEnd - 1] === SPACE || bytes[valueEnd - 1] === TAB)) valueEnd--;
+		const value = decodeUtf8(bytes, valueStart, valueEnd);
+		if (last === Framing.Connection) connection = connection === undefined ? value : `${connection}, ${value}`;
+		else if (last === Framing.TransferEncoding) transferEncoding = transferEncoding === undefined ? value : `${transferEncoding}, ${value}`;
+		else contentLength = contentLength === undefined ? value : `${contentLength}, ${value}`;
+	}
+	if (status < 0) throw protocolError(`bad status line ""`);
+	return { status, minor, connection, transferEncoding, contentLength };
+}
+
+/**
+ * The status of a plain status line, "HTTP/1.x NNN" then nothing or a space
+ * and an ASCII reason without CR; -1 for anything else (which STATUS_LINE decides).
+ */
+function statusCode(bytes: Uint8Array, start: number, end: number): number {
+	if (end - start < 12 || !equal(bytes, start, start + 7, HTTP_1)) return -1;
+	const minor = bytes[start + 7], d0 = bytes[start + 9], d1 = bytes[start + 10], d2 = bytes[start + 11];
+	if ((minor !== 0x30 && minor !== 0x31) || bytes[start + 8] !== SPACE) return -1;
+	if (d0 < 0x31 || d0 > 0x35 || d1 < 0x30 || d1 > 0x39 || d2 < 0x30 || d2 > 0x39) return -1;
+	if (end > start + 12) {
+		if (bytes[start + 12] !== SPACE) return -1;
+		for (let k = start + 13; k < end; k++) if (bytes[k] >= 0x80 || bytes[k] === CR) return -1;
+	}
+	return (d0 - 0x30) * 100 + (d1 - 0x30) * 10 + (d2 - 0x30);
+}
+
 export class ResponseParser {
 	readonly #events: ResponseEvents;
 	#state = State.Head;
 	#head: ResponseHead | undefined;
-	readonly #headBytes: ByteBuffer;
+	/** A head that arrives in more than one input, gathered (made when one does). */
+	#headBytes: ByteBuffer | undefined;
+	readonly #headerMaxBytes: number;
+	#headLength = 0;      // bytes of the head so far
 	#lineText = false;    // the current head line has a byte other than CR
 	#lines = 0;           // non-empty head lines so far
 	#interim = 0;
@@ -152,9 +279,7 @@ export class ResponseParser {
 
 	constructor(events: ResponseEvents, headerMaxBytes = HTTP_HEADER_MAX_BYTES) {
 		this.#events = events;
-		this.#headBytes = new ByteBuffer(HTTP_HEAD_START_BYTES, headerMaxBytes, () => {
-			throw new HttpError("too_large", `response headers larger than ${headerMaxBytes} bytes`);
-		});
+		this.#headerMaxBytes = headerMaxBytes;
 	}
 
 	/** Body length announced by Content-Length, or -1. */
@@ -163,7 +288,7 @@ export class ResponseParser {
 	/** Whether the connection may carry another request once the message is complete. */
 	get keepAlive(): boolean { return this.#keepAlive; }
 	/** True once any byte of a response has been fed. */
-	get started(): boolean { return this.#headBytes.length > 0 || this.#state !== State.Head || this.#interim > 0; }
+	get started(): boolean { return this.#headLength > 0 || this.#state !== State.Head || this.#interim > 0; }
 
 	/** Makes feed() return at once from now on (the caller gave up on the response). */
 	stop(): void { this.#stopped = true; }
@@ -206,38 +331,54 @@ export class ResponseParser {
 		for (;;) {
 			const lf = find(bytes, i, end, LF);
 			const stop = lf < 0 ? end : lf;
+			if (this.#headLength + (lf < 0 ? end : lf + 1) - start > this.#headerMaxBytes) this.#headTooLarge();
 			// Whether the line has text: its first byte other than CR, usually its first byte.
 			for (let k = i; k < stop && !this.#lineText; k++) this.#lineText = bytes[k] !== CR;
 			if (lf < 0) break;
 			if (!this.#lineText && this.#lines > 0) {
-				this.#headBytes.append(bytes, start, lf + 1);
-				this.#endHead();
+				const gathered = this.#headLength > 0;
+				this.#headLength = 0;
+				if (!gathered) this.#endHead(bytes, start, lf + 1, false); // the common case: the whole head in this input
+				else {
+					const buffer = this.#headBytes as ByteBuffer;
+					buffer.append(bytes, start, lf + 1);
+					this.#endHead(buffer.bytes, 0, buffer.length, true);
+				}
 				return lf + 1;
 			}
 			if (this.#lineText) this.#lines++;
 			this.#lineText = false;
 			i = lf + 1;
 		}
-		this.#headBytes.append(bytes, start, end);
+		(this.#headBytes ??= new ByteBuffer(HTTP_HEAD_START_BYTES, this.#headerMaxBytes, () => this.#headTooLarge())).append(bytes, start, end);
+		this.#headLength += end - start;
 		return end;
 	}
 
-	#endHead(): void {
-		const head = parseHeadBytes(this.#headBytes.view());
-		this.#headBytes.clear();
+	#headTooLarge(): never {
+		throw new HttpError("too_large", `response headers larger than ${this.#headerMaxBytes} bytes`);
+	}
+
+	/** The head is bytes[start, end): in the input whole, or gathered in #headBytes. */
+	#endHead(bytes: Uint8Array, start: number, end: number, gathered: boolean): void {
+		const facts = headFacts(bytes, start, end);
 		this.#lines = 0;
 		this.#lineText = false;
-		if (head.status < 200) {
-			if (head.status === 101) throw protocolError("unexpected 101 Switching Protocols");
+		const status = facts.status;
+		if (status < 200) {
+			this.#headBytes?.clear();
+			if (status === 101) throw protocolError("unexpected 101 Switching Protocols");
 			if (++this.#interim > HTTP_INTERIM_RESPONSES_MAX) throw protocolError("too many 1xx responses");
 			return; // stay in State.Head for the final response
 		}
-		const headers = head.headers;
-		const connection = headers["connection"] ?? "";
-		this.#keepAlive = head.minor === 1 ? !hasToken(connection, "close") : hasToken(connection, "keep-alive");
-		const encoding = headers["transfer-encoding"];
-		const length = headers["content-length"];
-		if (head.status === 204 || head.status === 304) this.#framing = "none";
+		// The head keeps its bytes for its strings: the gathered ones as they are, else a copy of the input's.
+		if (gathered) this.#headBytes = undefined;
+		const head = new LazyHead(status, facts.minor, gathered ? bytes.subarray(start, end) : bytes.slice(start, end));
+		const connection = facts.connection ?? "";
+		this.#keepAlive = facts.minor === 1 ? !hasToken(connection, "close") : hasToken(connection, "keep-alive");
+		const encoding = facts.transferEncoding;
+		const length = facts.contentLength;
+		if (status === 204 || status === 304) this.#framing = "none";
 		else if (encoding !== undefined) {
 			const codings = encoding.toLowerCase();
 			if (codings.slice(codings.lastIndexOf(",") + 1).trim() === "chunked") {

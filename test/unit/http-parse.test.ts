@@ -306,6 +306,88 @@ test("the head parser reads bytes as the text parser with regular expressions di
 	assert.equal(outcome(() => parseHeadBytes(raw)), outcome(() => referenceHead(decodeUtf8(raw))));
 });
 
+// How the parser framed a response as it did when it read every header into
+// strings first (parseHeadBytes, then the framing rules on the headers object).
+function referenceFraming(head: ResponseHead): string {
+	const headers = head.headers;
+	const connection = headers["connection"] ?? "";
+	let keepAlive = head.minor === 1 ? !hasToken(connection, "close") : hasToken(connection, "keep-alive");
+	const encoding = headers["transfer-encoding"], length = headers["content-length"];
+	let framing: string;
+	if (head.status === 204 || head.status === 304) framing = "none";
+	else if (encoding !== undefined) {
+		const codings = encoding.toLowerCase();
+		framing = codings.slice(codings.lastIndexOf(",") + 1).trim() === "chunked" ? "chunked" : "close";
+		if (length !== undefined) keepAlive = false;
+	} else if (length !== undefined) {
+		const values = length.split(",").map((v) => v.trim());
+		if (!values.every((v) => /^\d{1,15}$/.test(v) && v === values[0])) return "throws bad content-length";
+		framing = Number(values[0]) ? `length ${Number(values[0])}` : "none";
+	} else framing = "close";
+	if (framing === "close") keepAlive = false;
+	return `${head.status} ${framing} ${keepAlive ? "keep-alive" : "close"}`;
+}
+
+// The same, as the parser does it from the head's bytes; and its head's strings.
+function parserFraming(wire: Uint8Array): { framing: string; head?: ResponseHead } {
+	let head: ResponseHead | undefined;
+	const parser = new ResponseParser({ onHead: (h) => { head = h; }, onBody: () => {} });
+	try {
+		parser.feed(wire);
+	} catch (error) {
+		const message = (error as Error).message;
+		return { framing: /bad content-length/.test(message) ? "throws bad content-length" : `throws ${message}` };
+	}
+	const got = head as ResponseHead;
+	let framing: string;
+	if (parser.complete) framing = "none";
+	else if (parser.contentLength >= 0) framing = `length ${parser.contentLength}`;
+	else {
+		try {
+			parser.end();
+			framing = "close";
+		} catch {
+			framing = "chunked";
+		}
+	}
+	return { framing: `${got.status} ${framing} ${parser.keepAlive ? "keep-alive" : "close"}`, head: got };
+}
+
+test("the parser frames a response from the head's bytes as it did from its header strings, and its head's strings are parseHeadBytes'", () => {
+	const statuses = ["HTTP/1.1 200 OK", "HTTP/1.0 200 OK", "HTTP/1.1 200", "HTTP/1.1 204 No Content", "HTTP/1.1 304 Not Modified", "HTTP/1.1 200 Ok\u00e9", "HTTP/1.0 404 Gone\u2028x", "HTTP/1.1 500 A\rB", "HTTP/1.1 20 Short"];
+	const lines = [
+		"Connection: close", "connection: Keep-Alive", "CONNECTION: keep-alive, close", "Connection: keep-alive\u00a0", "Transfer-Encoding: chunked",
+		"transfer-encoding: gzip", "Transfer-Encoding: gzip,", " chunked", "\tclose", "Content-Length: 5", "content-length: 5, 5", "Content-Length: 6",
+		"Content-Length: 05", "Content-Length: x", "X-Other: 1", "Transfer-Encoding: CHUNKED", "Content-Length:   0  ", "Bad Line",
+	];
+	let seed = 11;
+	const next = (n: number) => {
+		seed = (seed * 1103515245 + 12345) % 2147483648;
+		return seed % n;
+	};
+	for (let round = 0; round < 800; round++) {
+		let text = statuses[next(statuses.length)] + "\r\n";
+		for (let i = next(5); i > 0; i--) text += lines[next(lines.length)] + (next(3) ? "\r\n" : "\n");
+		text += "\r\n";
+		const wire = encodeUtf8(text);
+		let expected: string;
+		let reference: ResponseHead | undefined;
+		try {
+			reference = parseHeadBytes(wire);
+			expected = referenceFraming(reference);
+		} catch (error) {
+			expected = `throws ${(error as Error).message}`;
+		}
+		const got = parserFraming(wire);
+		assert.equal(got.framing, expected, `head ${JSON.stringify(text)}`);
+		if (got.head && reference) {
+			assert.equal(got.head.reason, reference.reason, `reason of ${JSON.stringify(text)}`);
+			assert.equal(JSON.stringify(got.head.headers), JSON.stringify(reference.headers), `headers of ${JSON.stringify(text)}`);
+			assert.equal(got.head.minor, reference.minor);
+		}
+	}
+});
+
 test("hasToken finds a token in a comma-separated list in any case, and only a whole item", () => {
 	const reference = (value: string, token: string) => value.split(",").some((item) => item.trim().toLowerCase() === token);
 	const values = ["close", "Close", " keep-alive , close ", "closed", "xclose", "close-ish, keep-alive", "", ",", "a,,close", "upgrade, CLOSE\t", "clo se", "keep-alive"];
