@@ -89,6 +89,7 @@ export const HTTP_CHUNK_LINE_MAX_BYTES = 256;       // chunk-size line with exte
 export const HTTP_CHUNK_SIZE_MAX_DIGITS = 8;        // hex digits of one chunk size (< 4 GiB), so the count stays exact
 export const HTTP_INTERIM_RESPONSES_MAX = 4;        // 1xx responses skipped before the real one
 export const HTTP_POOL_IDLE_PER_ORIGIN = 2;         // idle keep-alive connections kept per origin (a TLS session costs ~40 KB on the device)
+export const HTTP_TIMER_REPEAT_MS = 60_000;          // an HTTP client's one timer repeats this often when not set sooner (it is set for each next deadline; a repeat keeps a Moddable timer alive to be set again)
 export const HTTP_POOL_IDLE_MS = 30_000;            // an idle pooled connection is closed after this
 export const HTTP_STALE_RETRIES = 1;                // a reused connection that dies before any response byte is replaced this many times
 export const HTTP_URL_CACHE_MAX = 4;                 // parsed URLs an HTTP client keeps (an LLM call repeats its URL; parsing one costs ~3 KB of heap)

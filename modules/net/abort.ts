@@ -1,13 +1,16 @@
 // net/abort: a minimal AbortController for XS 13.3, which has none.
 // An Aborter owns one signal; abort() is idempotent and calls every listener
-// once, synchronously, in registration order. A listener that throws does not
+// (a function, or an object's abort(reason) given to listen()) once,
+// synchronously, in registration order. A listener that throws does not
 // stop the others; the first such error is rethrown after all have run.
-import type { AbortSignalLike } from "net/types";
+import type { AbortListener, AbortSignalLike } from "net/types";
+
+type Listener = ((reason: string) => void) | AbortListener;
 
 class Signal implements AbortSignalLike {
 	#aborted = false;
 	#reason: string | undefined = undefined;
-	#listeners: Array<(reason: string) => void> = [];
+	#listeners: Listener[] = [];
 
 	get aborted(): boolean { return this.#aborted; }
 	get reason(): string | undefined { return this.#reason; }
@@ -18,10 +21,19 @@ class Signal implements AbortSignalLike {
 			return () => {};
 		}
 		this.#listeners.push(fn);
-		return () => {
-			const at = this.#listeners.indexOf(fn);
-			if (at >= 0) this.#listeners.splice(at, 1);
-		};
+		return () => this.#remove(fn);
+	}
+
+	listen(listener: AbortListener): void {
+		if (this.#aborted) listener.abort(this.#reason as string);
+		else this.#listeners.push(listener);
+	}
+
+	unlisten(listener: AbortListener): void { this.#remove(listener); }
+
+	#remove(listener: Listener): void {
+		const at = this.#listeners.indexOf(listener);
+		if (at >= 0) this.#listeners.splice(at, 1);
 	}
 
 	fire(reason: string): void {
@@ -32,9 +44,10 @@ class Signal implements AbortSignalLike {
 		this.#listeners = [];
 		let first: unknown = undefined;
 		let failed = false;
-		for (const fn of listeners) {
+		for (const listener of listeners) {
 			try {
-				fn(reason);
+				if (typeof listener === "function") listener(reason);
+				else listener.abort(reason);
 			} catch (error) {
 				if (!failed) first = error;
 				failed = true;

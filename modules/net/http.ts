@@ -36,7 +36,7 @@
 import {
 	HTTP_BODY_MAX_BYTES, HTTP_BODY_START_BYTES, HTTP_CONNECT_TIMEOUT_MS, HTTP_ERROR_BODY_MAX_BYTES,
 	HTTP_ERROR_MESSAGE_MAX_BYTES, HTTP_FIRST_BYTE_TIMEOUT_MS, HTTP_POOL_IDLE_MS, HTTP_POOL_IDLE_PER_ORIGIN,
-	HTTP_READ_BUFFER_BYTES, HTTP_STALE_RETRIES, HTTP_TOTAL_TIMEOUT_MS, HTTP_URL_CACHE_MAX,
+	HTTP_READ_BUFFER_BYTES, HTTP_STALE_RETRIES, HTTP_TIMER_REPEAT_MS, HTTP_TOTAL_TIMEOUT_MS, HTTP_URL_CACHE_MAX,
 } from "budgets";
 import { hasToken, ResponseParser, type ResponseEvents, type ResponseHead } from "net/response";
 import {
@@ -135,8 +135,9 @@ class Connection {
 	readable = 0;
 	connected = false;
 	closed = false;
-	idleTimer: unknown = undefined;
-	onIdleEvent: ((connection: Connection) => void) | undefined;
+	/** While pooled: the client that drops it on any event, and when (its clock). */
+	pool: HttpClient | undefined = undefined;
+	idleDue = Infinity;
 
 	constructor(origin: string) { this.origin = origin; }
 
@@ -162,7 +163,7 @@ class Connection {
 		try {
 			this.readable = typeof count === "number" && count > 0 ? count : -1;
 			if (this.owner) this.owner.readable();
-			else this.onIdleEvent?.(this); // unsolicited bytes: the connection is out of step
+			else this.pool?.dropIdle(this); // unsolicited bytes: the connection is out of step
 		} catch (error) {
 			socketCallbackFailed(this, error);
 		}
@@ -174,7 +175,7 @@ class Connection {
 			const owner = this.owner;
 			this.close();
 			if (owner) owner.failed(message);
-			else this.onIdleEvent?.(this);
+			else this.pool?.dropIdle(this);
 		} catch (error) {
 			socketCallbackFailed(this, error);
 		}
@@ -233,8 +234,10 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 	readonly #settle: HttpSettle;
 	#phase = Phase.Start;
 	#url: ParsedUrl | undefined;
-	#message: Uint8Array[] = [];          // head and body bytes, kept for a replay
-	#sendIndex = 0;
+	// The message, kept for a replay: the head with its framing, then the body (if any).
+	#sendHead: Uint8Array | undefined;
+	#sendBody: Uint8Array | undefined;
+	#sendIndex = 0;                       // 0 head, 1 body, 2 all sent
 	#sendOffset = 0;
 	#connection: Connection | undefined;
 	#reused = false;
@@ -251,8 +254,12 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 	#bytesReceived = 0;
 	#startedAt: number;
 	#firstByteAt = -1;
-	#timers: { connect?: unknown; firstByte?: unknown; total?: unknown } = {};
-	#removeAbortListener: (() => void) | undefined;
+	// Deadlines in the client's clock (Infinity: none); the client's one timer checks them.
+	#connectDue = Infinity;
+	#firstByteDue = Infinity;
+	#totalDue = Infinity;
+	#listening: AbortSignalLike | undefined;     // the signal this exchange listens to as an AbortListener
+	#removeAbortListener: (() => void) | undefined; // or its remover, for a signal without listen()
 
 	constructor(client: HttpClient, request: HttpRequest, settle: HttpSettle) {
 		this.#client = client;
@@ -264,7 +271,7 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 	get done(): boolean { return this.#phase === Phase.Done; }
 
 	start(): void {
-		this.#guard(() => {
+		try {
 			const request = this.#request;
 			const signal: AbortSignalLike | undefined = request.signal;
 			if (signal?.aborted) throw new HttpError("aborted", "aborted");
@@ -275,17 +282,41 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 			const head = this.#client.head(request.method, url, request.headers ?? EMPTY_HEADERS);
 			this.#url = url;
 			this.#closes = head.closes;
-			this.#message = messageBytes(head, body);
-			if (signal) this.#removeAbortListener = signal.addListener(() => this.abort());
+			this.#sendHead = messageHead(head, body);
+			this.#sendBody = body?.length ? body : undefined;
+			if (signal) {
+				if (signal.listen) {
+					this.#listening = signal;
+					signal.listen(this);
+				} else this.#removeAbortListener = signal.addListener(() => this.abort());
+			}
 			if (this.#phase === Phase.Done) return; // the listener fired at once
-			const total = request.totalTimeoutMs ?? HTTP_TOTAL_TIMEOUT_MS;
-			this.#timers.total = this.#client.timer.set(() => this.#timeout("total", total), total);
+			this.#totalDue = this.#client.deadline(request.totalTimeoutMs ?? HTTP_TOTAL_TIMEOUT_MS);
 			this.#acquire();
-		});
+		} catch (error) {
+			this.#finish(toHttpError(error));
+		}
 	}
 
+	/** AbortListener: the signal fired (also the client's close()). */
 	abort(): void {
 		this.#finish(new HttpError("aborted", "aborted"));
+	}
+
+	/** The earliest of this exchange's deadlines (Infinity: none). */
+	get due(): number {
+		const a = this.#connectDue, b = this.#firstByteDue, c = this.#totalDue;
+		return a < b ? (a < c ? a : c) : (b < c ? b : c);
+	}
+
+	/** The client's timer: fails the request with the earliest deadline that has passed, if one has. */
+	expire(now: number): void {
+		const due = this.due;
+		if (this.#phase === Phase.Done || due > now) return;
+		const request = this.#request;
+		if (due === this.#connectDue) this.#timeout("connect", request.connectTimeoutMs ?? HTTP_CONNECT_TIMEOUT_MS);
+		else if (due === this.#firstByteDue) this.#timeout("first_byte", request.firstByteTimeoutMs ?? HTTP_FIRST_BYTE_TIMEOUT_MS);
+		else this.#timeout("total", request.totalTimeoutMs ?? HTTP_TOTAL_TIMEOUT_MS);
 	}
 
 	// ---- connection ----
@@ -302,9 +333,7 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 		}
 		this.#reused = false;
 		if (url.secure && !this.#client.options.TLS) throw new HttpError("tls", "https needs a TLS socket class, and none was given to the HTTP client");
-		const connectMs = this.#request.connectTimeoutMs ?? HTTP_CONNECT_TIMEOUT_MS;
-		this.#clearTimer("connect");
-		this.#timers.connect = this.#client.timer.set(() => this.#timeout("connect", connectMs), connectMs);
+		this.#connectDue = this.#client.deadline(this.#request.connectTimeoutMs ?? HTTP_CONNECT_TIMEOUT_MS);
 		const address = literalAddress(url.host);
 		if (address) return this.#connect(address);
 		this.#phase = Phase.Resolve;
@@ -363,7 +392,7 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 		try {
 			switch (event) {
 				case SocketEvent.Connected:
-					this.#clearTimer("connect");
+					this.#connectDue = Infinity;
 					this.#phase = Phase.Send;
 					this.#pump();
 					break;
@@ -386,25 +415,24 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 
 	#pump(): void {
 		const connection = this.#connection as Connection;
-		while (this.#phase === Phase.Send && this.#sendIndex < this.#message.length && connection.writable > 0) {
-			const piece = this.#message[this.#sendIndex];
+		while (this.#phase === Phase.Send && this.#sendIndex < 2 && connection.writable > 0) {
+			const piece = (this.#sendIndex ? this.#sendBody : this.#sendHead) as Uint8Array;
 			const count = Math.min(piece.length - this.#sendOffset, connection.writable);
 			connection.write(count === piece.length ? piece : piece.subarray(this.#sendOffset, this.#sendOffset + count));
 			this.#bytesSent += count;
 			this.#sendOffset += count;
 			if (this.#sendOffset === piece.length) {
-				this.#sendIndex++;
+				this.#sendIndex = this.#sendIndex || !this.#sendBody ? 2 : 1;
 				this.#sendOffset = 0;
 			}
 		}
-		if (this.#phase === Phase.Send && this.#sendIndex === this.#message.length) {
+		if (this.#phase === Phase.Send && this.#sendIndex === 2) {
 			this.#phase = Phase.Wait;
-			const firstByteMs = this.#request.firstByteTimeoutMs ?? HTTP_FIRST_BYTE_TIMEOUT_MS;
-			this.#timers.firstByte = this.#client.timer.set(() => this.#timeout("first_byte", firstByteMs), firstByteMs);
+			this.#firstByteDue = this.#client.deadline(this.#request.firstByteTimeoutMs ?? HTTP_FIRST_BYTE_TIMEOUT_MS);
 		}
 	}
 
-	get #sendComplete(): boolean { return this.#sendIndex === this.#message.length; }
+	get #sendComplete(): boolean { return this.#sendIndex === 2; }
 
 	// ---- receiving ----
 
@@ -484,7 +512,7 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 	#gotFirstByte(): void {
 		if (this.#firstByteAt >= 0) return;
 		this.#firstByteAt = this.#client.now();
-		this.#clearTimer("firstByte");
+		this.#firstByteDue = Infinity;
 	}
 
 	#isOk(): boolean {
@@ -518,10 +546,11 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 	}
 
 	#restart(): void {
-		this.#clearTimer("firstByte");
+		this.#firstByteDue = Infinity;
 		this.#connection = undefined;
 		this.#sendIndex = 0;
 		this.#sendOffset = 0;
+		this.#parser = undefined;
 		this.#phase = Phase.Start;
 		this.#acquire();
 	}
@@ -556,16 +585,8 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 	// ---- endings ----
 
 	#timeout(which: "connect" | "first_byte" | "total", ms: number): void {
-		this.#guard(() => {
-			const name = which === "first_byte" ? "first-byte" : which;
-			throw new HttpError("timeout", `${name} timeout after ${ms} ms (${(this.#url?.origin ?? this.#request.url)})`, { timeout: which });
-		});
-	}
-
-	#clearTimer(which: "connect" | "firstByte" | "total"): void {
-		const timer = this.#timers[which];
-		if (timer !== undefined) this.#client.timer.clear(timer);
-		this.#timers[which] = undefined;
+		const name = which === "first_byte" ? "first-byte" : which;
+		this.#finish(new HttpError("timeout", `${name} timeout after ${ms} ms (${(this.#url?.origin ?? this.#request.url)})`, { timeout: which }));
 	}
 
 	/** Runs a callback; whatever it throws ends the request with that error. */
@@ -584,9 +605,9 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 		const failed = outcome instanceof HttpError;
 		this.#phase = Phase.Done;
 		this.#attempt++;
-		this.#clearTimer("connect");
-		this.#clearTimer("firstByte");
-		this.#clearTimer("total");
+		this.#connectDue = this.#firstByteDue = this.#totalDue = Infinity;
+		this.#listening?.unlisten?.(this);
+		this.#listening = undefined;
 		this.#removeAbortListener?.();
 		this.#removeAbortListener = undefined;
 		this.#parser?.stop();
@@ -663,18 +684,18 @@ const CONTENT_LENGTH = new Uint8Array([67, 111, 110, 116, 101, 110, 116, 45, 76,
 const CRLF_CRLF_BYTES = 4;
 
 /**
- * The message to send: the head with its framing (one piece, so one socket
- * write: the Content-Length line and the empty line written into it, no
- * string made), then the body.
+ * The head to send with its framing (one piece, so one socket write: the
+ * Content-Length line and the empty line written into it, no string made);
+ * the body follows it.
  */
-function messageBytes(head: Head, body: Uint8Array | undefined): Uint8Array[] {
+function messageHead(head: Head, body: Uint8Array | undefined): Uint8Array {
 	const method = head.method;
 	const bytes = head.bytes, headLength = bytes.length;
 	if (!body && method !== "POST" && method !== "PUT" && method !== "PATCH") {
 		const out = new Uint8Array(headLength + END_OF_HEAD.length);
 		out.set(bytes, 0);
 		out.set(END_OF_HEAD, headLength);
-		return [out];
+		return out;
 	}
 	const length = body ? body.length : 0;
 	let digits = 1;
@@ -689,7 +710,7 @@ function messageBytes(head: Head, body: Uint8Array | undefined): Uint8Array[] {
 	out[at + 1] = 10;
 	out[at + 2] = 13;
 	out[at + 3] = 10;
-	return length ? [out, body as Uint8Array] : [out];
+	return out;
 }
 
 export class HttpClient implements HttpTransport {
@@ -709,6 +730,10 @@ export class HttpClient implements HttpTransport {
 	#closing = false;
 	#resolver: ResolverLike | undefined;
 	readonly #now: () => number;
+	/** The one timer (see deadline()), when it is set for, and its callback, made once. */
+	#timer: unknown = undefined;
+	#timerDue = Infinity;
+	readonly #tick = (): void => this.#sweep();
 
 	constructor(options: HttpClientOptions) {
 		if (typeof options?.TCP !== "function") throw new TypeError("HttpClient needs a TCP socket class (options.TCP)");
@@ -731,10 +756,69 @@ export class HttpClient implements HttpTransport {
 		exchange.start();
 	}
 
+	/**
+	 * A deadline ms from now, in the client's clock, with the client's one
+	 * timer set to fire by then: every request's timeouts and every pooled
+	 * connection's idle time are checked by that timer (#sweep), so a request
+	 * sets up no timer and no closure of its own.
+	 */
+	deadline(ms: number): number {
+		const due = this.#now() + ms;
+		if (due < this.#timerDue) this.#arm(due);
+		return due;
+	}
+
+	#arm(due: number): void {
+		const timer = this.timer;
+		const delay = Math.max(0, Math.ceil(due - this.#now()));
+		this.#timerDue = due;
+		// A Moddable timer made with a repeat interval stays valid after it fires, so it can be
+		// scheduled again (one made without one is gone once it has fired, on the device).
+		if (this.#timer !== undefined && timer.schedule) timer.schedule(this.#timer, delay, HTTP_TIMER_REPEAT_MS);
+		else {
+			if (this.#timer !== undefined) timer.clear(this.#timer);
+			this.#timer = timer.schedule ? timer.set(this.#tick, delay, HTTP_TIMER_REPEAT_MS) : timer.set(this.#tick, delay);
+		}
+	}
+
+	#stopTimer(): void {
+		if (this.#timer !== undefined) this.timer.clear(this.#timer);
+		this.#timer = undefined;
+		this.#timerDue = Infinity;
+	}
+
+	/** The timer fired: what is due fails or goes, then the timer is set for the next deadline, or stopped. */
+	#sweep(): void {
+		this.#timerDue = Infinity;
+		const now = this.#now();
+		// Copies: a request that fails leaves #active, and its callbacks may start others.
+		for (const exchange of [...this.#active]) {
+			try {
+				exchange.expire(now);
+			} catch (error) {
+				logLine("warn", `net/http: a timeout's clean-up failed: ${toHttpError(error).message}`);
+			}
+		}
+		for (const list of [...this.#idle.values()]) {
+			for (const connection of [...list]) if (connection.idleDue <= now) this.dropIdle(connection);
+		}
+		this.#rearm();
+	}
+
+	/** The timer set for the next deadline of what is left, or stopped when nothing is. */
+	#rearm(): void {
+		let next = Infinity;
+		for (const exchange of this.#active) if (exchange.due < next) next = exchange.due;
+		for (const list of this.#idle.values()) for (const connection of list) if (connection.idleDue < next) next = connection.idleDue;
+		if (next === Infinity) this.#stopTimer();
+		else if (next !== this.#timerDue) this.#arm(next);
+	}
+
 	/** Aborts every request in flight and closes every pooled connection. */
 	close(): void {
 		for (const exchange of [...this.#active]) exchange.abort();
-		for (const list of this.#idle.values()) for (const connection of list) this.#dropIdle(connection);
+		for (const list of [...this.#idle.values()]) for (const connection of [...list]) this.dropIdle(connection);
+		this.#rearm(); // stopped, unless a request's callback started another
 		this.#idle.clear();
 		if (this.#reading) this.#closing = true; // freed when the read in progress ends
 		else this.#freeReadBuffer();
@@ -830,21 +914,24 @@ export class HttpClient implements HttpTransport {
 	putIdle(connection: Connection): void {
 		const limit = this.options.maxIdlePerOrigin ?? HTTP_POOL_IDLE_PER_ORIGIN;
 		if (limit <= 0) return connection.close();
-		const list = this.#idle.get(connection.origin) ?? [];
-		while (list.length >= limit) this.#dropIdle(list[0]); // the oldest go first; may unmap an emptied list
-		this.#idle.set(connection.origin, list);
+		let list = this.#idle.get(connection.origin);
+		while (list && list.length >= limit) {
+			this.dropIdle(list[0]); // the oldest go first; may unmap an emptied list
+			list = this.#idle.get(connection.origin);
+		}
+		if (!list) this.#idle.set(connection.origin, list = []);
 		list.push(connection);
-		connection.onIdleEvent = (c) => this.#dropIdle(c);
-		connection.idleTimer = this.timer.set(() => this.#dropIdle(connection), HTTP_POOL_IDLE_MS);
+		connection.pool = this;
+		connection.idleDue = this.deadline(HTTP_POOL_IDLE_MS);
 	}
 
 	#stopIdle(connection: Connection): void {
-		connection.onIdleEvent = undefined;
-		if (connection.idleTimer !== undefined) this.timer.clear(connection.idleTimer);
-		connection.idleTimer = undefined;
+		connection.pool = undefined;
+		connection.idleDue = Infinity;
 	}
 
-	#dropIdle(connection: Connection): void {
+	/** An idle connection goes: the server spoke or closed, it idled too long, or the pool is full or closing. */
+	dropIdle(connection: Connection): void {
 		this.#stopIdle(connection);
 		connection.close();
 		const list = this.#idle.get(connection.origin);

@@ -19,6 +19,13 @@ export interface AbortSignalLike {
 	readonly reason?: string;
 	/** Calls fn once when aborted (at once, synchronously, if already aborted). Returns a remover. */
 	addListener(fn: (reason: string) => void): () => void;
+	/** addListener for an object (its abort(reason) is called), taken away by unlisten: no closure made. Optional. */
+	listen?(listener: AbortListener): void;
+	unlisten?(listener: AbortListener): void;
+}
+
+export interface AbortListener {
+	abort(reason: string): void;
 }
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
@@ -184,8 +191,11 @@ export interface ResolverLike {
 export type ResolverConstructor = new (options: object) => ResolverLike;
 
 export interface TimerLike {
-	set(callback: () => void, ms: number): unknown;
+	/** repeat: fire again every repeat ms after the first (Moddable's Timer.set). */
+	set(callback: () => void, ms: number, repeat?: number): unknown;
 	clear(timer: unknown): void;
+	/** Sets a timer made by set() to fire in ms, then every repeat ms (Moddable's Timer.schedule); without it a timer is cleared and made again. */
+	schedule?(timer: unknown, ms: number, repeat?: number): void;
 }
 
 export interface HttpClientOptions {

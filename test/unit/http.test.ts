@@ -821,6 +821,36 @@ test("Aborter calls each listener once and a removed listener never", () => {
 	assert.equal(aborter.signal.reason, "why");
 });
 
+test("Aborter calls a listening object's abort() in order with the functions, once; an unlistened one never", () => {
+	const aborter = new Aborter();
+	const calls: string[] = [];
+	const one = { abort: (r: string) => calls.push(`one:${r}`) };
+	const two = { abort: () => calls.push("two") };
+	aborter.signal.addListener((r) => calls.push(`fn:${r}`));
+	aborter.signal.listen?.(one);
+	aborter.signal.listen?.(two);
+	aborter.signal.unlisten?.(two);
+	aborter.abort("stop");
+	aborter.abort("again");
+	aborter.signal.listen?.({ abort: (r: string) => calls.push(`late:${r}`) });
+	assert.deepEqual(calls, ["fn:stop", "one:stop", "late:stop"]);
+});
+
+test("the client's one timer fails concurrent requests each at its own deadline, not before it", async () => {
+	const server = new FakeServer({ respond: (r, s) => { if (r.target === "/ok") s.send(response(200, "fine")); } });
+	const { http } = client(server, { maxIdlePerOrigin: 0 });
+	const started = Date.now();
+	const at = (ms: number, path: string) => http.request({ method: "GET", url: `http://127.0.0.1:8080${path}`, firstByteTimeoutMs: ms }).then(
+		() => ({ path, ms: Date.now() - started, kind: "ok" }),
+		(error: HttpError) => ({ path, ms: Date.now() - started, kind: `${error.kind} ${error.timeout ?? ""}` }));
+	const results = await Promise.all([at(400, "/slow"), at(60, "/fast"), at(100_000, "/ok"), at(200, "/middle")]);
+	assert.deepEqual(results.map((r) => `${r.path} ${r.kind}`), ["/slow timeout first_byte", "/fast timeout first_byte", "/ok ok", "/middle timeout first_byte"]);
+	const byPath = Object.fromEntries(results.map((r) => [r.path, r.ms]));
+	assert.ok(byPath["/fast"] >= 60 && byPath["/fast"] < byPath["/middle"] && byPath["/middle"] < byPath["/slow"], `in deadline order: ${JSON.stringify(byPath)}`);
+	assert.ok(byPath["/slow"] >= 400, `not before its deadline: ${byPath["/slow"]} ms`);
+	http.close();
+});
+
 test("start() hears the outcome without a promise: a bad URL before start() returns, a response later, onChunk called as a method of the request", async () => {
 	const server = new FakeServer({ respond: (_r, s) => s.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(["data: a\n\n", "data: b\n\n"])) });
 	const { http, pool } = client(server);
