@@ -49,6 +49,12 @@ export class ChunkedDecoder {
 
 	get done(): boolean { return this.#state === State.Done; }
 
+	/** Readies the decoder for another body. */
+	reset(): void {
+		this.#nextChunk();
+		this.#trailerBytes = 0;
+	}
+
 	/**
 	 * Consumes bytes[start, end) and calls onData with each run of body bytes
 	 * (views into bytes). Returns the index after the last byte consumed: end,

@@ -135,6 +135,8 @@ class Connection {
 	readable = 0;
 	connected = false;
 	closed = false;
+	/** The parser of its responses, made at the first and reset for each next one. */
+	parser: ResponseParser | undefined = undefined;
 	/** While pooled: the client that drops it on any event, and when (its clock). */
 	pool: HttpClient | undefined = undefined;
 	idleDue = Infinity;
@@ -142,6 +144,14 @@ class Connection {
 	constructor(origin: string) { this.origin = origin; }
 
 	open(socket: TcpSocketLike): void { this.socket = socket; }
+
+	/** Its parser, ready for a response told to events. */
+	parserFor(events: ResponseEvents): ResponseParser {
+		const parser = this.parser;
+		if (!parser) return this.parser = new ResponseParser(events);
+		parser.reset(events);
+		return parser;
+	}
 
 	// Socket callbacks: nothing thrown escapes into native code.
 	handleWritable(count: number): void {
@@ -462,7 +472,7 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 				if (left > 0) connection.readable = left > count ? left - count : 0;
 				this.#bytesReceived += count;
 				if (this.#phase !== Phase.Receive) this.#phase = Phase.Receive; // also when the server answers before the request is fully sent
-				const parser = this.#parser ??= new ResponseParser(this);
+				const parser = this.#parser ??= connection.parserFor(this);
 				const consumed = parser.feed(buffer, 0, count);
 				if (this.done) return; // aborted or failed inside a callback
 				if (parser.complete) {
@@ -610,13 +620,15 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 		this.#listening = undefined;
 		this.#removeAbortListener?.();
 		this.#removeAbortListener = undefined;
-		this.#parser?.stop();
+		const parser = this.#parser;
+		parser?.stop();
 		const connection = this.#connection;
 		this.#connection = undefined;
 		if (connection) {
 			connection.owner = undefined;
-			const reusable = !connection.closed && this.#reuseAllowed && this.#parser?.complete === true
+			const reusable = !connection.closed && this.#reuseAllowed && parser?.complete === true
 				&& this.#sendComplete && (!failed || (outcome as HttpError).kind === "status");
+			parser?.release();
 			if (reusable) this.#client.putIdle(connection);
 			else connection.close();
 		}

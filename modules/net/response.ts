@@ -254,8 +254,15 @@ function statusCode(bytes: Uint8Array, start: number, end: number): number {
 	return (d0 - 0x30) * 100 + (d1 - 0x30) * 10 + (d2 - 0x30);
 }
 
+const NO_EVENTS: ResponseEvents = Object.freeze({ onHead: () => {}, onBody: () => {} });
+
+/**
+ * One response at a time; reset() readies it for the next on the same
+ * connection (its chunked decoder and callback are kept: a kept-alive
+ * connection keeps one parser for all its responses).
+ */
 export class ResponseParser {
-	readonly #events: ResponseEvents;
+	#events: ResponseEvents;
 	#state = State.Head;
 	#head: ResponseHead | undefined;
 	/** A head that arrives in more than one input, gathered (made when one does). */
@@ -280,6 +287,29 @@ export class ResponseParser {
 	constructor(events: ResponseEvents, headerMaxBytes = HTTP_HEADER_MAX_BYTES) {
 		this.#events = events;
 		this.#headerMaxBytes = headerMaxBytes;
+	}
+
+	/** Readies the parser for the next response, told to events. */
+	reset(events: ResponseEvents): void {
+		this.#events = events;
+		this.#state = State.Head;
+		this.#head = undefined;
+		this.#headBytes?.clear();
+		this.#headLength = 0;
+		this.#lineText = false;
+		this.#lines = 0;
+		this.#interim = 0;
+		this.#framing = "none";
+		this.#remaining = 0;
+		this.#bodyBytes = 0;
+		this.#keepAlive = false;
+		this.#stopped = false;
+	}
+
+	/** Lets go of the listener (a kept parser must not keep a finished request alive); feed() returns at once until reset(). */
+	release(): void {
+		this.#events = NO_EVENTS;
+		this.#stopped = true;
 	}
 
 	/** Body length announced by Content-Length, or -1. */
@@ -383,7 +413,8 @@ export class ResponseParser {
 			const codings = encoding.toLowerCase();
 			if (codings.slice(codings.lastIndexOf(",") + 1).trim() === "chunked") {
 				this.#framing = "chunked";
-				this.#chunked = new ChunkedDecoder();
+				if (this.#chunked) this.#chunked.reset();
+				else this.#chunked = new ChunkedDecoder();
 			} else this.#framing = "close";
 			if (length !== undefined) this.#keepAlive = false; // smuggling guard: never reuse such a connection
 		} else if (length !== undefined) {

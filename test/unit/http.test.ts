@@ -153,6 +153,32 @@ test("sequential requests to one origin reuse one connection", async () => {
 	assert.equal(server.openSockets, 0, "close() closes pooled connections");
 });
 
+test("one kept-alive connection reads responses of every framing in turn (its parser reset for each)", async () => {
+	const answers = [
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(["ab", "cd"], "X-Trailer: t\r\n"),
+		response(200, "plain"),
+		"HTTP/1.1 100 Continue\r\n\r\n" + response(200, "after interim", { "X-Long": "y".repeat(300) }),
+		"HTTP/1.1 204 No Content\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(["again"]),
+		response(404, "{\"error\":{\"message\":\"nope\"}}"),
+		response(200, "last", { "X-Tag": "z" }),
+	];
+	const server = new FakeServer({ respond: (_r, s, i) => void s.trickle(answers[i], 13, 1) });
+	const { http } = client(server);
+	const seen: string[] = [];
+	for (let i = 0; i < answers.length; i++) {
+		try {
+			const res = await http.request(get());
+			seen.push(`${res.status} ${res.body} ${res.headers["x-tag"] ?? ""}`.trim());
+		} catch (error) {
+			seen.push(`${(error as HttpError).status} ${(error as HttpError).message}`);
+		}
+	}
+	assert.deepEqual(seen, ["200 abcd", "200 plain", "200 after interim", "204", "200 again", "404 HTTP 404: nope", "200 last z"]);
+	assert.equal(server.sockets.length, 1, "one connection throughout");
+	http.close();
+});
+
 test("different origins get different connections", async () => {
 	const server = new FakeServer({ respond: (_r, s) => s.send(response(200, "x")) });
 	const { http } = client(server);
