@@ -60,7 +60,21 @@ export function selectHistory(records: StoredRecord[], budgetBytes: number, capB
 
 /** selectHistory over records already capped and measured (promptRecord). */
 export function selectPromptHistory(records: PromptRecord[], budgetBytes: number): Message[] {
-	return selectWindow((i) => records[i], 0, records.length, budgetBytes);
+	return selectWindow({ items: records, offset: 0, mask: -1 }, 0, records.length, budgetBytes);
+}
+
+/**
+ * Records by index for the window's loops: the record at index i is
+ * items[(offset + i) & mask], null or undefined where there is none: a
+ * util/run KeyedRun's view of its ring, or a plain array (offset 0, mask -1).
+ * The loops below read it inline, never through a function per record: in XS a
+ * call costs far more than the lookup (with a function per lookup, the window
+ * of a 40-record session took ~0.8 million instructions a request).
+ */
+export interface RecordsView {
+	readonly items: ReadonlyArray<PromptRecord | null | undefined>;
+	readonly offset: number;
+	readonly mask: number;
 }
 
 // The kinds and roles compared in the loops below, named once (these loops run over
@@ -72,68 +86,70 @@ const TOOL_RESULT = "tool_result", ASSISTANT_TOOL = "assistant_tool", USER = "us
  * Whether a tool call record and the tool results at [first, stop) (the records
  * there, all tool results) make a whole round: every call answered, every result
  * a call's. Plain loops over indexes: no closure, array or iterator per round
- * (it runs for every round of the window, twice, per request).
+ * (it runs for every round of the window, twice, per request). The next record
+ * is found inline (`do r++; while (r < stop && !record)`), as everywhere here.
  */
-function wholeRound(at: (i: number) => PromptRecord | undefined, call: number, first: number, stop: number): boolean {
-	const message = at(call)!.message;
+function wholeRound(view: RecordsView, call: number, first: number, stop: number): boolean {
+	const { items, offset, mask } = view;
+	const message = items[(offset + call) & mask]!.message;
 	const calls = message.role === ASSISTANT ? message.tool_calls : undefined;
-	if (!calls || !calls.length) return false;
-	for (let c = 0; c < calls.length; c++) {
+	const count = calls ? calls.length : 0;
+	if (!count) return false;
+	for (let c = 0; c < count; c++) {
+		const id = calls![c].id;
 		let answered = false;
-		for (let r = first; r < stop && !answered; r = above(at, r, stop)) {
-			const m = at(r)!.message;
-			answered = m.role === TOOL && m.tool_call_id === calls[c].id;
+		for (let r = first; r < stop && !answered;) {
+			const m = items[(offset + r) & mask]!.message;
+			answered = m.role === TOOL && m.tool_call_id === id;
+			do r++; while (r < stop && !items[(offset + r) & mask]);
 		}
 		if (!answered) return false;
 	}
-	for (let r = first; r < stop; r = above(at, r, stop)) {
-		const m = at(r)!.message;
+	for (let r = first; r < stop;) {
+		const m = items[(offset + r) & mask]!.message;
 		if (m.role !== TOOL) return false;
 		let known = false;
-		for (let c = 0; c < calls.length && !known; c++) known = calls[c].id === m.tool_call_id;
+		for (let c = 0; c < count && !known; c++) known = calls![c].id === m.tool_call_id;
 		if (!known) return false;
+		do r++; while (r < stop && !items[(offset + r) & mask]);
 	}
 	return true;
 }
 
-/** The index of the record before i (below start: none). */
-function below(at: (i: number) => PromptRecord | undefined, i: number, start: number): number {
-	do i--; while (i >= start && !at(i));
-	return i;
-}
-
-/** The index of the record after i (end: none). */
-function above(at: (i: number) => PromptRecord | undefined, i: number, end: number): number {
-	do i++; while (i < end && !at(i));
-	return i;
-}
-
 /**
- * Where the window over the records at indexes [start, end) starts (at(i)
- * undefined: no record there): the newest units are taken walking back until
- * one does not fit, then the window opens at the oldest user message among
- * them (end: an empty window). A unit is one message, or a tool call with every
- * one of its results; a call missing a result and results with no call before
- * them are left out (a round cut by a power loss or a crash). Allocates nothing.
+ * Where the window over the records at indexes [start, end) starts: the newest
+ * units are taken walking back until one does not fit, then the window opens at
+ * the oldest user message among them (end: an empty window). A unit is one
+ * message, or a tool call with every one of its results; a call missing a result
+ * and results with no call before them are left out (a round cut by a power loss
+ * or a crash). Allocates nothing. A KeyedRun's view must hold every index of
+ * [start, end) (each set, if only to null).
  */
-export function windowStart(at: (i: number) => PromptRecord | undefined, start: number, end: number, budgetBytes: number): number {
+export function windowStart(view: RecordsView, start: number, end: number, budgetBytes: number): number {
+	const { items, offset, mask } = view;
 	let used = 0;
 	let from = end;
+	let i = end;
+	do i--; while (i >= start && !items[(offset + i) & mask]);
 	// Back from the newest: each pass consumes at least one record, so bounded by end - start.
-	for (let i = below(at, end, start); i >= start;) {
-		const record = at(i)!;
+	while (i >= start) {
+		const record = items[(offset + i) & mask]!;
 		let unitStart = i, bytes = record.bytes, keep = true;
 		if (record.kind === TOOL_RESULT) {
 			let first = i;
-			for (let j = below(at, i, start); j >= start && at(j)!.kind === TOOL_RESULT; j = below(at, j, start)) {
-				bytes += at(j)!.bytes;
+			let j = i;
+			do j--; while (j >= start && !items[(offset + j) & mask]);
+			for (; j >= start && items[(offset + j) & mask]!.kind === TOOL_RESULT;) {
+				bytes += items[(offset + j) & mask]!.bytes;
 				first = j;
+				do j--; while (j >= start && !items[(offset + j) & mask]);
 			}
-			const call = below(at, first, start);
-			if (call >= start && at(call)!.kind === ASSISTANT_TOOL) {
-				unitStart = call;
-				keep = wholeRound(at, call, first, i + 1);
-				bytes += at(call)!.bytes;
+			// j: the record before the results (below start: none).
+			const call = j >= start ? items[(offset + j) & mask]! : undefined;
+			if (call && call.kind === ASSISTANT_TOOL) {
+				unitStart = j;
+				keep = wholeRound(view, j, first, i + 1);
+				bytes += call.bytes;
 			} else {
 				unitStart = first;   // results with no call before them
 				keep = false;
@@ -144,9 +160,10 @@ export function windowStart(at: (i: number) => PromptRecord | undefined, start: 
 		if (keep) {
 			if (used + bytes > budgetBytes) break;
 			used += bytes;
-			if (at(unitStart)!.message.role === USER) from = unitStart;
+			if (items[(offset + unitStart) & mask]!.message.role === USER) from = unitStart;
 		}
-		i = below(at, unitStart, start);
+		i = unitStart;
+		do i--; while (i >= start && !items[(offset + i) & mask]);
 	}
 	return from;
 }
@@ -156,28 +173,32 @@ export function windowStart(at: (i: number) => PromptRecord | undefined, start: 
  * windowStart; from must be where a unit starts). Pushes alone while it runs, so
  * XS grows out in place.
  */
-export function windowMessages(at: (i: number) => PromptRecord | undefined, from: number, end: number, out: Message[]): void {
+export function windowMessages(view: RecordsView, from: number, end: number, out: Message[]): void {
+	const { items, offset, mask } = view;
 	for (let i = from; i < end;) {
-		const record = at(i);
+		const record = items[(offset + i) & mask];
 		if (!record) {
 			i++;
 			continue;
 		}
-		if (record.kind === TOOL_RESULT) {
-			i = above(at, i, end);   // results with no call before them
-			continue;
-		}
 		if (record.kind !== ASSISTANT_TOOL) {
-			out.push(record.message);
-			i = above(at, i, end);
+			// Results with no call before them are left out.
+			if (record.kind !== TOOL_RESULT) out.push(record.message);
+			do i++; while (i < end && !items[(offset + i) & mask]);
 			continue;
 		}
-		const first = above(at, i, end);
+		let first = i;
+		do first++; while (first < end && !items[(offset + first) & mask]);
 		let j = first;
-		while (j < end && at(j)!.kind === TOOL_RESULT) j = above(at, j, end);
-		if (wholeRound(at, i, first, j)) {
+		while (j < end && items[(offset + j) & mask]!.kind === TOOL_RESULT) {
+			do j++; while (j < end && !items[(offset + j) & mask]);
+		}
+		if (wholeRound(view, i, first, j)) {
 			out.push(record.message);
-			for (let r = first; r < j; r = above(at, r, j)) out.push(at(r)!.message);
+			for (let r = first; r < j;) {
+				out.push(items[(offset + r) & mask]!.message);
+				do r++; while (r < j && !items[(offset + r) & mask]);
+			}
 		}
 		i = j;
 	}
@@ -188,8 +209,8 @@ export function windowMessages(at: (i: number) => PromptRecord | undefined, from
  * then the window's messages in one pass forward. Costs two passes and one
  * array of the messages given.
  */
-export function selectWindow(at: (i: number) => PromptRecord | undefined, start: number, end: number, budgetBytes: number): Message[] {
+export function selectWindow(view: RecordsView, start: number, end: number, budgetBytes: number): Message[] {
 	const out: Message[] = [];
-	windowMessages(at, windowStart(at, start, end, budgetBytes), end, out);
+	windowMessages(view, windowStart(view, start, end, budgetBytes), end, out);
 	return out;
 }

@@ -71,8 +71,6 @@ interface PromptCache {
 	generation: number;
 	/** Per record index: the record, or null when it was left out when read (one array: util/run). */
 	records: KeyedRun<HistoryRecord | null>;
-	/** records.get, null as undefined: what store/history's window functions read (one closure per cache, not per request). */
-	at(index: number): PromptRecord | undefined;
 	/** The capped message of record index, read again (for a backend without its wire piece). */
 	load(index: number): Message;
 }
@@ -501,16 +499,25 @@ export class Sessions {
 		const end = this.#inflight.get(id)?.get(request.request_id) ?? session.count;
 		let bytes = 0;
 		let start = end;
+		let view = cache.records.view();
 		// Bounded by SESSION_HISTORY_MAX_RECORDS and the budget (capped sizes; raw sizes would stop too early).
 		while (start > 0 && end - start < SESSION_HISTORY_MAX_RECORDS && bytes <= SESSION_HISTORY_MAX_BYTES) {
 			const from = Math.max(0, start - SESSION_READ_BATCH_RECORDS, end - SESSION_HISTORY_MAX_RECORDS);
-			this.#readPrompt(session, cache, from, start);
-			for (let i = from; i < start; i++) bytes += cache.records.get(i)?.bytes ?? 0;
+			if (!cache.records.covers(from, start)) {
+				this.#readPrompt(session, cache, from, start);
+				view = cache.records.view();
+			}
+			// The records read inline (the view), not through a call each: see store/history RecordsView.
+			const { items, offset, mask } = view;
+			for (let i = from; i < start; i++) {
+				const record = items[(offset + i) & mask];
+				if (record) bytes += record.bytes;
+			}
 			start = from;
 		}
 		cache.records.dropBelow(start);
-		const at = cache.at;
-		windowMessages(at, windowStart(at, start, end, SESSION_HISTORY_MAX_BYTES), end, out);
+		view = cache.records.view();
+		windowMessages(view, windowStart(view, start, end, SESSION_HISTORY_MAX_BYTES), end, out);
 		return out;
 	}
 
@@ -521,7 +528,6 @@ export class Sessions {
 		const records = new KeyedRun<HistoryRecord | null>();
 		const cache: PromptCache = {
 			file, generation, records,
-			at: (i) => records.get(i) ?? undefined,
 			load: (index) => {
 				const now = this.#session(id);
 				if (now.generation !== generation) throw new Error(`session ${id} was rewritten since its history was read`);

@@ -15,6 +15,15 @@
 
 const FIRST_CAPACITY = 16;   // items; doubled as needed (a power of two, so a mask finds a ring index)
 
+/** A KeyedRun's ring (see view()). */
+export interface RunView<T> {
+	readonly items: ReadonlyArray<T | undefined>;
+	readonly offset: number;
+	readonly mask: number;
+	readonly lo: number;
+	readonly hi: number;
+}
+
 export class KeyedRun<T> {
 	/** The key at the ring's head. */
 	#base = 0;
@@ -74,6 +83,24 @@ export class KeyedRun<T> {
 		this.#head = (this.#head + n) & mask;
 		this.#base += n;
 		this.#span -= n;
+	}
+
+	/**
+	 * The ring as it is now, for loops over many keys that must not make a call
+	 * per item (store/history's window): key k's value is items[(offset + k) & mask]
+	 * for keys in [lo, hi) (undefined: no value). Valid until the next set or dropBelow.
+	 */
+	view(): RunView<T> {
+		return { items: this.#items, offset: this.#head - this.#base, mask: this.#items.length - 1, lo: this.#base, hi: this.#base + this.#span };
+	}
+
+	/** Whether every key in [from, to) has a value; O(1) while the run has no gap. */
+	covers(from: number, to: number): boolean {
+		if (to <= from) return true;
+		if (from < this.#base || to > this.#base + this.#span) return false;
+		if (this.#count === this.#span) return true;
+		for (let k = from; k < to; k++) if (this.get(k) === undefined) return false;
+		return true;
 	}
 
 	#clear(): void {

@@ -7,7 +7,8 @@ import type { AssistantMessage, Message } from "llm/types";
 import { MESSAGE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES } from "budgets";
 import { ProviderFlag } from "core/types";
 import { Sessions } from "store/sessions";
-import { selectHistory, selectPromptHistory, type PromptRecord } from "store/history";
+import { selectHistory, selectPromptHistory, selectWindow, type PromptRecord } from "store/history";
+import { KeyedRun } from "util/run";
 import { capMessage, byteLength } from "store/messages";
 import type { StoredRecord } from "store/session";
 
@@ -206,7 +207,26 @@ test("the window (two passes, no units built) is the reference's for 400 seeded 
 			}
 		}
 		const budget = 50 + random(2000);
-		assert.deepEqual(selectPromptHistory(records, budget), referenceWindow(records, budget), `seed ${seed}`);
+		const reference = referenceWindow(records, budget);
+		assert.deepEqual(selectPromptHistory(records, budget), reference, `seed ${seed}`);
+		// The same records in a ring (as the session's prompt cache holds them), its head moved
+		// by records dropped before them, some left out (null): the same window.
+		const run = new KeyedRun<PromptRecord | null>();
+		const base = 1000 + random(50), dropped = random(40);
+		for (let i = 0; i < dropped; i++) run.set(base + i, null);
+		run.dropBelow(base + dropped);
+		const first = base + dropped;
+		for (let i = 0; i < records.length; i++) run.set(first + i, records[i]);
+		assert.ok(run.covers(first, first + records.length));
+		assert.deepEqual(selectWindow(run.view(), first, first + records.length, budget), reference, `seed ${seed}, in a ring`);
+		const holes = new KeyedRun<PromptRecord | null>();
+		const kept: PromptRecord[] = [];
+		for (let i = 0; i < records.length; i++) {
+			const gone = random(6) === 0;
+			holes.set(first + i, gone ? null : records[i]);
+			if (!gone) kept.push(records[i]);
+		}
+		assert.deepEqual(selectWindow(holes.view(), first, first + records.length, budget), referenceWindow(kept, budget), `seed ${seed}, with records left out`);
 	}
 });
 

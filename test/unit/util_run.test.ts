@@ -27,3 +27,22 @@ test("a run keeps values by key, counts them, and lets go of the old end", () =>
 	assert.equal(run.get(500), "fresh", "an emptied run starts again at any key");
 	assert.throws(() => run.set(501, undefined as unknown as string), "undefined is not a value", TypeError);
 });
+
+test("a run's view reads each key's value inline, and covers() says when a range has no gap", () => {
+	const run = new KeyedRun<string | null>();
+	assert.ok(run.covers(3, 3), "an empty range is covered");
+	assert.ok(!run.covers(0, 1));
+	for (let k = 20; k < 30; k++) run.set(k, `v${k}`);
+	run.dropBelow(26);            // the ring's head moves
+	for (let k = 30; k < 45; k++) run.set(k, k % 5 ? `v${k}` : null);   // and it wraps, then grows
+	const view = run.view();
+	assert.equal(view.lo, 26);
+	assert.equal(view.hi, 45);
+	for (let k = 26; k < 45; k++) assert.equal(view.items[(view.offset + k) & view.mask], run.get(k), `key ${k}`);
+	assert.ok(run.covers(26, 45) && run.covers(30, 31), "null is a value");
+	assert.ok(!run.covers(25, 30) && !run.covers(40, 46), "keys outside the run are not covered");
+	const gaps = new KeyedRun<number>();
+	gaps.set(1, 1);
+	gaps.set(4, 4);
+	assert.ok(gaps.covers(1, 2) && !gaps.covers(1, 5) && gaps.covers(4, 5), "a run with a gap is looked at key by key");
+});
