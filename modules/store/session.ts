@@ -331,14 +331,15 @@ export class SessionFile {
 	/**
 	 * append() for one batch of the core's (core/types ContextRecord): every record
 	 * gets time and request_id, the last one turn_completed when turnCompleted.
-	 * Returns each record's payload length (its stored JSON's bytes).
+	 * Returns each record's payload length (its stored JSON's bytes); `texts`, when
+	 * given, gets each record's stored JSON text ("" for one that had to be capped).
 	 */
-	appendBatch(records: readonly BatchRecord[], turnCompleted: boolean, time: number, requestId: number, commit: boolean): number[] {
-		return this.#append(records, turnCompleted, time, requestId, commit);
+	appendBatch(records: readonly BatchRecord[], turnCompleted: boolean, time: number, requestId: number, commit: boolean, texts?: string[]): number[] {
+		return this.#append(records, turnCompleted, time, requestId, commit, texts);
 	}
 
 	/** The frames of records in one buffer (fields a record lacks come from the arguments), written as append() says. */
-	#append(records: readonly BatchRecord[], lastCompleted: boolean, time: number, requestId: number, commit: boolean): number[] {
+	#append(records: readonly BatchRecord[], lastCompleted: boolean, time: number, requestId: number, commit: boolean, texts?: string[]): number[] {
 		this.#check();
 		const lengths: number[] = [];
 		if (!records.length) return lengths;
@@ -347,8 +348,13 @@ export class SessionFile {
 		let total = 0;
 		for (let i = 0; i < records.length; i++) {
 			const record = records[i];
-			let payload = ArrayBuffer.fromString(JSON.stringify(record.message));
-			if (payload.byteLength > SESSION_RECORD_MAX_BYTES) payload = ArrayBuffer.fromString(JSON.stringify(capForStorage(record.message, SESSION_RECORD_MAX_BYTES)));
+			let text = JSON.stringify(record.message);
+			let payload = ArrayBuffer.fromString(text);
+			if (payload.byteLength > SESSION_RECORD_MAX_BYTES) {
+				payload = ArrayBuffer.fromString(JSON.stringify(capForStorage(record.message, SESSION_RECORD_MAX_BYTES)));
+				text = "";
+			}
+			texts?.push(text);
 			// Checked before anything is written: a frame above the limit would read back as damage.
 			if (payload.byteLength > SESSION_RECORD_MAX_BYTES) throw new Error(`store: a ${record.kind} record of ${payload.byteLength} bytes is over the ${SESSION_RECORD_MAX_BYTES}-byte record limit even after capping`);
 			payloads.push(payload);

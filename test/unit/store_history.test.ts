@@ -9,6 +9,8 @@ import { ProviderFlag } from "core/types";
 import { Sessions } from "store/sessions";
 import { selectHistory, selectPromptHistory, selectWindow, type PromptRecord } from "store/history";
 import { KeyedRun } from "util/run";
+import files from "embedded:storage/files";
+import { replacingFileMembers } from "./files_fakes";
 import { capMessage, byteLength } from "store/messages";
 import type { StoredRecord } from "store/session";
 
@@ -259,4 +261,33 @@ test("a late request in a session its chat has left reads the window for its tur
 	assert.deepEqual(texts(history(b, 4)), ["second question", "second answer"]);
 	sessions.switchSession("telegram", "w2", a);
 	assert.deepEqual(texts(history(a, 5)), ["first question", "first answer", "late question", "late answer"], "read again from the file");
+});
+
+test("a record appended after the window was taken is loaded once from the text in hand, then from the file", () => {
+	let reads = 0;
+	const root = replacingFileMembers(files, (key, real) => key !== "read" ? real : (...args: unknown[]) => {
+		reads++;
+		return (real as (...a: unknown[]) => unknown)(...args);
+	});
+	const watched = new Sessions({ root, log: () => {}, clock: () => clock++ });
+	const id = watched.newSession("test", "loads");
+	const batch = (request_id: number, records: ContextRecord[], turn_completed = false) =>
+		watched.persist({ session_id: id, request: request(id, request_id), records, turn_completed });
+	batch(1, [user("first question")]);
+	batch(1, [final("first answer")], true);
+	const window = () => watched.historyProvider.collect(request(id, 3)) as { content: Message[] };
+	assert.deepEqual(window().content.map((m) => m.stored!.load().content), ["first question", "first answer"], "a window read from the file");
+	batch(2, [user("second question")]);
+	batch(2, [call("c1"), result("c1", "probed")]);
+	batch(2, [final("second answer")], true);
+	const next = window().content;
+	reads = 0;
+	const loaded = next.map((m) => m.stored!.load());
+	assert.deepEqual(texts(loaded), ["first question", "first answer", "second question", "null", "tool:probed", "second answer"]);
+	assert.equal(reads, 4, "only the two records read before were read again (an index entry and a frame each)");
+	assert.deepEqual(loaded[3], { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "probe", arguments: "{}" } }] }, "the tool call as stored");
+	reads = 0;
+	assert.deepEqual(texts(next.slice(2).map((m) => m.stored!.load())), ["second question", "null", "tool:probed", "second answer"], "a second load is the same");
+	assert.equal(reads, 8, "and comes from the file");
+	watched.close();
 });
