@@ -31,6 +31,11 @@ export interface LineEditorOptions {
 }
 
 
+/** Where feedFrom() reads bytes: read() gives the next byte, or anything else (undefined) when there is none. */
+export interface ByteSource {
+	read(): unknown;
+}
+
 const enum State { Text, AfterCR, Escape, Sequence, Overflow }
 
 export class LineEditor {
@@ -96,6 +101,34 @@ export class LineEditor {
 		else if (byte === 0x09) this.#append(0x20);     // a tab is a space
 		else if (byte >= 0x20) this.#append(byte);
 		return undefined;
+	}
+
+	/**
+	 * Takes bytes from source.read() until one ends a line (its event, as feed()
+	 * gives it) or read() has no more (undefined). Text typed on a pipe is stored
+	 * here without a call per byte: a console line came byte by byte through
+	 * feed(), and those calls were most of the main machine's work for an `ask`.
+	 * Bounded by the bytes the source holds.
+	 */
+	feedFrom(source: ByteSource): LineEvent | undefined {
+		const buffer = this.#buffer, max = this.#max, plain = !this.#options.echo;
+		let length = this.#length, text = this.#state === State.Text;
+		for (;;) {
+			const byte = source.read();
+			if (typeof byte !== "number") {
+				this.#length = length;
+				return undefined;
+			}
+			if (plain && text && byte >= 0x20 && byte !== 0x7f && length < max) {
+				buffer[length++] = byte;
+				continue;
+			}
+			this.#length = length;
+			const event = this.feed(byte);
+			if (event) return event;
+			length = this.#length;
+			text = this.#state === State.Text;
+		}
 	}
 
 	/** End of input: the unfinished line, if any. */

@@ -1,8 +1,8 @@
 // console/port: the console on the board's serial port (`embedded:io/serial`:
 // UART0 on the device, stdin/stdout on the lin host), wired to a Repl.
 //
-// Bytes are read one at a time (format "number") and only while the Repl wants
-// input. While CONSOLE_PENDING_LINES lines wait for a running command, nothing
+// Bytes are read one at a time (format "number", Repl.takeFrom) and only while
+// the Repl wants input. While CONSOLE_PENDING_LINES lines wait for a running command, nothing
 // is read: on lin the host's input ring fills and it stops reading stdin, so a
 // pipe's writer waits and no line is lost; when a line has run, the Repl's
 // onRoom reads on. (On the device the UART driver's receive buffer holds what
@@ -38,14 +38,7 @@ export function openConsole(options: Omit<ReplOptions, "write">): Repl {
 	};
 	const serial = new Serial(serialOptions);
 	// Reads while the Repl wants bytes; what is left stays in the port.
-	const pump = () => {
-		let more = repl.wantsInput;
-		while (more) {
-			const value = serial.read();
-			if (typeof value !== "number") return;
-			more = repl.take(value);
-		}
-	};
+	const pump = () => repl.takeFrom(serial);
 	const repl: Repl = new Repl({
 		...options,
 		write: (text) => serial.write(ArrayBuffer.fromString(text)),

@@ -19,7 +19,7 @@
 // the output is the answers alone.
 import { CONSOLE_HISTORY_LINES, CONSOLE_LINE_MAX_BYTES, CONSOLE_PENDING_LINES } from "budgets";
 import type { ConsoleKind } from "host/platform";
-import { LineEditor, type LineEvent } from "console/line";
+import { LineEditor, type ByteSource, type LineEvent } from "console/line";
 import type { CommandTable } from "console/table";
 import { UsageError, type Output } from "console/types";
 import { messageOf } from "util/errors";
@@ -103,15 +103,22 @@ export class Repl {
 	}
 
 	/**
-	 * Takes one console byte, which the caller read while wantsInput was true;
-	 * returns wantsInput after it (a port reads byte by byte with this, no array).
+	 * Takes console bytes from source.read() (a port's, one byte a call) while
+	 * wantsInput, until read() has none: what is left stays in the source (no
+	 * array of bytes taken ahead of the lines that would stop the reading).
 	 */
-	take(byte: number): boolean {
-		const event = this.#editor.feed(byte);
-		if (event) this.#accept(event);
-		const more = this.wantsInput;
-		if (!more && this.accepting) this.#heldBack = true;
-		return more;
+	takeFrom(source: ByteSource): void {
+		if (!this.wantsInput) return;
+		// Each pass ends a line or returns: bounded by the bytes the source holds.
+		for (;;) {
+			const event = this.#editor.feedFrom(source);
+			if (!event) return;
+			this.#accept(event);
+			if (!this.wantsInput) {
+				if (this.accepting) this.#heldBack = true;
+				return;
+			}
+		}
 	}
 
 	/** Takes console bytes; returns how many it consumed (fewer once not accepting, or while the waiting lines are full). */

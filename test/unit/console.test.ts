@@ -304,13 +304,11 @@ test("while the waiting lines are full no more input is taken, and reading goes 
 	const { state, type, repl } = harness([slow]);
 	const input = "slow\n" + Array.from({ length: CONSOLE_PENDING_LINES + 3 }, (_, i) => `config set llm.model m${i}\n`).join("");
 	const firstLines = "slow\n".length + Array.from({ length: CONSOLE_PENDING_LINES }, (_, i) => `config set llm.model m${i}\n`.length).reduce((a, b) => a + b, 0);
-	// As console/port reads: one byte at a time (take), while the console wants input.
+	// As console/port reads: one byte at a time (takeFrom a source), while the console wants input.
 	const all = bytes(input);
 	let used = 0;
-	const pump = () => {
-		let more = repl.wantsInput;
-		while (more && used < all.length) more = repl.take(all[used++]);
-	};
+	const source = { read: () => (used < all.length ? all[used++] : undefined) };
+	const pump = () => repl.takeFrom(source);
 	pump();
 	assert.equal(used, firstLines, "reading stopped once the waiting lines were full");
 	assert.equal(repl.wantsInput, false);
@@ -417,4 +415,32 @@ test("lines and words split as split(/\\r?\\n/) and split(/\\s+/) did, without a
 	assert.equal(found("ask what time is it in 東京?"), "ask|what time is it in 東京?");
 	assert.equal(found("ask"), "ask|");
 	assert.match(found("config"), /^config needs one of: set/);
+});
+
+test("feedFrom gives the events feed gives byte by byte, with and without echo, for 300 seeded random inputs", () => {
+	let state = 7;
+	const random = (n: number) => {
+		state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+		return (state >>> 8) % n;
+	};
+	// Text, line ends, backspace, Ctrl-U, tabs, escapes, arrows, Ctrl-D, bytes of multi-byte characters and stray ones.
+	const alphabet = [0x61, 0x62, 0x20, 0x7a, 0x0a, 0x0d, 0x08, 0x7f, 0x15, 0x09, 0x1b, 0x5b, 0x41, 0x42, 0x04, 0xc3, 0xa9, 0xe2, 0x80, 0xff, 0x01];
+	for (let seed = 0; seed < 300; seed++) {
+		const input = Array.from({ length: random(120) }, () => random(4) ? 0x61 + random(26) : alphabet[random(alphabet.length)]);
+		for (const echoing of [false, true]) {
+			let shownA = "", shownB = "";
+			const maxBytes = 16 + random(3);   // lines overflow too
+			const small = (echo?: (t: string) => void) => new LineEditor({ maxBytes, historyLines: 3, prompt: PROMPT, echo, endOnCtrlD: true });
+			const a = small(echoing ? (t) => (shownA += t) : undefined);
+			const b = small(echoing ? (t) => (shownB += t) : undefined);
+			const expected = feedAll(a, input);
+			let at = 0;
+			const source = { read: () => (at < input.length ? input[at++] : undefined) };
+			const got: LineEvent[] = [];
+			for (let event = b.feedFrom(source); event || at < input.length; event = b.feedFrom(source)) if (event) got.push(event);
+			assert.deepEqual(lines(got), lines(expected), `seed ${seed}, echo ${echoing}`);
+			assert.equal(shownB, shownA, `seed ${seed}: the same echo`);
+			assert.equal(b.typed(), a.typed(), `seed ${seed}: the same unfinished line`);
+		}
+	}
 });
