@@ -200,7 +200,8 @@ export class Sessions {
 	/** The session a channel's chat talks in; the first message of a chat creates one. */
 	currentSession(channel: string, chat_id: string): string {
 		const id = this.#chats.get(`${channel}:${chat_id}`);
-		if (id && this.has(id)) return id;
+		// An open session's files exist (deleteSession closes it): no lookup on flash for every message.
+		if (id && (this.#isOpen(id) || this.has(id))) return id;
 		return this.newSession(channel, chat_id);
 	}
 
@@ -333,6 +334,12 @@ export class Sessions {
 			if (this.#open.has(id)) this.#blocked.set(id, blocked);
 		}
 		return blocked;
+	}
+
+	/** Whether the session is open and usable (its files exist: deleteSession closes it first). */
+	#isOpen(id: string): boolean {
+		const open = this.#open.get(id);
+		return !!open && !open.closed && !open.damaged;
 	}
 
 	/** The open session file, opening (and repairing) it on first use. */
@@ -508,9 +515,8 @@ export class Sessions {
 	#window(request: AgentRequest, out: Message[] = []): Message[] {
 		const id = request.session_id;
 		if (!id) return out;
-		const open = this.#open.get(id);
 		// An open session's files exist (deleteSession closes it): no lookup on flash.
-		if (!(open && !open.closed && !open.damaged) && !this.has(id)) return out;
+		if (!this.#isOpen(id) && !this.has(id)) return out;
 		const session = this.#session(id);
 		const cache = this.#promptCache(id, session);
 		const end = this.#inflight.get(id)?.get(request.request_id) ?? session.count;

@@ -257,6 +257,15 @@ char *fxCStackLimit(void)
 	return limit;
 }
 
+/* heap()'s property names, looked up once per machine: both machines call heap()
+ * after every port message (util/heap keepHeadroom), and eight name lookups were
+ * most of the call. A thread runs one machine at a time, so the cache is per
+ * thread, checked against the machine, and forgotten when the machine is deleted
+ * (a reboot's new machine may get the old one's address). */
+enum { HEAP_CHUNK_USED, HEAP_CHUNK_PEAK, HEAP_CHUNK_SIZE, HEAP_SLOT_USED, HEAP_SLOT_PEAK, HEAP_SLOT_SIZE, HEAP_SOCKETS, HEAP_COLLECTIONS, HEAP_FIGURES };
+static const char *const gHeapNames[HEAP_FIGURES] = { "chunkUsed", "chunkPeak", "chunkSize", "slotUsed", "slotPeak", "slotSize", "sockets", "collections" };
+static __thread struct { xsMachine *machine; xsIdentifier ids[HEAP_FIGURES]; } tHeapIds;
+
 xsMachine *hostCreateMachine(const xsCreation *creation, const char *name)
 {
 	pthread_mutex_lock(&gMachineLock);
@@ -304,6 +313,8 @@ void hostDeleteMachine(xsMachine *machine)
 	pthread_mutex_unlock(&gMachineLock);
 	if (tLoop && tLoop->machine == machine)
 		tLoop->machine = NULL;
+	if (tHeapIds.machine == machine)
+		tHeapIds.machine = NULL;
 }
 
 void fxCreateMachinePlatform(txMachine *the)
@@ -1217,24 +1228,28 @@ static void xs_system_threadCpuMs(xsMachine *the)
 
 static void xs_system_heap(xsMachine *the)
 {
+	if (tHeapIds.machine != the) {
+		for (int i = 0; i < HEAP_FIGURES; i++)
+			tHeapIds.ids[i] = xsID((char *)gHeapNames[i]);
+		tHeapIds.machine = the;
+	}
+	const double figures[HEAP_FIGURES] = {
+		[HEAP_CHUNK_USED] = (double)the->currentChunksSize,
+		[HEAP_CHUNK_PEAK] = (double)the->peakChunksSize,
+		[HEAP_CHUNK_SIZE] = (double)the->maximumChunksSize,
+		[HEAP_SLOT_USED] = (double)the->currentHeapCount * (double)sizeof(txSlot),
+		[HEAP_SLOT_PEAK] = (double)the->peakHeapCount * (double)sizeof(txSlot),
+		[HEAP_SLOT_SIZE] = (double)the->maximumHeapCount * (double)sizeof(txSlot),
+		[HEAP_SOCKETS] = (double)__atomic_load_n(&hostOpenSockets, __ATOMIC_RELAXED),
+		[HEAP_COLLECTIONS] = (double)gCollections,
+	};
 	xsVars(1);
 	xsResult = xsNewObject();
-	xsVar(0) = xsInteger(the->currentChunksSize);
-	xsSet(xsResult, xsID("chunkUsed"), xsVar(0));
-	xsVar(0) = xsInteger(the->peakChunksSize);
-	xsSet(xsResult, xsID("chunkPeak"), xsVar(0));
-	xsVar(0) = xsInteger(the->maximumChunksSize);
-	xsSet(xsResult, xsID("chunkSize"), xsVar(0));
-	xsVar(0) = xsInteger(the->currentHeapCount * (txInteger)sizeof(txSlot));
-	xsSet(xsResult, xsID("slotUsed"), xsVar(0));
-	xsVar(0) = xsInteger(the->peakHeapCount * (txInteger)sizeof(txSlot));
-	xsSet(xsResult, xsID("slotPeak"), xsVar(0));
-	xsVar(0) = xsInteger(the->maximumHeapCount * (txInteger)sizeof(txSlot));
-	xsSet(xsResult, xsID("slotSize"), xsVar(0));
-	xsVar(0) = xsInteger(__atomic_load_n(&hostOpenSockets, __ATOMIC_RELAXED));
-	xsSet(xsResult, xsID("sockets"), xsVar(0));
-	xsVar(0) = xsNumber((double)gCollections);
-	xsSet(xsResult, xsID("collections"), xsVar(0));
+	for (int i = 0; i < HEAP_FIGURES; i++) {
+		/* Whole numbers as integers, as before (a figure past 2^31 as a number). */
+		xsVar(0) = figures[i] <= 0x7fffffff ? xsInteger((xsIntegerValue)figures[i]) : xsNumber(figures[i]);
+		xsSet(xsResult, tHeapIds.ids[i], xsVar(0));
+	}
 }
 
 static void xs_system_gc(xsMachine *the)
