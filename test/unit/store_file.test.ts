@@ -214,6 +214,9 @@ test("a turn's batches wait for its committing batch: one data flush per commit 
 	// A turn of many rounds: flushed every SESSION_UNSYNCED_BATCHES_MAX batches.
 	for (let i = 0; i < 2 * SESSION_UNSYNCED_BATCHES_MAX; i++) session.append(userRecords(1, 10 + i), false);
 	assert.equal(flushes("dat"), 3, `${2 * SESSION_UNSYNCED_BATCHES_MAX} waiting batches, two flushes`);
+	// Committed turns until the index has waited SESSION_INDEX_SYNC_APPENDS appends (bounded by that count).
+	let committed = 0;
+	while (flushes("idx") === 0 && committed < SESSION_INDEX_SYNC_APPENDS) session.append(userRecords(1, 30 + committed++), true);
 	session.append(userRecords(1, 50), false);
 	// The index is flushed only right after a data flush, never ahead of the data.
 	ops.forEach((op, i) => {
@@ -227,7 +230,7 @@ test("a turn's batches wait for its committing batch: one data flush per commit 
 	assert.deepEqual(ops.slice(beforeClose), ["flush dat", "flush idx"], "close commits the waiting batch, data first");
 	const { session: reopened, lines: repaired } = openWith(id);
 	assert.deepEqual(repaired, []);
-	assert.equal(reopened.count, 4 + 2 * SESSION_UNSYNCED_BATCHES_MAX + 1);
+	assert.equal(reopened.count, 4 + 2 * SESSION_UNSYNCED_BATCHES_MAX + committed + 1);
 	reopened.close();
 	assert.deepEqual(lines, []);
 });

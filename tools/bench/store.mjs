@@ -2,7 +2,7 @@
 // the lin host on its files (a temporary --data directory, so flush is a real
 // fsync of whatever disk holds it):
 //   store.append_ms             one ~300-byte record as a turn's last batch: data write + flush +
-//                               index write (the index is flushed every 8th append)
+//                               index write (the index is flushed every 32nd append)
 //   store.turn_ms               a tool turn persisted as the core does it (question, a tool round
 //                               with a 1 KB result, answer): three appends, one data flush
 //   store.read_last24_ms_10k    the last 24 records of a ~10 KiB session, through the index
