@@ -12,5 +12,6 @@ export const jsonMembers: typeof Bytes.jsonMembers = native("xs_bytes_jsonMember
 export const jsonFields: typeof Bytes.jsonFields = native("xs_bytes_jsonFields");
 export const jsonText: typeof Bytes.jsonText = native("xs_bytes_jsonText");
 export const jsonTextInto: typeof Bytes.jsonTextInto = native("xs_bytes_jsonTextInto");
+export const sseEvent: typeof Bytes.sseEvent = native("xs_bytes_sseEvent");
 export const equal: typeof Bytes.equal = native("xs_bytes_equal");
 export const crc32: typeof Bytes.crc32 = native("xs_bytes_crc32");

@@ -343,6 +343,9 @@ export class AnthropicStreamAssembler extends EventAssembler {
 	readonly #at = FIELDS.slots();
 	readonly #atBuffer = this.#at.buffer as ArrayBuffer;
 	#index = 0;
+	// Where the event's type and its delta's type close when they have no escapes (llm/scan plainEnd), -1 otherwise.
+	#typeEnd = -1;
+	#deltaTypeEnd = -1;
 
 	protected clear(): void {
 		for (const state of this.#blocks.values()) {
@@ -366,9 +369,11 @@ export class AnthropicStreamAssembler extends EventAssembler {
 		this.#index = 0;
 		if (at[F.index] >= 0) {
 			// a finite number of at least 0, else 0
-			const n = r.seek(at[F.index]).number();
+			const n = r.integerAt(at[F.index]);
 			this.#index = Number.isFinite(n) && n >= 0 ? n : 0;
 		}
+		this.#typeEnd = r.plainEnd(at[F.type]);
+		this.#deltaTypeEnd = r.plainEnd(at[F.deltaType]);
 	}
 
 	/** The string noted at position, or fallback when there was none. */
@@ -377,8 +382,14 @@ export class AnthropicStreamAssembler extends EventAssembler {
 	}
 
 	#typeIs(name: Uint8Array): boolean {
-		const type = this.#at[F.type];
-		return type >= 0 && this.reader.seek(type).stringIs(name);
+		return this.#is(this.#at[F.type], this.#typeEnd, name);
+	}
+
+	/** Whether the string at position (-1: none) is name: its bytes compared at once when it has no escapes (end: its plainEnd), else decoded. */
+	#is(position: number, end: number, name: Uint8Array): boolean {
+		if (position < 0) return false;
+		if (end >= 0) return this.reader.rangeIs(position + 1, end, name);
+		return this.reader.seek(position).stringIs(name);
 	}
 
 	protected apply(r: JsonReader): void {
@@ -445,20 +456,19 @@ export class AnthropicStreamAssembler extends EventAssembler {
 		const state = this.#blocks.get(index);
 		const at = this.#at;
 		if (!state || at[F.delta] < 0) throw new LlmError("protocol", `content_block_delta for unknown block ${index}`);
-		const type = at[F.deltaType];
+		const type = at[F.deltaType], end = this.#deltaTypeEnd;
 		if (type < 0) return;
 		const sink = this.sink as DeltaSink;
-		r.seek(type);
-		if (r.stringIs(NAME.text_delta)) {
+		if (this.#is(type, end, NAME.text_delta)) {
 			addPiece(r, at[F.text], state.pieces, sink, "text", 0);
-		} else if (r.seek(type).stringIs(NAME.thinking_delta)) {
+		} else if (this.#is(type, end, NAME.thinking_delta)) {
 			addPiece(r, at[F.thinking], state.pieces, sink, "reasoning", 0);
-		} else if (r.seek(type).stringIs(NAME.signature_delta)) {
+		} else if (this.#is(type, end, NAME.signature_delta)) {
 			if (at[F.signature] < 0) state.signature.addString("");
 			else r.addText(at[F.signature], state.signature);
-		} else if (r.seek(type).stringIs(NAME.input_json_delta)) {
+		} else if (this.#is(type, end, NAME.input_json_delta)) {
 			addPiece(r, at[F.partialJson], state.pieces, sink, "tool_call", state.callIndex);
-		} else if (r.seek(type).stringIs(NAME.citations_delta)) {
+		} else if (this.#is(type, end, NAME.citations_delta)) {
 			const citations = arrayAt(state.block, "citations") ?? [];
 			if (at[F.citation] >= 0) state.block.citations = [...citations, r.seek(at[F.citation]).value()];
 		}

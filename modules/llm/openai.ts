@@ -321,9 +321,16 @@ export class OpenAIStreamAssembler extends EventAssembler {
 			throw new LlmError("http", `the LLM stream failed: ${message}`, { retryable: retryableStatus(code), status: code || undefined });
 		}
 		const model = at[F.model];
-		if (model >= 0 && !r.seek(model).stringIs(this.#modelBytes)) {
-			this.#model = r.textAt(model);
-			this.#modelBytes = encodeUtf8(this.#model);
+		if (model >= 0) {
+			// Every event repeats the model's name: compared as bytes, decoded only when it changed (or has escapes).
+			const end = r.plainEnd(model);
+			if (end < 0 || !r.rangeIs(model + 1, end, this.#modelBytes)) {
+				const name = r.textAt(model);
+				if (name !== this.#model) {
+					this.#model = name;
+					this.#modelBytes = encodeUtf8(name);
+				}
+			}
 		}
 		if (at[F.usage] >= 0) this.#usage = usageOf({ usage: r.seek(at[F.usage]).value() });
 		if (at[F.choice] < 0) return;
@@ -341,7 +348,7 @@ export class OpenAIStreamAssembler extends EventAssembler {
 	}
 
 	#toolFragment(r: JsonReader, fragment: Fragment, sink: DeltaSink): void {
-		const wireIndex = fragment.index >= 0 ? r.seek(fragment.index).number() : this.#callCount;
+		const wireIndex = fragment.index >= 0 ? r.integerAt(fragment.index) : this.#callCount;
 		let at = this.#callIndex.get(wireIndex);
 		if (at === undefined) {
 			at = this.#callCount++;

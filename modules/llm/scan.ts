@@ -499,6 +499,39 @@ export class JsonReader {
 		return added >= 0 ? added > 0 : pieces.addString(this.seek(position).string());
 	}
 
+	/**
+	 * Where the string at position (its quote, noted by fields()) closes when it
+	 * has no escape, so rangeIs() can compare it; -1 when it has escapes (compare
+	 * with stringIs()) or is no string.
+	 */
+	plainEnd(position: number): number {
+		const bytes = this.#bytes;
+		if (position < 0 || bytes[position] !== QUOTE) return -1;
+		const stop = jsonStringStop(bytes, position + 1, this.#end);
+		return stop >= 0 && bytes[stop] === QUOTE ? stop : -1;
+	}
+
+	/** Whether bytes[start, end) are exactly name's bytes (a string noted with plainEnd(): start is after its quote). */
+	rangeIs(start: number, end: number, name: Uint8Array): boolean {
+		return equal(this.#bytes, start, end, name);
+	}
+
+	/**
+	 * The number at position (noted by fields() or members(), checked): a plain
+	 * integer of up to 9 digits read from its bytes, anything else by number().
+	 */
+	integerAt(position: number): number {
+		const bytes = this.#bytes, end = this.#end;
+		let value = 0, i = position;
+		for (; i < end && i - position < 9; i++) {
+			const b = bytes[i];
+			if (b < ZERO || b > NINE) break;
+			value = value * 10 + (b - ZERO);
+		}
+		if (i > position && (i >= end || (bytes[i] !== DOT && (bytes[i] | 0x20) !== 0x65 && (bytes[i] < ZERO || bytes[i] > NINE)))) return value;
+		return this.seek(position).number();
+	}
+
 	/** The kind of the value at position (noted earlier); Kind.None for -1. */
 	kindAt(position: number): Kind {
 		return position < 0 ? Kind.None : this.seek(position).kind();

@@ -149,10 +149,10 @@ export interface ChatOptions {
 	signal?: AbortSignalLike;
 	onEvent?: (event: LlmEvent) => void;
 	/**
-	 * Which event types onEvent hears, asked before
-	 * each streamed delta is made: a message_update nobody hears costs no event,
-	 * delta or string. Without it, onEvent hears every type. Must be cheap; a
-	 * throw counts as true.
+	 * Which event types onEvent hears, asked before streamed deltas are made
+	 * (once per chunk of the stream): a message_update nobody hears costs no
+	 * event, delta or string. Without it, onEvent hears every type. Must be
+	 * cheap; a throw counts as true.
 	 */
 	hears?: (type: LlmEvent["type"]) => boolean;
 }

@@ -296,6 +296,8 @@ class Attempt implements HttpRequest, HttpSettle, DeltaSink {
 	#assembler: StreamAssembler | undefined = undefined;
 	#sse: SseParser | undefined = undefined;
 	#streamed = 0;
+	/** Whether deltas are heard during the chunk being read: 1 yes, 0 no, -1 not asked yet. */
+	#hears = -1;
 	/** An unstreamed reply, read from the client's (PSRAM) body buffer: no string of the whole body. */
 	#whole: ParsedReply | undefined = undefined;
 	#bodyBuffer: ArrayBufferLike | undefined = undefined;
@@ -343,6 +345,7 @@ class Attempt implements HttpRequest, HttpSettle, DeltaSink {
 	/** onChunk: streamed body bytes, through the SSE parser into the assembler. */
 	streamChunk(bytes: Uint8Array): void {
 		this.#start();
+		this.#hears = -1;
 		try {
 			this.#streamed += bytes.length;
 			if (this.#streamed > LLM_REPLY_MAX_BYTES) throw new LlmError("network", `the LLM reply is larger than ${LLM_REPLY_MAX_BYTES} bytes; it was cut off: lower llm.max_tokens or ask for a shorter answer`);
@@ -431,16 +434,27 @@ class Attempt implements HttpRequest, HttpSettle, DeltaSink {
 		this.#emit({ type: "message_start", attempt: 1 });
 	}
 
-	/** DeltaSink: whether the caller hears message_update now (ChatOptions.hears, asked as a method of its options). */
+	/**
+	 * DeltaSink: whether the caller hears message_update now (ChatOptions.hears,
+	 * asked as a method of its options once per chunk of the stream: the events
+	 * of one chunk are read at once, with no turn of the event loop between them).
+	 */
 	hearsDeltas(): boolean {
-		const options = this.#options;
-		if (!options?.onEvent) return false;
-		if (!options.hears) return true;
-		try {
-			return options.hears(UPDATE);
-		} catch {
-			return true;   // as if it had not said
+		let hears = this.#hears;
+		if (hears < 0) {
+			const options = this.#options;
+			if (!options?.onEvent) hears = 0;
+			else if (!options.hears) hears = 1;
+			else {
+				try {
+					hears = options.hears(UPDATE) ? 1 : 0;
+				} catch {
+					hears = 1;   // as if it had not said
+				}
+			}
+			this.#hears = hears;
 		}
+		return hears === 1;
 	}
 
 	/** DeltaSink: a streamed delta, as a message_update event. */

@@ -1,7 +1,7 @@
 // host/bytes (hosts/common/bytes/bytes.c, the same C on the device): what each
 // scan finds at the edges of its range, and that every bad argument throws a
 // specific error before a byte is read.
-import { crc32, equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto, utf8Invalid } from "host/bytes";
+import { crc32, equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto, sseEvent, utf8Invalid } from "host/bytes";
 import { allocate, free } from "psram";
 import { assert, test } from "testing";
 
@@ -373,6 +373,28 @@ test("jsonText and jsonTextInto: a string decoded in one call, escapes and UTF-8
 	}
 	const big = ascii(`"${"x".repeat(20000)}\\n"`);
 	assert.equal(jsonText(big, 0, big.length), `${"x".repeat(20000)}\n`);
+});
+
+test("sseEvent: one event's end and its data line's value; -1 for an event not ended in the range, -2 for several data lines", () => {
+	const out = new Int32Array(2);
+	const run = (text: string, from = 0) => {
+		const bytes = ascii(text);
+		return [sseEvent(bytes, from, bytes.length, out.buffer), out[0], out[1]];
+	};
+	assert.deepEqual(run("data: ab\n\nnext"), [10, 6, 8]);
+	assert.deepEqual(run("event: e\r\n: c\r\ndata:ab\r\n\r\n"), [26, 20, 22], "CRLF, comments and other fields skipped, no space");
+	assert.deepEqual(run("data:  a\r\rx"), [10, 6, 8], "CR line ends; one space dropped, not two");
+	assert.deepEqual(run("data\n\n"), [6, 4, 4], "a bare field name: an empty value");
+	assert.deepEqual(run("dataa: x\nid: 1\n\n"), [16, -1, -1], "no data line: none");
+	assert.deepEqual(run("\n"), [1, -1, -1], "a blank line at from");
+	assert.deepEqual(run("data: a\ndata: b\n\n")[0], -2, "two data lines");
+	assert.deepEqual(run("data: a\n")[0], -1, "no blank line yet");
+	assert.deepEqual(run("data: a\n\r")[0], -1, "a CR last: maybe half a CRLF");
+	assert.deepEqual(run("data: a")[0], -1, "no line end");
+	assert.deepEqual(run("xxdata: a\n\n", 2), [11, 8, 9], "from inside the buffer");
+	assert.throws(() => sseEvent(ascii("data\n\n"), 0, 6, new ArrayBuffer(4)), "bytes: sseEvent: out has room for 1 positions, not 2", RangeError);
+	assert.throws(() => (sseEvent as Loose)(ascii("data\n\n"), 0, 6), "bytes: sseEvent: argument 4 must be a Uint8Array or an ArrayBuffer", TypeError);
+	assert.throws(() => sseEvent(ascii("data\n\n"), 4, 2, out.buffer), "bytes: sseEvent: from 4 is after end 2", RangeError);
 });
 
 test("crc32: the IEEE CRC-32 check value, continued across pieces, over views, empty ranges and every crc argument", () => {

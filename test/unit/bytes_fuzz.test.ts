@@ -6,7 +6,7 @@
 // must throw RangeError, never read. Then net/utf8's sanitiser, now built on
 // utf8Invalid, must give exactly what the JavaScript-only sanitiser gave.
 import { option } from "host/platform";
-import { crc32, equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto, utf8Invalid } from "host/bytes";
+import { crc32, equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto, sseEvent, utf8Invalid } from "host/bytes";
 import { JsonReader, JsonSyntax, TextPieces } from "llm/scan";
 import { sanitizeUtf8 } from "net/utf8";
 import { generator } from "test/fuzz";
@@ -345,6 +345,21 @@ test("fuzz: jsonText and jsonTextInto decode a string as JsonReader.string() doe
 			if (rand(3)) reader.reset(bytes).addText(0, pieces);
 			else pieces.addString(expected);
 			assert.equal(pieces.text(), before + expected, `case ${n}: TextPieces`);
+		}
+	}
+});
+
+test("fuzz: sseEvent on random bytes stays in its range: an index after from or -1 / -2, and a data range inside the event", () => {
+	const rand = generator(SEED + 7);
+	const out = new Int32Array(2);
+	for (let n = 0; n < ITERATIONS * 4; n++) {
+		const view = rand(2) ? randomView(rand) : ascii(["data: a\n\n", "data:\r\n\r\n", ": x\n\n", "data: a\ndata: b\n\n", "event: e\r\r"][rand(5)]);
+		const from = rand(view.length + 1), end = from + rand(view.length - from + 1);
+		const result = sseEvent(view, from, end, out.buffer);
+		assert.ok(result === -1 || result === -2 || (result > from && result <= end), `case ${n}: ${result} for [${from}, ${end})`);
+		if (result > 0) {
+			assert.ok(out[0] === -1 || (out[0] >= from && out[0] <= out[1] && out[1] < result), `case ${n}: data [${out[0]}, ${out[1]}) inside [${from}, ${result})`);
+			assert.ok(view[result - 1] === 0x0A || view[result - 1] === 0x0D, `case ${n}: the event ends after a line end`);
 		}
 	}
 });

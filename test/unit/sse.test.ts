@@ -143,3 +143,30 @@ test("reset() makes a failed parser read a new stream from its start", () => {
 	parser.push(bytes("\n"));
 	assert.deepEqual(data, ["one", "two"]);
 });
+
+test("fuzz: random streams (fields, comments, CR / LF / CRLF, several data lines, events without data) give the same data in both modes at random splits", () => {
+	let seed = 0x55E0;
+	const rand = (n: number) => {
+		seed = (seed * 1103515245 + 12345) >>> 0;
+		return (seed >>> 8) % n;
+	};
+	const ends = ["\n", "\r", "\r\n"];
+	const lines = ["data: x", "data:y", "data", "data:  two spaces", "event: e", ": comment", "id: 7", "retry: 5", "other: z", "dat", "data: {\"a\":\"é\"}", "dataa: no", ":"];
+	for (let n = 0; n < 300; n++) {
+		let text = rand(5) ? "" : "\ufeff";
+		for (let events = rand(5); events > 0; events--) {
+			for (let count = rand(4); count > 0; count--) text += lines[rand(lines.length)] + ends[rand(3)];
+			text += ends[rand(3)];
+		}
+		if (rand(3)) text += lines[rand(lines.length)];
+		const stream = bytes(text);
+		const pieces: Uint8Array[] = [];
+		for (let at = 0; at < stream.length;) {
+			const next = Math.min(stream.length, at + 1 + rand(rand(2) ? 8 : 64));
+			pieces.push(stream.subarray(at, next));
+			at = next;
+		}
+		parse(pieces);
+		parse([stream]);
+	}
+});

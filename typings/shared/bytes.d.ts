@@ -85,6 +85,17 @@ declare module "host/bytes" {
 	 * is always room enough).
 	 */
 	export function jsonTextInto(bytes: Uint8Array | ArrayBuffer, from: number, end: number, out: Uint8Array | ArrayBuffer, at: number): number;
+	/**
+	 * The server-sent event that starts at from (a line start, nothing of it read
+	 * before) as net/sse reads it for a data sink (lines end in LF, CR or CRLF;
+	 * comments and fields other than "data" skipped; a data value loses one
+	 * leading space): the index after its blank line, and in out (the buffer of an
+	 * Int32Array of at least 2) its one data line's value [out[0], out[1]), or -1
+	 * and -1 when it has none. -1 when the event does not end before end (a CR
+	 * as the range's last byte may be half a CRLF), -2 when it has more than one
+	 * data line: net/sse reads those itself.
+	 */
+	export function sseEvent(bytes: Uint8Array | ArrayBuffer, from: number, end: number, out: ArrayBuffer): number;
 	/** Whether bytes[from, end) are exactly the bytes of other. */
 	export function equal(bytes: Uint8Array | ArrayBuffer, from: number, end: number, other: Uint8Array | ArrayBuffer): boolean;
 	/**

@@ -714,6 +714,49 @@ static void jsonTextWrite(const uint8_t *data, size_t from, size_t close, uint8_
 	}
 }
 
+/* ---- server-sent events: one event's data line -------------------------- */
+
+/* The event that starts at data[i] (a line start, nothing pending), read as
+ * net/sse reads it for a data sink (only "data" fields count; comments and
+ * other fields are skipped): the index after its blank line, with its one data
+ * line's value in [*valueStart, *valueEnd) (-1 when it has none); -1 when the
+ * event does not end before end (or a CR ends the range: it may be half a
+ * CRLF), -2 when it has more than one data line (net/sse joins them). */
+static long bytesSseEvent(const uint8_t *data, size_t i, size_t end, long *valueStart, long *valueEnd)
+{
+	*valueStart = *valueEnd = -1;
+	for (;;) {
+		long at = bytesFind2(data, i, end, '\n', '\r');
+		if (at < 0)
+			return -1;
+		size_t j = (size_t)at, next = j + 1;
+		if (data[j] == '\r') {
+			if (next >= end)
+				return -1;
+			if (data[next] == '\n')
+				next++;
+		}
+		if (j == i)
+			return (long)next;
+		if (data[i] != ':') {
+			long colon = bytesFind2(data, i, j, ':', ':');
+			size_t nameEnd = colon < 0 ? j : (size_t)colon;
+			if (nameEnd - i == 4 && !memcmp(data + i, "data", 4)) {
+				if (*valueStart >= 0)
+					return -2;
+				size_t value = nameEnd + 1;
+				if (value < j && data[value] == ' ')
+					value++;
+				if (value > j)
+					value = j;
+				*valueStart = (long)value;
+				*valueEnd = (long)j;
+			}
+		}
+		i = next;
+	}
+}
+
 /* ---- arguments -------------------------------------------------------- */
 
 /* XS buffer lengths and the indexes returned fit a 32-bit integer. */
@@ -959,4 +1002,19 @@ void xs_bytes_jsonTextInto(xsMachine *the)
 		jsonTextWrite(data, from, (size_t)close, out + at);
 		setIndex(the, (long)(at + length));
 	}
+}
+
+void xs_bytes_sseEvent(xsMachine *the)
+{
+	size_t from, end, outLength;
+	const uint8_t *data = rangeArguments(the, "sseEvent", &from, &end);
+	uint8_t *out = writableArgument(the, "sseEvent", 3, &outLength);
+	if (outLength < 8)
+		xsRangeError("bytes: sseEvent: out has room for %u positions, not 2", (unsigned)(outLength / 4));
+	/* The arguments since data were buffers: no collection moved it. */
+	long valueStart, valueEnd;
+	long next = bytesSseEvent(data, from, end, &valueStart, &valueEnd);
+	int32_t range[2] = { (int32_t)valueStart, (int32_t)valueEnd };
+	memcpy(out, range, 8);
+	setIndex(the, next);
 }

@@ -12,8 +12,8 @@
  * another 1-byte typed array) or an ArrayBuffer, and whole numbers with
  * 0 <= from <= end <= its byte length; anything else throws a TypeError or a
  * RangeError naming the function and the argument. Nothing is read outside
- * [from, end) and nothing is written but the out of jsonMembers, jsonFields
- * and jsonTextInto;
+ * [from, end) and nothing is written but the out of jsonMembers, jsonFields,
+ * jsonTextInto and sseEvent;
  * no entry point allocates but jsonText (the string it returns).
  */
 #ifndef XSCLAW_BYTES_H
@@ -61,6 +61,11 @@ void xs_bytes_jsonText(xsMachine *the);
  * them; -1 when jsonText would give undefined, -2 when out has no room for them
  * (nothing written either way). */
 void xs_bytes_jsonTextInto(xsMachine *the);
+/* sseEvent(bytes, from, end, out): the server-sent event starting at from (a
+ * line start) as net/sse reads it for a data sink: the index after its blank
+ * line, its one data line's value range in out (two Int32, -1 when none); -1
+ * when it does not end before end, -2 when it has more data lines. */
+void xs_bytes_sseEvent(xsMachine *the);
 /* equal(bytes, from, end, other): whether bytes[from, end) are exactly the bytes
  * of other (a Uint8Array or an ArrayBuffer). */
 void xs_bytes_equal(xsMachine *the);

@@ -14,5 +14,6 @@ export const jsonMembers: typeof Bytes.jsonMembers = native.jsonMembers;
 export const jsonFields: typeof Bytes.jsonFields = native.jsonFields;
 export const jsonText: typeof Bytes.jsonText = native.jsonText;
 export const jsonTextInto: typeof Bytes.jsonTextInto = native.jsonTextInto;
+export const sseEvent: typeof Bytes.sseEvent = native.sseEvent;
 export const equal: typeof Bytes.equal = native.equal;
 export const crc32: typeof Bytes.crc32 = native.crc32;

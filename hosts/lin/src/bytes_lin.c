@@ -18,6 +18,7 @@ void hostInstallBytes(xsMachine *the, xsSlot *native)
 	hostDefineFunction(the, &xsVar(0), "jsonFields", xs_bytes_jsonFields, 6);
 	hostDefineFunction(the, &xsVar(0), "jsonText", xs_bytes_jsonText, 3);
 	hostDefineFunction(the, &xsVar(0), "jsonTextInto", xs_bytes_jsonTextInto, 5);
+	hostDefineFunction(the, &xsVar(0), "sseEvent", xs_bytes_sseEvent, 4);
 	hostDefineFunction(the, &xsVar(0), "equal", xs_bytes_equal, 4);
 	hostDefineFunction(the, &xsVar(0), "crc32", xs_bytes_crc32, 4);
 	xsDefine(*native, xsID("Bytes"), xsVar(0), xsDontEnum);
