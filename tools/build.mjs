@@ -53,7 +53,10 @@ export function m32Runner() {
 	if (m32RunnerFound !== undefined) return m32RunnerFound ?? undefined;
 	const answers = (command, args) => /--modules is required/.test(spawnSync(command, args, { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] }).stderr ?? "");
 	const binary = hostBinary("m32");
-	m32RunnerFound = answers(binary, []) ? [] : answers("qemu-i386", [binary]) ? ["qemu-i386"] : null;
+	// Tried through bash's exec: where the kernel refuses the program (ENOEXEC),
+	// execvp (node's spawn) would hand it to /bin/sh as a script; bash says
+	// "cannot execute binary file" instead.
+	m32RunnerFound = answers("bash", ["-c", 'exec "$0"', binary]) ? [] : answers("qemu-i386", [binary]) ? ["qemu-i386"] : null;
 	return m32RunnerFound ?? undefined;
 }
 
