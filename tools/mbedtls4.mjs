@@ -23,8 +23,8 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const TARBALL = "mbedtls-4.0.0.tar.gz";
-/** The lin host's m32 variant (hosts/lin/Makefile): its Mbed TLS is built with the same word size and type sizes. */
-export const M32_CFLAGS = "-m32 -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64";
+/** The lin host's m32 variant (hosts/lin/Makefile, M32: the same flags): its Mbed TLS is built with the same word size and type sizes. */
+export const M32_CFLAGS = "-m32 -msse2 -mfpmath=sse -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64";
 export const MBEDTLS4_USER_CONFIG = join(ROOT, "hosts", "lin", "mbedtls4", "crypto_user_config.h");
 
 function ancestors(dir) {
@@ -79,7 +79,7 @@ export function mbedtls4Prefix({ log = (m) => process.stderr.write(m + "\n"), lo
 	const tarball = findMbedtls4Tarball(looked);
 	if (!tarball) return null;
 	const key = sha256(readFileSync(tarball)).slice(0, 16) + "-" + sha256(readFileSync(MBEDTLS4_USER_CONFIG)).slice(0, 8);
-	const base = join(cacheRoot(), `mbedtls-4.0.0-${key}${m32 ? "-m32" : ""}`);
+	const base = join(cacheRoot(), `mbedtls-4.0.0-${key}${m32 ? `-m32-${sha256(M32_CFLAGS).slice(0, 8)}` : ""}`);
 	const prefix = join(base, "install");
 	const done = join(prefix, "built.stamp");
 	if (existsSync(done)) return prefix;
