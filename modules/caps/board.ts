@@ -69,14 +69,15 @@ export function boardTools(deps: BoardDeps): Capability[] {
 				const zone = typeof args.timezone === "string" ? zoneNamed(args.timezone) : deps.zone();
 				const wall = deps.wallClockMs();
 				const clockSet = wall >= CLOCK_SET_AFTER_MS;
-				return JSON.stringify({
+				const answer: Record<string, unknown> = {
 					utc: clockSet ? new Date(wall).toISOString() : null,
 					local: clockSet ? formatLocal(wall, zone) : null,
 					timezone: zone.name,
 					clock_set: clockSet,
-					...(clockSet ? {} : { note: "the clock is not set yet (no network time): the date is unknown" }),
-					uptime_s: uptimeSeconds(deps),
-				});
+				};
+				if (!clockSet) answer.note = "the clock is not set yet (no network time): the date is unknown";
+				answer.uptime_s = uptimeSeconds(deps);
+				return JSON.stringify(answer);
 			},
 		},
 		{

@@ -135,9 +135,10 @@ export function formatLocal(utcMs: number, zone: TimeZone): string {
 	const offset = zone.offsetAt(utcMs);
 	const sign = offset < 0 ? "-" : "+";
 	const abs = Math.abs(offset);
-	return `${p.year}-${two(p.month)}-${two(p.day)} ${two(p.hour)}:${two(p.minute)}:${two(p.second)} (${sign}${two(Math.floor(abs / 60))}:${two(abs % 60)})`;
+	// One concat: in XS a template literal makes each intermediate string (get_time runs this per call).
+	return String(p.year).concat("-", two(p.month), "-", two(p.day), " ", two(p.hour), ":", two(p.minute), ":", two(p.second), " (", sign, two(Math.floor(abs / 60)), ":", two(abs % 60), ")");
 }
 
 function two(n: number): string {
-	return n < 10 ? `0${n}` : String(n);
+	return n < 10 ? "0".concat(String(n)) : String(n);
 }
