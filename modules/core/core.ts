@@ -354,122 +354,159 @@ export class Core {
 		if (request) this.#execute(request);
 	};
 
-	/**
-	 * One request from its start to its end (the loop, a failure's note, agent_end,
-	 * the response), then the next is scheduled. Never rejects. One async function
-	 * for the whole request, the LLM calls included: in XS every async call and
-	 * promise costs heap, per request and per round.
-	 */
-	async #execute(request: AgentRequest): Promise<void> {
+	/** Starts a request: its state, agent_start, then its loop (never rejects). */
+	#execute(request: AgentRequest): void {
+		let run: Run;
 		try {
-			const run = newRun(request, this.#now(), minuteOf(this.#wallNow()));
+			run = newRun(request, this.#now(), minuteOf(this.#wallNow()));
 			run.system = this.#system;
 			this.#run = run;
-			let response: AgentResponse = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: "the request ended unexpectedly" };
-			let outcome: CoreMetrics["outcome"] = "error";
-			try {
-				if (this.#heard("agent_start")) this.#emit(run, { type: "agent_start", request });
-				try {
-					// The loop, inline (see above). Every pass either ends the request, counts
-					// a round (at most maxIterations) or takes at least one interrupt (at most
-					// CORE_INTERRUPTS_PER_REQUEST_MAX).
-					const begun = this.#begin(run);
-					let text = typeof begun === "string" ? begun : undefined;
-					if (text === undefined) {
-						if (begun) await begun;
-						run.userPersisted = true;
-					}
-					const passes = this.#maxIterations + CORE_INTERRUPTS_PER_REQUEST_MAX + 1;
-					for (let pass = 0; text === undefined && pass < passes; pass++) {
-						this.#checkpoint(run, "BEFORE_BUILDING_CONTEXT");
-						if (run.inserts.length) await this.#takeInserts(run); // checkpoint 1: context is built next anyway
-						this.#checkpoint(run, "BUILDING_CONTEXT");
-						const built = buildContext(run, this.#systemPrompt, this.#providers);
-						const chatRequest = built instanceof Promise ? await built : built;
-						this.#checkpoint(run, "BEFORE_LLM_HTTP");
-						if (run.inserts.length && await this.#takeInserts(run)) continue; // checkpoint 2: rebuild with the new text
+			if (this.#heard("agent_start")) this.#emit(run, { type: "agent_start", request });
+		} catch (error) {
+			this.#run = undefined;
+			this.#log(`core: ${this.agentId}: the executor failed: ${failureText(error)}`);
+			if (this.#mailbox.queued) this.#schedulePump();
+			return;
+		}
+		this.#loop(run);
+	}
 
-						const iteration = ++run.rounds;
-						if (this.#heard("turn_start")) this.#emit(run, { type: "turn_start", iteration });
-						this.#phase = "IN_LLM_HTTP";
-						// The LLM call. Not raced with the signal: a ChatModel settles once its
-						// signal aborts (the contract in core/types).
-						const options = this.#callOptions(run);
-						const started = this.#now();
-						let ended = 0;
-						let reply: ChatResponse;
-						try {
-							reply = await this.#model.chat(chatRequest, options);
-							ended = this.#now();
-							this.#accept(run, reply);
-						} catch (error) {
-							if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
-							if (run.cancelled) throw new RequestFailure(CANCELLED);
-							if (!run.interruptAbort) throw error;
-							// checkpoint 3: an interrupt aborted the call; neither a failure nor a round.
-							run.rounds--;
-							this.#phase = "BEFORE_BUILDING_CONTEXT";
-							await this.#takeInserts(run);
-							continue;
-						} finally {
-							run.call = undefined;
-							run.llmMs += (ended || this.#now()) - started;
-							this.#sampleHeap(run);
-						}
-						const calls = reply.message.tool_calls ?? [];
-						if (!calls.length) {
-							this.#phase = "FINALIZING";
-							if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
-							const saving = this.#persist(run, request, [{ kind: "assistant_final", message: reply.message }], true);
-							if (saving) await saving;
-							text = reply.message.content ?? "";
-							break;
-						}
-						this.#phase = "AFTER_LLM_BEFORE_TOOL";
-						if (run.inserts.length && await this.#takeInserts(run)) {
-							// checkpoint 4: the user spoke before these calls ran; ask again with the new text.
-							run.rounds--;
-							if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
-							continue;
-						}
-						const round = this.#toolRound(run, iteration, reply, calls);
-						if (round) await round;
-						if (run.rounds >= this.#maxIterations) {
-							throw new RequestFailure(`stopped after ${this.#maxIterations} tool rounds without a final answer; ask for less at once or split the task`);
-						}
-					}
-					if (text === undefined) throw new RequestFailure("the request was interrupted too many times to finish; send your message again");
-					response = { request_id: request.request_id, session_id: request.session_id, ok: true, text };
-					outcome = "ok";
-				} catch (error) {
-					outcome = run.cancelled ? "cancelled" : "error";
-					const message = run.cancelled ? CANCELLED : failureText(error);
-					response = { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: message };
-					// The outcome is decided: from here a cancel is refused and an interrupt queues.
-					this.#phase = "FINALIZING";
-					const saving = run.userPersisted ? this.#persist(run, request, [{ kind: "failure_note", message: failureNote(run, message) }], true) : undefined;
-					if (saving) await saving;
+	/**
+	 * The loop of one request, then its end (a failure's note, agent_end, the
+	 * response; #end). Never rejects. The one async function of a request, its LLM
+	 * calls included: in XS every async call and promise costs heap, per request
+	 * and per round. Every pass either ends the request, counts a round (at most
+	 * maxIterations) or takes at least one interrupt (at most CORE_INTERRUPTS_PER_REQUEST_MAX).
+	 */
+	async #loop(run: Run): Promise<void> {
+		let text: string | undefined = undefined, error: string | undefined = undefined;
+		try {
+			const begun = this.#begin(run);
+			if (typeof begun === "string") text = begun;
+			else if (begun) await begun;
+			run.userPersisted = text === undefined;
+			const passes = this.#maxIterations + CORE_INTERRUPTS_PER_REQUEST_MAX + 1;
+			for (let pass = 0; text === undefined && pass < passes; pass++) {
+				this.#checkpoint(run, "BEFORE_BUILDING_CONTEXT");
+				if (run.inserts.length) await this.#takeInserts(run); // checkpoint 1: context is built next anyway
+				this.#checkpoint(run, "BUILDING_CONTEXT");
+				const built = buildContext(run, this.#systemPrompt, this.#providers);
+				const chatRequest = built instanceof Promise ? await built : built;
+				this.#checkpoint(run, "BEFORE_LLM_HTTP");
+				if (run.inserts.length && await this.#takeInserts(run)) continue; // checkpoint 2: rebuild with the new text
+				const iteration = this.#turnStart(run);
+				const started = this.#now();
+				let reply: ChatResponse, ended = 0;
+				try {
+					// Not raced with the signal: a ChatModel settles once its signal aborts (core/types).
+					reply = await this.#model.chat(chatRequest, this.#callOptions(run));
+					ended = this.#now();
+					this.#accept(run, reply);
+				} catch (failure) {
+					this.#callFailed(run, iteration, failure); // returns only when an interrupt aborted the call: checkpoint 3
+					await this.#takeInserts(run);
+					continue;
+				} finally {
+					this.#callEnded(run, started, ended);
 				}
-			} finally {
-				this.#phase = "FINALIZING";
-				this.#finish(run, response, outcome);
-				this.#system = run.system;
-				this.#run = undefined;
-				this.#phase = "IDLE";
-				// Interrupts this request did not take are never lost: they run next, or,
-				// when the core was stopped meanwhile, end with an answer saying so.
-				if (run.inserts.length) {
-					const untaken = run.inserts.splice(0);
-					if (this.#stopped) for (const insert of untaken) this.#finishUnstarted(insert, STOPPED_BEFORE_START);
-					else this.#mailbox.putFront(untaken);
+				const calls = reply.message.tool_calls ?? [];
+				if (!calls.length) {
+					const saving = this.#answered(run, iteration, reply);
+					if (saving) await saving;
+					text = reply.message.content ?? "";
+				} else if (this.#beforeTools(run) && await this.#takeInserts(run)) {
+					this.#roundDropped(run, iteration); // checkpoint 4: the user spoke before these calls ran
+				} else {
+					const round = this.#toolRound(run, iteration, reply, calls);
+					if (round) await round;
+					if (run.rounds >= this.#maxIterations) throw new RequestFailure(`stopped after ${this.#maxIterations} tool rounds without a final answer; ask for less at once or split the task`);
 				}
 			}
-		} catch (error) {
-			this.#log(`core: ${this.agentId}: the executor failed: ${failureText(error)}`);
+			if (text === undefined) throw new RequestFailure("the request was interrupted too many times to finish; send your message again");
+		} catch (failure) {
+			error = run.cancelled ? CANCELLED : failureText(failure);
+			// The outcome is decided: from here a cancel is refused and an interrupt queues.
+			this.#phase = "FINALIZING";
+			const saving = run.userPersisted ? this.#persist(run, run.request, [{ kind: "failure_note", message: failureNote(run, error) }], true) : undefined;
+			if (saving) await saving;
+		} finally {
+			this.#end(run, text, error);
 		}
-		// The next request, if one waits (a submit schedules the pump itself).
+	}
+
+	/** A round starts: counted, turn_start, IN_LLM_HTTP. */
+	#turnStart(run: Run): number {
+		const iteration = ++run.rounds;
+		if (this.#heard("turn_start")) this.#emit(run, { type: "turn_start", iteration });
+		this.#phase = "IN_LLM_HTTP";
+		return iteration;
+	}
+
+	/** A call that threw: turn_end, then the request fails (cancelled, or the error) unless a user interrupt aborted it (not a round then). */
+	#callFailed(run: Run, iteration: number, error: unknown): void {
+		if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+		if (run.cancelled) throw new RequestFailure(CANCELLED);
+		if (!run.interruptAbort) throw error;
+		run.rounds--;
+		this.#phase = "BEFORE_BUILDING_CONTEXT";
+	}
+
+	#callEnded(run: Run, started: number, ended: number): void {
+		run.call = undefined;
+		run.llmMs += (ended || this.#now()) - started;
+		this.#sampleHeap(run);
+	}
+
+	/** The final answer: FINALIZING, turn_end, persisted (a promise only when the store answered with one). */
+	#answered(run: Run, iteration: number, reply: ChatResponse): Promise<void> | undefined {
+		this.#phase = "FINALIZING";
+		if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+		return this.#persist(run, run.request, [{ kind: "assistant_final", message: reply.message }], true);
+	}
+
+	/** AFTER_LLM_BEFORE_TOOL; true when interrupts wait (taken before the calls run). */
+	#beforeTools(run: Run): boolean {
+		this.#phase = "AFTER_LLM_BEFORE_TOOL";
+		return run.inserts.length > 0;
+	}
+
+	/** Tool calls dropped for an interrupt taken before they ran: not a round; asked again with the new text. */
+	#roundDropped(run: Run, iteration: number): void {
+		run.rounds--;
+		if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+	}
+
+	/**
+	 * The end of a request that ran: agent_end, the response, observers, METRIC
+	 * (#finish), then the core is idle and the next request, if one waits, is
+	 * scheduled (a submit schedules the pump itself). Never throws.
+	 */
+	#end(run: Run, text: string | undefined, error: string | undefined): void {
+		const request = run.request;
+		try {
+			const response: AgentResponse = error !== undefined ? { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error }
+				: text !== undefined ? { request_id: request.request_id, session_id: request.session_id, ok: true, text }
+				: { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error: "the request ended unexpectedly" };
+			this.#phase = "FINALIZING";
+			this.#finish(run, response, error === undefined && text !== undefined ? "ok" : run.cancelled ? "cancelled" : "error");
+			this.#system = run.system;
+			this.#run = undefined;
+			this.#phase = "IDLE";
+			// Interrupts this request did not take are never lost: they run next, or,
+			// when the core was stopped meanwhile, end with an answer saying so.
+			if (run.inserts.length) {
+				const untaken = run.inserts.splice(0);
+				if (this.#stopped) for (const insert of untaken) this.#finishUnstarted(insert, STOPPED_BEFORE_START);
+				else this.#mailbox.putFront(untaken);
+			}
+		} catch (failure) {
+			this.#run = undefined;
+			this.#phase = "IDLE";
+			this.#log(`core: ${this.agentId}: the executor failed: ${failureText(failure)}`);
+		}
 		if (this.#mailbox.queued) this.#schedulePump();
 	}
+
 	/** Ends the request if it was cancelled, else enters phase. */
 	#checkpoint(run: Run, phase: Phase): void {
 		if (run.cancelled) throw new RequestFailure(CANCELLED);
