@@ -331,17 +331,25 @@ static long jsonKeyDecoded(const uint8_t *data, size_t start, size_t end, uint8_
 
 /* Which packed name (length byte, then its bytes; names[0, namesLength) checked)
  * the key data[start, end) is, or -1. */
+/* The key data[start, end) (inside its quotes, checked) as bytes to compare
+ * with names: itself, or decoded into decoded when it has escapes; its length
+ * in *length, or NULL when it cannot be a name (jsonKeyDecoded). */
+static const uint8_t *jsonKeyBytes(const uint8_t *data, size_t start, size_t end, uint8_t *decoded, long *length)
+{
+	*length = (long)(end - start);
+	if (!memchr(data + start, '\\', end - start))
+		return data + start;
+	*length = jsonKeyDecoded(data, start, end, decoded);
+	return *length < 0 ? NULL : decoded;
+}
+
 static long jsonNameIndex(const uint8_t *data, size_t start, size_t end, const uint8_t *names, size_t namesLength)
 {
 	uint8_t decoded[BYTES_NAME_MAX];
-	const uint8_t *key = data + start;
-	long length = (long)(end - start);
-	if (memchr(key, '\\', end - start)) {
-		length = jsonKeyDecoded(data, start, end, decoded);
-		if (length < 0)
-			return -1;
-		key = decoded;
-	}
+	long length;
+	const uint8_t *key = jsonKeyBytes(data, start, end, decoded, &length);
+	if (!key)
+		return -1;
 	long index = 0;
 	for (size_t at = 0; at < namesLength; index++) {
 		size_t n = names[at++];
@@ -352,20 +360,17 @@ static long jsonNameIndex(const uint8_t *data, size_t start, size_t end, const u
 	return -1;
 }
 
-/* The object at or after whitespace from data[i], checked all through as
- * bytesJsonSkip checks it (the object is one of levels): for each member whose
- * key is the k-th packed name, out[k] = where its value starts (the last such
- * member wins), others -1. The index after the object, or -error. */
-static long bytesJsonMembers(const uint8_t *data, size_t i, size_t end, size_t levels,
-	const uint8_t *names, size_t namesLength, uint8_t *out, size_t outCount)
+/* What a walk over an object's members does with one: its key data[keyStart,
+ * keyEnd) (inside its quotes, checked) and its value at data[value] (after
+ * whitespace), which may nest levels containers; returns the index after the
+ * value, or -error. */
+typedef long (*MemberVisit)(const uint8_t *data, size_t keyStart, size_t keyEnd, size_t value, size_t end, size_t levels, void *context);
+
+/* The object at data[i] (its '{'), checked all through as bytesJsonSkip checks
+ * it (the object is one of levels), each member handed to visit: the index
+ * after the object, or -error. */
+static long jsonObjectWalk(const uint8_t *data, size_t i, size_t end, size_t levels, MemberVisit visit, void *context)
 {
-	for (size_t k = 0; k < outCount; k++) {
-		int32_t none = -1;
-		memcpy(out + 4 * k, &none, 4);
-	}
-	i = jsonSpace(data, i, end);
-	if (i >= end || data[i] != '{')
-		return -JSON_NOT_OBJECT;
 	if (!levels)
 		return -JSON_TOO_DEEP;
 	i = jsonSpace(data, i + 1, end);
@@ -383,14 +388,9 @@ static long bytesJsonMembers(const uint8_t *data, size_t i, size_t end, size_t l
 		if (i >= end || data[i] != ':')
 			return -JSON_COLON;
 		i = jsonSpace(data, i + 1, end);
-		long valueEnd = bytesJsonSkip(data, i, end, levels - 1);
+		long valueEnd = visit(data, keyStart, keyEnd, i, end, levels - 1, context);
 		if (valueEnd < 0)
 			return valueEnd;
-		long which = jsonNameIndex(data, keyStart, keyEnd, names, namesLength);
-		if (which >= 0 && (size_t)which < outCount) {
-			int32_t at = (int32_t)i;
-			memcpy(out + 4 * (size_t)which, &at, 4);
-		}
 		i = jsonSpace(data, (size_t)valueEnd, end);
 		if (i < end && data[i] == '}')
 			return (long)(i + 1);
@@ -398,6 +398,41 @@ static long bytesJsonMembers(const uint8_t *data, size_t i, size_t end, size_t l
 			return -JSON_OBJECT_COMMA;
 		i = jsonSpace(data, i + 1, end);
 	}
+}
+
+struct MembersContext { const uint8_t *names; size_t namesLength; uint8_t *out; size_t outCount; };
+
+/* jsonMembers' member: the value skipped, its position noted when the key is a name. */
+static long membersVisit(const uint8_t *data, size_t keyStart, size_t keyEnd, size_t value, size_t end, size_t levels, void *context)
+{
+	const struct MembersContext *members = context;
+	long valueEnd = bytesJsonSkip(data, value, end, levels);
+	if (valueEnd < 0)
+		return valueEnd;
+	long which = jsonNameIndex(data, keyStart, keyEnd, members->names, members->namesLength);
+	if (which >= 0 && (size_t)which < members->outCount) {
+		int32_t at = (int32_t)value;
+		memcpy(members->out + 4 * (size_t)which, &at, 4);
+	}
+	return valueEnd;
+}
+
+/* The object at or after whitespace from data[i], checked all through as
+ * bytesJsonSkip checks it (the object is one of levels): for each member whose
+ * key is the k-th packed name, out[k] = where its value starts (the last such
+ * member wins), others -1. The index after the object, or -error. */
+static long bytesJsonMembers(const uint8_t *data, size_t i, size_t end, size_t levels,
+	const uint8_t *names, size_t namesLength, uint8_t *out, size_t outCount)
+{
+	for (size_t k = 0; k < outCount; k++) {
+		int32_t none = -1;
+		memcpy(out + 4 * k, &none, 4);
+	}
+	i = jsonSpace(data, i, end);
+	if (i >= end || data[i] != '{')
+		return -JSON_NOT_OBJECT;
+	struct MembersContext members = { names, namesLength, out, outCount };
+	return jsonObjectWalk(data, i, end, levels, membersVisit, &members);
 }
 
 /* ---- JSON: the fields of an object tree, found by a program ---------- */
@@ -473,14 +508,10 @@ static void fieldsReset(const uint8_t *program, size_t node, uint8_t *out)
 static size_t fieldsFind(const uint8_t *data, size_t start, size_t end, const uint8_t *program, size_t node)
 {
 	uint8_t decoded[BYTES_NAME_MAX];
-	const uint8_t *key = data + start;
-	long length = (long)(end - start);
-	if (memchr(key, '\\', end - start)) {
-		length = jsonKeyDecoded(data, start, end, decoded);
-		if (length < 0)
-			return 0;
-		key = decoded;
-	}
+	long length;
+	const uint8_t *key = jsonKeyBytes(data, start, end, decoded, &length);
+	if (!key)
+		return 0;
 	size_t count = program[node];
 	size_t field = node + 2;
 	for (size_t k = 0; k < count; k++) {
@@ -518,60 +549,45 @@ static long fieldsFirstItem(const uint8_t *data, size_t i, size_t end, size_t le
 	}
 }
 
+struct FieldsContext { const uint8_t *program; size_t node; uint8_t *out; };
+
+/* jsonFields' member: when its key is a field of the node, its value walked as
+ * the field's child (an object, or an array's first item) or skipped, and its
+ * position noted when of a kind the field takes; else skipped. */
+static long fieldsVisit(const uint8_t *data, size_t keyStart, size_t keyEnd, size_t value, size_t end, size_t levels, void *context)
+{
+	const struct FieldsContext *fields = context;
+	const uint8_t *program = fields->program;
+	size_t field = fieldsFind(data, keyStart, keyEnd, program, fields->node);
+	if (!field)
+		return bytesJsonSkip(data, value, end, levels);
+	size_t n = program[field];
+	uint8_t slot = program[field + 1 + n], kinds = program[field + 2 + n];
+	size_t child = fieldChild(program, field);
+	int kind = fieldKind(data, value, end);
+	long valueEnd;
+	if (child)
+		fieldsReset(program, child, fields->out);
+	if (child && kind == FIELD_KIND_OBJECT && (kinds & FIELD_KIND_OBJECT))
+		valueEnd = fieldsObject(data, value, end, levels, program, child, fields->out);
+	else if (child && kind == FIELD_KIND_ARRAY && (kinds & FIELD_KIND_ARRAY))
+		valueEnd = fieldsFirstItem(data, value, end, levels, program, child, fields->out);
+	else
+		valueEnd = bytesJsonSkip(data, value, end, levels);
+	if (valueEnd >= 0)
+		fieldSet(fields->out, slot, kinds & kind ? (int32_t)value : -1);
+	return valueEnd;
+}
+
 /* The object at data[i] ('{'), checked all through as bytesJsonSkip checks it
  * (the object is one of levels), its members noted by the node at
  * program[node]: the index after it, or -error. */
 static long fieldsObject(const uint8_t *data, size_t i, size_t end, size_t levels, const uint8_t *program, size_t node, uint8_t *out)
 {
-	if (!levels)
-		return -JSON_TOO_DEEP;
-	fieldSet(out, program[node + 1], (int32_t)i);
-	i = jsonSpace(data, i + 1, end);
-	if (i < end && data[i] == '}')
-		return (long)(i + 1);
-	for (;;) {
-		if (i >= end || data[i] != '"')
-			return -JSON_KEY;
-		size_t keyStart = i + 1;
-		long after = jsonString(data, i, end);
-		if (after < 0)
-			return after;
-		size_t keyEnd = (size_t)after - 1;
-		i = jsonSpace(data, (size_t)after, end);
-		if (i >= end || data[i] != ':')
-			return -JSON_COLON;
-		i = jsonSpace(data, i + 1, end);
-		size_t field = fieldsFind(data, keyStart, keyEnd, program, node);
-		long valueEnd;
-		if (field) {
-			size_t n = program[field];
-			uint8_t slot = program[field + 1 + n], kinds = program[field + 2 + n];
-			size_t child = fieldChild(program, field);
-			int kind = fieldKind(data, i, end);
-			if (child)
-				fieldsReset(program, child, out);
-			if (child && kind == FIELD_KIND_OBJECT && (kinds & FIELD_KIND_OBJECT))
-				valueEnd = fieldsObject(data, i, end, levels - 1, program, child, out);
-			else if (child && kind == FIELD_KIND_ARRAY && (kinds & FIELD_KIND_ARRAY))
-				valueEnd = fieldsFirstItem(data, i, end, levels - 1, program, child, out);
-			else
-				valueEnd = bytesJsonSkip(data, i, end, levels - 1);
-			if (valueEnd < 0)
-				return valueEnd;
-			fieldSet(out, slot, kinds & kind ? (int32_t)i : -1);
-		}
-		else {
-			valueEnd = bytesJsonSkip(data, i, end, levels - 1);
-			if (valueEnd < 0)
-				return valueEnd;
-		}
-		i = jsonSpace(data, (size_t)valueEnd, end);
-		if (i < end && data[i] == '}')
-			return (long)(i + 1);
-		if (i >= end || data[i] != ',')
-			return -JSON_OBJECT_COMMA;
-		i = jsonSpace(data, i + 1, end);
-	}
+	if (levels)
+		fieldSet(out, program[node + 1], (int32_t)i);
+	struct FieldsContext fields = { program, node, out };
+	return jsonObjectWalk(data, i, end, levels, fieldsVisit, &fields);
 }
 
 /* Why program[0, length) is no program for out's count slots, or NULL. */
@@ -763,39 +779,35 @@ static long bytesSseEvent(const uint8_t *data, size_t i, size_t end, long *value
 #define BYTES_INDEX_MAX 0x7FFFFFFF
 
 /* The bytes of argument index (a 1-byte typed array, an ArrayBuffer, a DataView
- * or a host buffer) and their count; throws for anything else or a detached one. */
-static const uint8_t *bufferArgument(xsMachine *the, const char *fn, int index, size_t *length)
+ * or a host buffer; writable: one XS lets us write) and their count; throws for
+ * anything else or a detached one. */
+static uint8_t *bufferArgumentOf(xsMachine *the, const char *fn, int index, size_t *length, int writable)
 {
 	void *data = NULL;
 	xsUnsignedValue count = 0;
 	if (xsmcArgc <= index || xsmcTypeOf(xsArg(index)) != xsReferenceType)
 		xsTypeError("bytes: %s: argument %d must be a Uint8Array or an ArrayBuffer", fn, index + 1);
 	xsTry {
-		xsmcGetBufferReadable(xsArg(index), &data, &count);
+		if (writable)
+			xsmcGetBufferWritable(xsArg(index), &data, &count);
+		else
+			xsmcGetBufferReadable(xsArg(index), &data, &count);
 	}
 	xsCatch {
-		xsTypeError("bytes: %s: argument %d must be a Uint8Array or an ArrayBuffer, not detached", fn, index + 1);
+		xsTypeError("bytes: %s: argument %d must be a %sUint8Array or an ArrayBuffer, not detached", fn, index + 1, writable ? "writable " : "");
 	}
 	*length = count;
 	return data;
 }
 
-/* The bytes of argument index to write into (a 1-byte typed array, an
- * ArrayBuffer or a writable host buffer) and their count; throws otherwise. */
+static const uint8_t *bufferArgument(xsMachine *the, const char *fn, int index, size_t *length)
+{
+	return bufferArgumentOf(the, fn, index, length, 0);
+}
+
 static uint8_t *writableArgument(xsMachine *the, const char *fn, int index, size_t *length)
 {
-	void *data = NULL;
-	xsUnsignedValue count = 0;
-	if (xsmcArgc <= index || xsmcTypeOf(xsArg(index)) != xsReferenceType)
-		xsTypeError("bytes: %s: argument %d must be a Uint8Array or an ArrayBuffer", fn, index + 1);
-	xsTry {
-		xsmcGetBufferWritable(xsArg(index), &data, &count);
-	}
-	xsCatch {
-		xsTypeError("bytes: %s: argument %d must be a writable Uint8Array or ArrayBuffer, not detached", fn, index + 1);
-	}
-	*length = count;
-	return data;
+	return bufferArgumentOf(the, fn, index, length, 1);
 }
 
 /* A whole number in [0, max] at argument index. */
