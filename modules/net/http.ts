@@ -133,6 +133,8 @@ class Connection {
 	writable = 0;
 	/** Bytes onReadable last reported and not yet read; -1 when the socket gives no count. */
 	readable = 0;
+	/** Its read(buffer) fills what it can of a larger buffer (a TLS socket: HttpClientOptions.TLS); else a buffer is sized to what is available. */
+	fills = false;
 	connected = false;
 	closed = false;
 	/** The parser of its responses, made at the first and reset for each next one. */
@@ -365,6 +367,7 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 		const { TCP, TLS, certificate } = this.#client.options;
 		this.#phase = Phase.Connect;
 		const connection = new Connection(url.origin);
+		connection.fills = url.secure;
 		this.#attach(connection);
 		const callbacks = {
 			address, port: url.port, nodelay: true, format: "buffer" as const,
@@ -448,9 +451,10 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 
 	/**
 	 * Reads what the socket reported into the client's read buffer (no buffer
-	 * made per read) and feeds it to the parser. A view is sized to what is
-	 * available when that is less than the buffer: ECMA-419's read(buffer) on
-	 * the SDK's lwIP TCP refuses a buffer larger than the bytes it holds.
+	 * made per read) and feeds it to the parser. For a TCP socket a view is
+	 * sized to what is available when that is less than the buffer: ECMA-419's
+	 * read(buffer) on the SDK's lwIP TCP refuses a buffer larger than the bytes
+	 * it holds; a TLS socket fills what it can of the whole buffer.
 	 */
 	#read(): void {
 		const connection = this.#connection as Connection;
@@ -463,7 +467,7 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 				if (this.#phase === Phase.Done || connection.closed) return;
 				const left = connection.readable;
 				if (!left) return;
-				const wanted = left > 0 && left < size ? left : size;
+				const wanted = left > 0 && left < size && !connection.fills ? left : size;
 				const count = (connection.socket as TcpSocketLike).read(wanted === size ? buffer : buffer.subarray(0, wanted));
 				if (!count) {
 					connection.readable = 0;

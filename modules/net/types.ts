@@ -200,7 +200,11 @@ export interface TimerLike {
 
 export interface HttpClientOptions {
 	TCP: TcpConstructor;
-	/** Needed for https:// only; an https request without it fails with kind "tls". */
+	/**
+	 * Needed for https:// only; an https request without it fails with kind "tls".
+	 * Its read(buffer) must fill what it can of a buffer larger than what is
+	 * available (the lin host's and the board's do; the SDK's lwIP TCP refuses one).
+	 */
 	TLS?: TlsConstructor;
 	/** Needed for host names; IP literals and "localhost" skip it. */
 	Resolver?: ResolverConstructor;

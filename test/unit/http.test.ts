@@ -776,14 +776,14 @@ test("without a read buffer of the caller's, one is taken from the pool at the f
 	assert.equal(pool.live.size, 0, "freed by close()");
 });
 
-test("reads are sized to what onReadable reported (a larger buffer is refused, as the SDK's lwIP TCP does), whatever the split", async () => {
+test("TCP reads are sized to what onReadable reported (a larger buffer is refused, as the SDK's lwIP TCP does), TLS reads fill the whole buffer, whatever the split", async () => {
 	const wire = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(["data: 1\n\n", "x".repeat(150), "data: 2\n\n"]);
-	for (const [size, readBuffer] of [[5, new Uint8Array(64)], [70, new Uint8Array(64)], [3000, undefined]] as const) {
+	for (const [size, readBuffer, url] of [[5, new Uint8Array(64), URL], [70, new Uint8Array(64), URL], [3000, undefined, URL], [7, undefined, "https://127.0.0.1:8443/v1"]] as const) {
 		const server = new FakeServer({ respond: (_r, s) => void s.trickle(wire, size, 1) });
 		const pool = new CountingAllocator();
-		const http = new HttpClient({ TCP: server.TCP, Timer, buffers: pool, ...(readBuffer ? { readBuffer } : {}) });
+		const http = new HttpClient({ TCP: server.TCP, TLS: server.TLS, Timer, buffers: pool, ...(readBuffer ? { readBuffer } : {}) });
 		let text = "";
-		const res = await http.request(get({ onChunk: (bytes) => { text += textOf(bytes); } }));
+		const res = await http.request(get({ url, onChunk: (bytes) => { text += textOf(bytes); } }));
 		assert.equal(text, "data: 1\n\n" + "x".repeat(150) + "data: 2\n\n", `pieces of ${size}`);
 		assert.equal(res.bytesReceived, bytesOf(wire).length);
 		http.close();
