@@ -77,6 +77,17 @@ function tokenCase(bytes: Uint8Array, start: number, end: number): number {
 	return lower;
 }
 
+/** Where the head's line from i ends: its LF, or the head's end. */
+function lineBreakAt(bytes: Uint8Array, i: number, end: number): number {
+	const lf = i < end ? find(bytes, i, end, LF) : -1;
+	return lf < 0 ? end : lf;
+}
+
+/** A line's end without the CR before its LF (a bare LF ends a line too). */
+function withoutCR(bytes: Uint8Array, start: number, lineBreak: number, end: number): number {
+	return lineBreak < end && lineBreak > start && bytes[lineBreak - 1] === CR ? lineBreak - 1 : lineBreak;
+}
+
 /** parseHeadBytes of a head given as text (as decodeUtf8 made it from the wire). */
 export function parseHead(text: string): ResponseHead {
 	return parseHeadBytes(encodeUtf8(text));
@@ -94,12 +105,9 @@ export function parseHeadBytes(bytes: Uint8Array, start = 0, end = bytes.length)
 	let last: string | undefined;
 	// Each pass consumes one line: bounded by the head's length.
 	for (let i = start; i <= end;) {
-		const lf = i < end ? find(bytes, i, end, LF) : -1;
-		let lineEnd = lf < 0 ? end : lf;
-		const next = lineEnd + 1;
-		if (lineEnd < end && lineEnd > i && bytes[lineEnd - 1] === CR) lineEnd--;
-		const lineStart = i;
-		i = next;
+		const lineStart = i, lineBreak = lineBreakAt(bytes, i, end);
+		const lineEnd = withoutCR(bytes, i, lineBreak, end);
+		i = lineBreak + 1;
 		if (lineEnd === lineStart) continue;
 		if (!status) {
 			const statusLine = decodeUtf8(bytes, lineStart, lineEnd);
@@ -194,12 +202,9 @@ function headFacts(bytes: Uint8Array, start: number, end: number): HeadFacts {
 	let last = 0; // the framing header the previous header line was (for folded lines), or 0 for another
 	let lastSeen = false;
 	for (let i = start; i <= end;) {
-		const lf = i < end ? find(bytes, i, end, LF) : -1;
-		let lineEnd = lf < 0 ? end : lf;
-		const next = lineEnd + 1;
-		if (lineEnd < end && lineEnd > i && bytes[lineEnd - 1] === CR) lineEnd--;
-		const lineStart = i;
-		i = next;
+		const lineStart = i, lineBreak = lineBreakAt(bytes, i, end);
+		const lineEnd = withoutCR(bytes, i, lineBreak, end);
+		i = lineBreak + 1;
 		if (lineEnd === lineStart) continue;
 		if (status < 0) {
 			status = statusCode(bytes, lineStart, lineEnd);
