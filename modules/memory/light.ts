@@ -13,7 +13,7 @@ import type { Directory } from "util/io";
 import { MEMORY_LIGHT_MAX_BYTES } from "budgets";
 import { byteLength, utf8, writeAtomically } from "util/files";
 import { loadFile, refuseIfUnreadable, textFile } from "memory/flash";
-import { checkedText, contextLines, normalTags, rank, relevantLines } from "memory/text";
+import { MemoryIndex, checkedText, normalTags } from "memory/text";
 import type { Log, LongTermMemory, MemoryEntry, MemoryUsage } from "memory/types";
 import { lines as textLines } from "util/text";
 
@@ -42,6 +42,8 @@ export class LightMemory implements LongTermMemory {
 	readonly mode = "light" as const;
 	#directory: Directory;
 	#lines: string[] = [];
+	/** The entries' index for the prompt sections and search; made again after each change (#commit). */
+	#index: MemoryIndex | undefined = undefined;
 	/** Why MEMORY.md could not be read at open; while set, changes are refused (they would replace it). */
 	#unreadable: string | undefined;
 
@@ -78,7 +80,7 @@ export class LightMemory implements LongTermMemory {
 	}
 
 	search(query: string, tag: string | undefined, limit: number): MemoryEntry[] {
-		return rank(this.list(), query, tag, limit);
+		return this.#indexed().rank(query, tag, limit).map(copyOf);
 	}
 
 	forget(id: string): MemoryEntry {
@@ -91,23 +93,28 @@ export class LightMemory implements LongTermMemory {
 	}
 
 	list(): MemoryEntry[] {
+		return this.#indexed().entries.map(copyOf);
+	}
+
+	usage(): MemoryUsage {
+		return { entries: this.#indexed().entries.length, maxEntries: 0, bytes: this.#lines.length ? byteLength(this.#text(this.#lines)) : 0, maxBytes: MEMORY_LIGHT_MAX_BYTES };
+	}
+
+	context(budgetBytes: number): string | undefined {
+		return this.#indexed().context(budgetBytes);
+	}
+
+	relevant(hint: string, stableBudgetBytes: number, budgetBytes: number): string | undefined {
+		return this.#indexed().relevant(hint, stableBudgetBytes, budgetBytes);
+	}
+
+	#indexed(): MemoryIndex {
+		if (this.#index) return this.#index;
 		const entries: MemoryEntry[] = [];
 		this.#lines.forEach((line, index) => {
 			if (isEntry(line)) entries.push(entryOf(line, index));
 		});
-		return entries;
-	}
-
-	usage(): MemoryUsage {
-		return { entries: this.list().length, maxEntries: 0, bytes: this.#lines.length ? byteLength(this.#text(this.#lines)) : 0, maxBytes: MEMORY_LIGHT_MAX_BYTES };
-	}
-
-	context(budgetBytes: number): string | undefined {
-		return contextLines(this.list(), renderForPrompt, budgetBytes, PROMPT_HEADER);
-	}
-
-	relevant(hint: string, stableBudgetBytes: number, budgetBytes: number): string | undefined {
-		return relevantLines(this.list(), renderForPrompt, hint, stableBudgetBytes, budgetBytes, RELEVANT_HEADER, PROMPT_HEADER);
+		return (this.#index = new MemoryIndex(entries, renderForPrompt, PROMPT_HEADER, RELEVANT_HEADER));
 	}
 
 	#text(lines: readonly string[]): string {
@@ -143,7 +150,13 @@ export class LightMemory implements LongTermMemory {
 		refuseIfUnreadable(LIGHT_FILE, this.#unreadable);
 		writeAtomically(this.#directory, LIGHT_FILE, utf8(text));
 		this.#lines = lines;
+		this.#index = undefined;
 	}
+}
+
+/** A copy the caller may change: the index's entries stay as they are. */
+function copyOf(entry: MemoryEntry): MemoryEntry {
+	return { ...entry, tags: entry.tags.slice() };
 }
 
 function escape(text: string): string {

@@ -20,7 +20,7 @@ import { MEMORY_FILE_MAX_BYTES, MEMORY_RECORDS_MAX, MEMORY_RECORD_MAX_BYTES, MEM
 import { byteLength, decodeText, utf8, writeAtomically } from "util/files";
 import { crc32 } from "util/crc32";
 import { loadFile, refuseIfUnreadable } from "memory/flash";
-import { checkedText, contextLines, normalTags, rank, relevantLines } from "memory/text";
+import { MemoryIndex, checkedText, normalTags } from "memory/text";
 import type { Log, LongTermMemory, MemoryEntry, MemoryUsage } from "memory/types";
 
 export const RECORDS_FILE = "records.dat";
@@ -110,6 +110,8 @@ export class FullMemory implements LongTermMemory {
 	readonly mode = "full" as const;
 	#directory: Directory;
 	#state: State = { nextId: 1, records: [] };
+	/** The records' index for the prompt sections and search; made again after each change (#commit). */
+	#index: MemoryIndex | undefined = undefined;
 	#now: () => number;
 	/** Why the records file could not be read at open; while set, changes are refused (they would replace it). */
 	#unreadable: string | undefined;
@@ -157,7 +159,7 @@ export class FullMemory implements LongTermMemory {
 	}
 
 	search(query: string, tag: string | undefined, limit: number): MemoryEntry[] {
-		return rank(this.#state.records, query, tag, limit).map((e) => ({ ...e, tags: e.tags.slice() }));
+		return this.#indexed().rank(query, tag, limit).map((e) => ({ ...e, tags: e.tags.slice() }));
 	}
 
 	forget(id: string): MemoryEntry {
@@ -178,11 +180,15 @@ export class FullMemory implements LongTermMemory {
 	}
 
 	context(budgetBytes: number): string | undefined {
-		return contextLines(this.#state.records, renderForPrompt, budgetBytes, PROMPT_HEADER);
+		return this.#indexed().context(budgetBytes);
 	}
 
 	relevant(hint: string, stableBudgetBytes: number, budgetBytes: number): string | undefined {
-		return relevantLines(this.#state.records, renderForPrompt, hint, stableBudgetBytes, budgetBytes, RELEVANT_HEADER, PROMPT_HEADER);
+		return this.#indexed().relevant(hint, stableBudgetBytes, budgetBytes);
+	}
+
+	#indexed(): MemoryIndex {
+		return this.#index ?? (this.#index = new MemoryIndex(this.#state.records, renderForPrompt, PROMPT_HEADER, RELEVANT_HEADER));
 	}
 
 	#indexOf(id: string): number {
@@ -197,6 +203,7 @@ export class FullMemory implements LongTermMemory {
 		refuseIfUnreadable(RECORDS_FILE, this.#unreadable);
 		writeAtomically(this.#directory, RECORDS_FILE, encodeRecords(state));
 		this.#state = state;
+		this.#index = undefined;
 	}
 }
 

@@ -50,36 +50,26 @@ export function checkedText(text: string): string {
 	return t;
 }
 
-/** The score of entry for the query words (0 = no match). */
-export function score(entry: MemoryEntry, words: readonly string[]): number {
-	const text = entry.text.toLowerCase();
-	const own = new Set(wordsOf(entry.text));
-	let total = 0;
-	for (const w of words) {
-		if (entry.tags.includes(w)) total += 2;
-		if (own.has(w) || entry.tags.includes(w)) total += 3;
-		else if (text.includes(w)) total += 1;
-	}
-	return total;
+/** What scoring needs of an entry: its lowercase text and its words, made once per entry (MemoryIndex). */
+interface Facts {
+	lower: string;
+	words: ReadonlySet<string>;
 }
 
-/**
- * Ranked search over entries (given oldest first): tag filter, then query scoring,
- * best first, ties newest first. Throws a sentence when neither query nor tag has
- * anything to search for.
- */
-export function rank(entries: readonly MemoryEntry[], query: string, tag: string | undefined, limit: number): MemoryEntry[] {
-	const words = queryWords(query);
-	const wanted = tag !== undefined && tag.trim() ? normalTag(tag) : undefined;
-	if (!words.length && !wanted) throw new Error("nothing to search for: give some words, a tag, or both.");
-	const scored: Array<{ entry: MemoryEntry; score: number; order: number }> = [];
-	entries.forEach((entry, order) => {
-		if (wanted && !entry.tags.includes(wanted)) return;
-		const s = words.length ? score(entry, words) : 1;
-		if (s > 0) scored.push({ entry, score: s, order });
-	});
-	scored.sort((a, b) => b.score - a.score || b.entry.updated - a.entry.updated || b.order - a.order);
-	return scored.slice(0, Math.max(0, limit)).map((s) => s.entry);
+function factsOf(entry: MemoryEntry): Facts {
+	return { lower: entry.text.toLowerCase(), words: new Set(wordsOf(entry.text)) };
+}
+
+/** The score of an entry (its facts and tags) for the query words (0 = no match). */
+function scoreOf(facts: Facts, tags: readonly string[], words: readonly string[]): number {
+	let total = 0;
+	for (let i = 0; i < words.length; i++) {
+		const w = words[i];
+		if (tags.includes(w)) total += 5;
+		else if (facts.words.has(w)) total += 3;
+		else if (facts.lower.includes(w)) total += 1;
+	}
+	return total;
 }
 
 /** text on one line, cut to chars with "…". */
@@ -108,47 +98,134 @@ function stableChoice(sizes: readonly number[], headerBytes: number, budgetBytes
 }
 
 /**
- * The stable prompt section from entries (oldest first) within budgetBytes: all
- * of them when they fit, otherwise the newest that fit, in stored order, and a
- * closing line saying how many were left out. undefined when empty.
+ * A memory's entries (oldest first) as the prompt sections and the search see
+ * them: each entry's rendered line and its size, its lowercase text and its
+ * words (each made once, when first needed), and the last stable section made.
+ * The memory makes a new index when its entries change (write, forget) and keeps
+ * it until then, so a request costs the question's words looked up in each
+ * entry's set (at most MEMORY_RECORDS_MAX entries), not every entry split into
+ * words and rendered again; and nothing at all while memory is empty.
  */
-export function contextLines(entries: readonly MemoryEntry[], render: (e: MemoryEntry) => string, budgetBytes: number, header: string): string | undefined {
-	if (!entries.length) return undefined;
-	const lines = entries.map(render);
-	const chosen = stableChoice(lines.map((l) => byteLength(l) + 1), byteLength(header) + 1, budgetBytes);
-	if (!chosen.length) return undefined;
-	const out = [header, ...chosen.map((i) => lines[i])];
-	const left = entries.length - chosen.length;
-	if (left) out.push(`(${left} more not shown: use memory_search to find them.)`);
-	return out.join("\n");
+export class MemoryIndex {
+	readonly entries: readonly MemoryEntry[];
+	readonly #render: (e: MemoryEntry) => string;
+	readonly #header: string;
+	readonly #relevantHeader: string;
+	#lines: string[] | undefined = undefined;
+	#sizes: number[] | undefined = undefined;
+	readonly #facts: Array<Facts | undefined> = [];
+	/** The last stable section made: its budget, the indexes it shows, its text. */
+	#stable: StableSection | undefined = undefined;
+
+	/** header: the stable section's first line; relevantHeader: the volatile one's. */
+	constructor(entries: readonly MemoryEntry[], render: (e: MemoryEntry) => string, header: string, relevantHeader: string) {
+		this.entries = entries;
+		this.#render = render;
+		this.#header = header;
+		this.#relevantHeader = relevantHeader;
+	}
+
+	#factsAt(i: number): Facts {
+		return this.#facts[i] ?? (this.#facts[i] = factsOf(this.entries[i]));
+	}
+
+	#renderAll(): void {
+		if (this.#lines) return;
+		const lines = this.entries.map(this.#render);
+		this.#sizes = lines.map((l) => byteLength(l) + 1);
+		this.#lines = lines;
+	}
+
+	/**
+	 * The stable prompt section within budgetBytes: all entries when they fit,
+	 * otherwise the newest that fit, in stored order, and a closing line saying how
+	 * many were left out. undefined when empty.
+	 */
+	context(budgetBytes: number): string | undefined {
+		return this.#stableSection(budgetBytes).text;
+	}
+
+	#stableSection(budgetBytes: number): StableSection {
+		if (this.#stable && this.#stable.budget === budgetBytes) return this.#stable;
+		let text: string | undefined = undefined, shown: ReadonlySet<number> = NONE_SHOWN;
+		if (this.entries.length) {
+			this.#renderAll();
+			const lines = this.#lines!;
+			const chosen = stableChoice(this.#sizes!, byteLength(this.#header) + 1, budgetBytes);
+			shown = new Set(chosen);
+			if (chosen.length) {
+				const out = [this.#header, ...chosen.map((i) => lines[i])];
+				const left = this.entries.length - chosen.length;
+				if (left) out.push(`(${left} more not shown: use memory_search to find them.)`);
+				text = out.join("\n");
+			}
+		}
+		return (this.#stable = { budget: budgetBytes, shown, text });
+	}
+
+	/**
+	 * The entries relevant to hint that the stable section (context with
+	 * stableBudgetBytes) leaves out, best first within budgetBytes, shown in stored
+	 * order. It changes with the question, so it goes after the stable prefix (the
+	 * volatile end of the request). undefined when none is relevant. The cheap
+	 * checks first: no entries, or all shown already, cost no word split.
+	 */
+	relevant(hint: string, stableBudgetBytes: number, budgetBytes: number): string | undefined {
+		if (!this.entries.length) return undefined;
+		const shown = this.#stableSection(stableBudgetBytes).shown;
+		if (shown.size === this.entries.length) return undefined;
+		const words = queryWords(hint);
+		if (!words.length) return undefined;
+		this.#renderAll();
+		const lines = this.#lines!, sizes = this.#sizes!;
+		// Relevant: at least half the best score, so a match on a common word ("the") alone does not count.
+		const scored: Array<{ i: number; s: number }> = [];
+		let best = 0;
+		for (let i = 0; i < this.entries.length; i++) {
+			if (shown.has(i)) continue;
+			const s = scoreOf(this.#factsAt(i), this.entries[i].tags, words);
+			if (s <= 0) continue;
+			scored.push({ i, s });
+			if (s > best) best = s;
+		}
+		const kept = scored.filter((x) => x.s * 2 >= best);
+		kept.sort((a, b) => b.s - a.s || b.i - a.i);
+		const chosen: number[] = [];
+		let used = byteLength(this.#relevantHeader) + 1;
+		for (const { i } of kept) {
+			if (used + sizes[i] > budgetBytes) continue;
+			used += sizes[i];
+			chosen.push(i);
+		}
+		if (!chosen.length) return undefined;
+		chosen.sort((a, b) => a - b);
+		return [this.#relevantHeader, ...chosen.map((i) => lines[i])].join("\n");
+	}
+
+	/**
+	 * Ranked search: tag filter, then query scoring, best first, ties newest
+	 * first. Throws a sentence when neither query nor tag has anything to search for.
+	 */
+	rank(query: string, tag: string | undefined, limit: number): MemoryEntry[] {
+		const words = queryWords(query);
+		const wanted = tag !== undefined && tag.trim() ? normalTag(tag) : undefined;
+		if (!words.length && !wanted) throw new Error("nothing to search for: give some words, a tag, or both.");
+		const scored: Array<{ entry: MemoryEntry; score: number; order: number }> = [];
+		for (let order = 0; order < this.entries.length; order++) {
+			const entry = this.entries[order];
+			if (wanted && !entry.tags.includes(wanted)) continue;
+			const s = words.length ? scoreOf(this.#factsAt(order), entry.tags, words) : 1;
+			if (s > 0) scored.push({ entry, score: s, order });
+		}
+		scored.sort((a, b) => b.score - a.score || b.entry.updated - a.entry.updated || b.order - a.order);
+		return scored.slice(0, Math.max(0, limit)).map((s) => s.entry);
+	}
 }
 
-/**
- * The entries relevant to hint that the stable section (contextLines with
- * stableBudgetBytes) leaves out, best first within budgetBytes, shown in stored
- * order. It changes with the question, so it goes after the stable prefix (the
- * volatile end of the request). undefined when none is relevant.
- */
-export function relevantLines(entries: readonly MemoryEntry[], render: (e: MemoryEntry) => string, hint: string,
-	stableBudgetBytes: number, budgetBytes: number, header: string, stableHeader: string): string | undefined {
-	const words = queryWords(hint);
-	if (!entries.length || !words.length) return undefined;
-	const lines = entries.map(render);
-	const sizes = lines.map((l) => byteLength(l) + 1);
-	const shown = new Set(stableChoice(sizes, byteLength(stableHeader) + 1, stableBudgetBytes));
-	// Relevant: at least half the best score, so a match on a common word ("the") alone does not count.
-	const all = entries.map((entry, i) => ({ i, s: shown.has(i) ? 0 : score(entry, words) }));
-	const best = Math.max(0, ...all.map((x) => x.s));
-	const scored = all.filter((x) => x.s > 0 && x.s * 2 >= best);
-	scored.sort((a, b) => b.s - a.s || b.i - a.i);
-	const chosen: number[] = [];
-	let used = byteLength(header) + 1;
-	for (const { i } of scored) {
-		if (used + sizes[i] > budgetBytes) continue;
-		used += sizes[i];
-		chosen.push(i);
-	}
-	if (!chosen.length) return undefined;
-	chosen.sort((a, b) => a - b);
-	return [header, ...chosen.map((i) => lines[i])].join("\n");
+interface StableSection {
+	budget: number;
+	shown: ReadonlySet<number>;
+	text: string | undefined;
 }
+
+const NONE_SHOWN: ReadonlySet<number> = new Set<number>();

@@ -243,6 +243,32 @@ test("relevant memories that the stable section leaves out come from a volatile 
 	assert.equal(await provider.collect(request("zebra")), undefined, "nothing relevant, nothing added");
 });
 
+test("the prompt sections and the search follow every write and forget (the memory's word and section index is made again)", () => {
+	const memory = open(freshDirectory("reindex"));
+	assert.equal(memory.relevant("gate code", MEMORY_CONTEXT_MAX_BYTES, MEMORY_RELEVANT_MAX_BYTES), undefined, "empty memory: nothing");
+	memory.write("The garden gate code is 4711.", ["garden"]);
+	for (let i = 0; i < 60; i++) memory.write(`Filler fact number ${i} about nothing in particular, long enough to fill the budget quickly.`);
+	const relevant = (hint: string) => memory.relevant(hint, MEMORY_CONTEXT_MAX_BYTES, MEMORY_RELEVANT_MAX_BYTES) ?? "";
+	assert.match(relevant("what is the gate code?"), /- m1: The garden gate code is 4711\. #garden$/);
+	assert.match(relevant("gate code"), /- m1: /, "asked again, the same entry");
+	memory.write("The garden shed key is under the pot.", undefined, "m1");
+	assert.equal(relevant("gate code"), "", "the replaced text's words no longer match");
+	assert.match(relevant("where is the shed key?"), /- m1: The garden shed key is under the pot\. #garden$/, "the new text's words do");
+	assert.equal(memory.search("shed", undefined, 5)[0]?.id, "m1");
+	memory.write("The garage door code is 1234.", undefined, "m2");
+	assert.match(relevant("garage door"), /- m2: The garage door code is 1234\.$/);
+	memory.forget("m2");
+	assert.equal(relevant("garage door"), "", "a forgotten memory is not offered");
+	assert.deepEqual(memory.search("garage", undefined, 5), []);
+	const before = memory.context(MEMORY_CONTEXT_MAX_BYTES) ?? "";
+	assert.ok(!before.includes("m62"));
+	memory.write("The newest fact: the user plays the cello.");
+	const after = memory.context(MEMORY_CONTEXT_MAX_BYTES) ?? "";
+	assert.match(after, /- m62: The newest fact: the user plays the cello\.\n/, "the stable section shows the new record");
+	assert.notEqual(after, before);
+	assert.equal(relevant("cello"), "", "what the stable section shows is not repeated");
+});
+
 test("openMemory: full mode by default, an unknown memory.mode falls back to full with a warning", () => {
 	const { log, lines } = logLines();
 	const setup = openMemory({ config: settings({ "memory.mode": "huge" }), files: freshDirectory("setup"), log });

@@ -1,6 +1,6 @@
 // Long-term memory in light mode (memory/light): MEMORY.md as the store, the same
 // tools mapped onto its lines, its limit, damaged files, and the provider.
-import { MEMORY_CONTEXT_MAX_BYTES, MEMORY_LIGHT_MAX_BYTES } from "budgets";
+import { MEMORY_CONTEXT_MAX_BYTES, MEMORY_LIGHT_MAX_BYTES, MEMORY_RELEVANT_MAX_BYTES } from "budgets";
 import { LIGHT_FILE, LightMemory } from "memory/light";
 import { openMemory } from "memory/setup";
 import { memoryTools } from "memory/tools";
@@ -103,4 +103,25 @@ test("light mode: the provider is undefined when MEMORY.md is empty and stays wi
 	assert.match(text, /^Notes from MEMORY\.md/);
 	assert.match(text, /\n40: line 39 /, "the newest line is in");
 	assert.ok(names(directory).includes("memory"), "files live in the memory directory");
+});
+
+test("light mode: the prompt sections, list and search follow every write and forget (the index is made again)", () => {
+	const memory = new LightMemory(freshDirectory("lreindex"), () => {});
+	const relevant = (hint: string) => memory.relevant(hint, 200, MEMORY_RELEVANT_MAX_BYTES) ?? "";
+	memory.write("The garden gate code is 4711.");
+	for (let i = 0; i < 6; i++) memory.write(`Filler fact number ${i} about nothing in particular.`);
+	assert.match(relevant("gate code"), /\n1: The garden gate code is 4711\.$/);
+	memory.write("The shed key is under the pot.", undefined, "1");
+	assert.equal(relevant("gate code"), "", "the replaced line's words no longer match");
+	assert.match(relevant("shed key"), /\n1: The shed key is under the pot\.$/);
+	memory.forget("1");
+	assert.equal(relevant("shed key"), "", "a forgotten line is not offered");
+	assert.deepEqual(memory.search("shed", undefined, 5), []);
+	assert.equal(memory.list().length, 6);
+	const listed = memory.list();
+	listed[0].tags.push("changed");
+	listed[0].text = "changed";
+	assert.equal(memory.list()[0].text, "Filler fact number 0 about nothing in particular.", "a listed entry is a copy");
+	assert.deepEqual(memory.list()[0].tags, []);
+	assert.match(memory.context(MEMORY_CONTEXT_MAX_BYTES) ?? "", /\n6: Filler fact number 5 about nothing in particular\.$/);
 });
