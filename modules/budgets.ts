@@ -236,6 +236,7 @@ export const WORKER_DELIVER_MARGIN_BYTES = 16 * 1024; // a received message is d
 export const WORKER_TERMINATE_WAIT_MS = 1000;     // terminate() waits this long for the worker to finish its turn; a busier one ends later alone
 
 // ---- capabilities: tools, scheduler, skills, macros, scripts (modules/caps, sched, skills) ----
+export const CAPS_TIME_ZONES_CACHED = 8;        // time zones get_time keeps parsed, by name: a conversation asks in one or a few
 export const CAPS_OFFER_CACHE_MAX = 16;         // tool lists kept per (role, visible groups, macros): a few roles x skills
 export const GPIO_PIN_MAX = 48;                // ESP32-S3 GPIO 0..48
 export const FILES_FILE_MAX_BYTES = 64 * 1024; // one file in the agent's folder: read and written whole, in the JS heap

@@ -10,6 +10,7 @@
 // heap is on the console's `status`.
 import type { HeapFigures } from "host/platform";
 import type { PoolStats } from "psram";
+import { CAPS_TIME_ZONES_CACHED } from "budgets";
 import type { Capability } from "caps/types";
 import { formatLocal, parseTimeZone, type TimeZone } from "sched/tz";
 
@@ -44,11 +45,19 @@ function kib(bytes: number): number {
 }
 
 export function boardTools(deps: BoardDeps): Capability[] {
-	// The zone a call named last, parsed once: a model asks in the same zone again and again.
-	let named: TimeZone | undefined;
+	// The zones calls named, each parsed once (a model asks in the same few zones
+	// again and again; parsing one runs its regular expressions): the newest
+	// CAPS_TIME_ZONES_CACHED, oldest dropped first. A name that is not a zone throws and is not kept.
+	const named = new Map<string, TimeZone>();
 	const zoneNamed = (text: string): TimeZone => {
-		if (named?.name !== text.trim()) named = parseTimeZone(text);
-		return named;
+		const name = text.trim();
+		let zone = named.get(name);
+		if (!zone) {
+			zone = parseTimeZone(name);
+			if (named.size >= CAPS_TIME_ZONES_CACHED) named.delete(named.keys().next().value as string);
+			named.set(name, zone);
+		}
+		return zone;
 	};
 	return [
 		{

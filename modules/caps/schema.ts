@@ -102,18 +102,26 @@ function shown(value: JsonValue): string {
 	return preview(JSON.stringify(value));
 }
 
-/** The first problem of value against schema, as a phrase naming the path; undefined when it fits. */
+/**
+ * The first problem of value against schema, as a phrase naming the path; undefined when it fits.
+ * Runs on every tool call: nothing is made while the value fits (no type list,
+ * entry pairs or stringified value), only the phrase of a problem found.
+ */
 export function checkValue(value: JsonValue, schema: JsonObject, path: string, depth: number): string | undefined {
 	if (depth > TOOL_SCHEMA_MAX_DEPTH) return undefined; // checkSchema refused deeper schemas; values deeper than those are free
-	const types = typesOf(schema);
-	if (types && !types.some((t) => fitsType(value, t))) return `${path} must be ${types.map((t) => (t === "integer" ? "an integer" : t === "array" || t === "object" ? `an ${t}` : t === "null" ? "null" : `a ${t}`)).join(" or ")}, not ${kindOf(value)}`;
-	if (Array.isArray(schema.enum) && !schema.enum.some((option) => JSON.stringify(option) === JSON.stringify(value)))
-		return `${path} must be one of ${schema.enum.map(shown).join(", ")}, not ${shown(value)}`;
+	if (!fitsSchemaType(value, schema.type)) {
+		const types = typesOf(schema)!;
+		return `${path} must be ${types.map((t) => (t === "integer" ? "an integer" : t === "array" || t === "object" ? `an ${t}` : t === "null" ? "null" : `a ${t}`)).join(" or ")}, not ${kindOf(value)}`;
+	}
+	if (Array.isArray(schema.enum)) {
+		const json = JSON.stringify(value);
+		if (!schema.enum.some((option) => JSON.stringify(option) === json)) return `${path} must be one of ${schema.enum.map(shown).join(", ")}, not ${shown(value)}`;
+	}
 	if (typeof value === "number") {
 		if (typeof schema.minimum === "number" && value < schema.minimum) return `${path} must be at least ${schema.minimum}, not ${value}`;
 		if (typeof schema.maximum === "number" && value > schema.maximum) return `${path} must be at most ${schema.maximum}, not ${value}`;
 	}
-	if (typeof value === "string") {
+	if (typeof value === "string" && (typeof schema.minLength === "number" || typeof schema.maxLength === "number")) {
 		// Lengths in code points, as JSON Schema counts them.
 		const length = codePoints(value);
 		if (typeof schema.minLength === "number" && length < schema.minLength) return `${path} must have at least ${schema.minLength} characters, not ${length}`;
@@ -131,14 +139,16 @@ export function checkValue(value: JsonValue, schema: JsonObject, path: string, d
 		}
 	}
 	if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-		const properties = asSchema(schema.properties) ?? {};
+		const properties = asSchema(schema.properties) ?? NO_PROPERTIES;
 		if (Array.isArray(schema.required)) {
 			for (const key of schema.required) if (typeof key === "string" && !hasOwn(value, key)) return `${path}.${key} is required`;
 		}
-		for (const [key, item] of Object.entries(value)) {
+		const keys = Object.keys(value);
+		for (let k = 0; k < keys.length; k++) {
+			const key = keys[k];
 			const sub = hasOwn(properties, key) ? asSchema(properties[key]) : undefined;
 			if (sub) {
-				const problem = checkValue(item, sub, `${path}.${key}`, depth + 1);
+				const problem = checkValue(value[key], sub, path.concat(".", key), depth + 1);
 				if (problem) return problem;
 			} else if (schema.additionalProperties === false) {
 				return `${path} has no property "${preview(key)}" (known: ${Object.keys(properties).join(", ") || "none"})`;
@@ -148,3 +158,13 @@ export function checkValue(value: JsonValue, schema: JsonObject, path: string, d
 	return undefined;
 }
 
+const NO_PROPERTIES: JsonObject = Object.freeze({}) as JsonObject;
+
+/** Whether value has one of the types a schema names (true when its type is not a name or list of names: typesOf's undefined, not checked). */
+function fitsSchemaType(value: JsonValue, type: JsonValue | undefined): boolean {
+	if (typeof type === "string") return fitsType(value, type);
+	if (!Array.isArray(type)) return true;
+	for (let i = 0; i < type.length; i++) if (typeof type[i] !== "string") return true;
+	for (let i = 0; i < type.length; i++) if (fitsType(value, type[i] as string)) return true;
+	return false;
+}

@@ -1,6 +1,7 @@
 // The tool registry (caps/registry) and the board's tools (caps/board): what is
 // checked before a tool runs (each validation keyword), the role x tool policy,
 // the hooks, what the model gets back, and what the provider offers.
+import { CAPS_TIME_ZONES_CACHED } from "budgets";
 import { boardTools } from "caps/board";
 import { Registry, describeCall } from "caps/registry";
 import type { Capability } from "caps/types";
@@ -286,6 +287,15 @@ test("get_time answers the UTC and local time and uptime, and says when the cloc
 	assert.equal(bad.is_error, true);
 	assert.match(bad.content, /^"Mars\/Olympus" is not a time zone this firmware knows: use UTC, an offset like \+08:00/);
 	assert.equal((await box.callCap(call("get_time", `{"timezone": 8}`), context())).content, "the arguments do not fit the schema of get_time: arguments.timezone must be a string, not an integer");
+	// Zones are kept parsed by name (the newest CAPS_TIME_ZONES_CACHED): more zones than that, each asked twice, answer right each time.
+	for (let round = 0; round < 2; round++) {
+		for (let h = 1; h <= CAPS_TIME_ZONES_CACHED + 2; h++) {
+			const local = JSON.parse((await box.callCap(call("get_time", `{"timezone": " +${String(h).padStart(2, "0")}:00"}`), context())).content).local;
+			assert.equal(local, `2026-01-02 ${String(3 + h).padStart(2, "0")}:04:05 (+${String(h).padStart(2, "0")}:00)`, `+${h}:00, round ${round + 1}`);
+		}
+	}
+	assert.equal(JSON.parse((await box.callCap(call("get_time", `{"timezone": "Europe/Berlin"}`), context())).content).local, "2026-01-02 04:04:05 (+01:00)");
+	assert.equal((await box.callCap(call("get_time", `{"timezone": "Mars/Olympus"}`), context())).is_error, true, "a bad zone is refused again");
 	const unset = toolbox(boardTools({ ...deps, wallClockMs: () => 1000 }));
 	const early = JSON.parse((await unset.callCap(call("get_time", "{}"), context())).content);
 	assert.equal(early.clock_set, false);
