@@ -77,24 +77,26 @@ export function decodeHeader(bytes: Uint8Array, magic: number): { generation: nu
 /** A whole frame (header + payload) for one record. */
 export function encodeFrame(kind: number, flags: number, requestId: number, time: number, payload: Uint8Array): Uint8Array {
 	const bytes = new Uint8Array(FRAME_HEADER_BYTES + payload.length);
-	encodeFrameInto(bytes, 0, kind, flags, requestId, time, payload);
+	bytes.set(payload, FRAME_HEADER_BYTES);
+	encodeFrameInto(bytes, new DataView(bytes.buffer, bytes.byteOffset, bytes.length), 0, kind, flags, requestId, time, payload.length);
 	return bytes;
 }
 
-/** Writes one record's frame (header + payload) into bytes at `at`; returns its CRC. */
-export function encodeFrameInto(bytes: Uint8Array, at: number, kind: number, flags: number, requestId: number, time: number, payload: Uint8Array | ArrayBuffer): number {
-	const length = payload.byteLength;
-	const view = new DataView(bytes.buffer, bytes.byteOffset + at, FRAME_HEADER_BYTES);
+/**
+ * Writes the header of the frame at `at` in bytes, whose payload of `length`
+ * bytes is in place after it (view: a DataView of bytes from its index 0, one
+ * for every frame of a batch); returns the frame's CRC.
+ */
+export function encodeFrameInto(bytes: Uint8Array, view: DataView, at: number, kind: number, flags: number, requestId: number, time: number, length: number): number {
 	bytes[at] = FRAME_MAGIC_0;
 	bytes[at + 1] = FRAME_MAGIC_1;
 	bytes[at + 2] = kind;
 	bytes[at + 3] = flags;
-	view.setUint32(4, length, true);
-	view.setUint32(8, requestId >>> 0, true);
-	view.setFloat64(12, time, true);
-	bytes.set(payload instanceof Uint8Array ? payload : new Uint8Array(payload), at + FRAME_HEADER_BYTES);
+	view.setUint32(at + 4, length, true);
+	view.setUint32(at + 8, requestId >>> 0, true);
+	view.setFloat64(at + 12, time, true);
 	const crc = crc32(bytes, at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length, crc32(bytes, at, at + 20));
-	view.setUint32(20, crc, true);
+	view.setUint32(at + 20, crc, true);
 	return crc;
 }
 
@@ -114,18 +116,18 @@ export function frameIntact(frame: Uint8Array, info: FrameInfo): boolean {
 }
 
 export function encodeEntry(info: FrameInfo, into: Uint8Array, at: number): void {
-	encodeEntryFields(into, at, info.offset, info.length, info.kind, info.flags, info.crc);
+	encodeEntryFields(into, new DataView(into.buffer, into.byteOffset, into.length), at, info.offset, info.length, info.kind, info.flags, info.crc);
 }
 
-/** An index entry from its fields, into `into` at `at` (no FrameInfo object needed). */
-export function encodeEntryFields(into: Uint8Array, at: number, offset: number, length: number, kind: number, flags: number, crc: number): void {
-	const view = new DataView(into.buffer, into.byteOffset + at, ENTRY_BYTES);
-	view.setUint32(0, offset, true);
-	view.setUint32(4, length, true);
+/** An index entry from its fields, into `into` at `at` (view: a DataView of into from its index 0; no FrameInfo object needed). */
+export function encodeEntryFields(into: Uint8Array, view: DataView, at: number, offset: number, length: number, kind: number, flags: number, crc: number): void {
+	view.setUint32(at, offset, true);
+	view.setUint32(at + 4, length, true);
 	into[at + 8] = kind;
 	into[at + 9] = flags;
-	view.setUint16(10, 0, true);
-	view.setUint32(12, crc, true);
+	into[at + 10] = 0;
+	into[at + 11] = 0;
+	view.setUint32(at + 12, crc, true);
 }
 
 export interface Entry { offset: number; length: number; kind: number; flags: number; crc: number }

@@ -361,15 +361,18 @@ export class SessionFile {
 			lengths.push(payload.byteLength);
 			total += FRAME_HEADER_BYTES + payload.byteLength;
 		}
-		const all = new Uint8Array(total);
-		const entries = new Uint8Array(records.length * ENTRY_BYTES);
+		// One DataView per buffer, not one per frame and entry.
+		const all = new Uint8Array(total), frames = new DataView(all.buffer);
+		const entries = new Uint8Array(records.length * ENTRY_BYTES), index = new DataView(entries.buffer);
 		let at = 0;
 		for (let i = 0; i < records.length; i++) {
 			const record = records[i];
-			const completed = record.turn_completed ?? (lastCompleted && i === records.length - 1);
-			const crc = encodeFrameInto(all, at, kindCode(record.kind), completed ? FLAG_TURN_COMPLETED : 0, record.request_id ?? requestId, record.time ?? time, payloads[i]);
-			encodeEntryFields(entries, i * ENTRY_BYTES, this.#size + at, lengths[i], kindCode(record.kind), completed ? FLAG_TURN_COMPLETED : 0, crc);
-			at += FRAME_HEADER_BYTES + lengths[i];
+			const kind = kindCode(record.kind), length = lengths[i];
+			const flags = (record.turn_completed ?? (lastCompleted && i === records.length - 1)) ? FLAG_TURN_COMPLETED : 0;
+			all.set(new Uint8Array(payloads[i]), at + FRAME_HEADER_BYTES);
+			const crc = encodeFrameInto(all, frames, at, kind, flags, record.request_id ?? requestId, record.time ?? time, length);
+			encodeEntryFields(entries, index, i * ENTRY_BYTES, this.#size + at, length, kind, flags, crc);
+			at += FRAME_HEADER_BYTES + length;
 		}
 		// #guard's rule inline (no closure per append): a throw makes the error sticky.
 		try {

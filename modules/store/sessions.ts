@@ -76,6 +76,25 @@ interface PromptCache {
 	 * wire piece); from `text`, its stored JSON, when the caller still holds it.
 	 */
 	load(index: number, text?: string): Message;
+	/** The last window while the whole session fits it (see #extend), else undefined. */
+	whole: WholeWindow | undefined;
+}
+
+/**
+ * A window over records [0, end) of a session whose records all fit the history
+ * budget (SESSION_HISTORY_MAX_BYTES, SESSION_HISTORY_MAX_RECORDS) together: then
+ * windowStart never stops for the budget, so the next window over [0, end') is
+ * this one with the units of the records appended since (#extend), and neither
+ * the walk back nor either pass of the window runs over the old records again.
+ */
+interface WholeWindow {
+	end: number;
+	/** Where the window opens (windowStart; end when no unit of it opens with a user message). */
+	from: number;
+	/** The capped sizes of records [0, end) together (left out ones count 0). */
+	bytes: number;
+	/** The window's messages (placeholders), oldest first. */
+	messages: Message[];
 }
 
 /**
@@ -520,6 +539,13 @@ export class Sessions {
 		const session = this.#session(id);
 		const cache = this.#promptCache(id, session);
 		const end = this.#inflight.get(id)?.get(request.request_id) ?? session.count;
+		const whole = cache.whole;
+		if (whole && this.#extend(cache, whole, end)) {
+			const messages = whole.messages;
+			for (let i = 0; i < messages.length; i++) out.push(messages[i]);
+			return out;
+		}
+		cache.whole = undefined;
 		let bytes = 0;
 		let start = end;
 		let view = cache.records.view();
@@ -540,8 +566,49 @@ export class Sessions {
 		}
 		cache.records.dropBelow(start);
 		view = cache.records.view();
-		windowMessages(view, windowStart(view, start, end, SESSION_HISTORY_MAX_BYTES), end, out);
+		const from = windowStart(view, start, end, SESSION_HISTORY_MAX_BYTES);
+		if (start > 0 || bytes > SESSION_HISTORY_MAX_BYTES || end > SESSION_HISTORY_MAX_RECORDS) {
+			windowMessages(view, from, end, out);
+			return out;
+		}
+		// The whole session fits: kept, so the next request extends it (#extend).
+		const messages: Message[] = [];
+		windowMessages(view, from, end, messages);
+		cache.whole = { end, from, bytes, messages };
+		for (let i = 0; i < messages.length; i++) out.push(messages[i]);
 		return out;
+	}
+
+	/**
+	 * Brings the cache's whole-session window up to end when that gives what the
+	 * full walk (#window) would: every record of [whole.end, end) is in the cache,
+	 * all of [0, end) still fit the budget together (so windowStart stops for no
+	 * unit and the walk back reaches record 0), and the first of the new records is
+	 * no tool result (so no unit spans whole.end: the units below it, the window's
+	 * opening among them and its messages are the old ones). Costs O(end - whole.end).
+	 * False (nothing changed) when any of this does not hold: the caller walks.
+	 */
+	#extend(cache: PromptCache, whole: WholeWindow, end: number): boolean {
+		const old = whole.end;
+		if (end === old) return true;
+		if (end < old || end > SESSION_HISTORY_MAX_RECORDS || !cache.records.covers(old, end)) return false;
+		const view = cache.records.view();
+		const { items, offset, mask } = view;
+		let bytes = whole.bytes, first: PromptRecord | null | undefined = null;
+		for (let i = old; i < end; i++) {
+			const record = items[(offset + i) & mask];
+			if (!record) continue;
+			bytes += record.bytes;
+			if (!first) first = record;
+		}
+		if (bytes > SESSION_HISTORY_MAX_BYTES || (first && first.kind === "tool_result")) return false;
+		// No user message opened a unit before old: the window opens among the new records, if at all.
+		const from = whole.from === old ? windowStart(view, old, end, SESSION_HISTORY_MAX_BYTES) : whole.from;
+		windowMessages(view, from === whole.from ? old : from, end, whole.messages);
+		whole.end = end;
+		whole.from = from;
+		whole.bytes = bytes;
+		return true;
 	}
 
 	#promptCache(id: string, file: SessionFile): PromptCache {
@@ -550,7 +617,7 @@ export class Sessions {
 		const generation = file.generation;
 		const records = new KeyedRun<HistoryRecord | null>();
 		const cache: PromptCache = {
-			file, generation, records,
+			file, generation, records, whole: undefined,
 			load: (index, text) => {
 				const now = this.#session(id);
 				if (now.generation !== generation) throw new Error(`session ${id} was rewritten since its history was read`);

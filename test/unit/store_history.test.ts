@@ -291,3 +291,68 @@ test("a record appended after the window was taken is loaded once from the text 
 	assert.equal(reads, 8, "and comes from the file");
 	watched.close();
 });
+
+test("a window extended from the last request's is the one a fresh read gives: appends, the budget and record limits crossed, compaction, a session switch, a torn tail", () => {
+	let state = 7;
+	const random = (n: number) => {
+		state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+		return (state >>> 8) % n;
+	};
+	let live = new Sessions({ log: () => {}, clock: () => clock++ });
+	const a = live.newSession("test", "extend-a"), b = live.newSession("test", "extend-b");
+	// What a manager holding no window gives for the session's records up to now (request 9999 is in flight nowhere).
+	const fresh = (id: string) => {
+		const reader = new Sessions({ log: () => {}, clock: () => clock++ });
+		try {
+			return reader.history(request(id, 9999));
+		} finally {
+			reader.close();
+		}
+	};
+	const text = (bytes: number) => "t".repeat(bytes);
+	let rid = 100, checks = 0;
+	const turnIn = (id: string, size: number) => {
+		const expected = fresh(id);
+		rid++;
+		live.persist({ session_id: id, request: request(id, rid), records: [user(`q${rid} ${text(size)}`)], turn_completed: false });
+		assert.deepEqual(live.history(request(id, rid)), expected, `request ${rid}: the window before its question`);
+		checks++;
+		const batch = (records: ContextRecord[], done = false) => live.persist({ session_id: id, request: request(id, rid), records, turn_completed: done });
+		for (let round = random(3); round > 0; round--) {
+			switch (random(6)) {
+				case 0: batch([call(`x${rid}`)]); break;                                                // a call whose results never came
+				case 1: batch([result(`y${rid}`, text(size))]); break;                                  // results with no call
+				case 2: batch([call(`c${rid}`, `d${rid}`), result(`c${rid}`, text(size)), result(`d${rid}`)]); break;
+				default: batch([call(`c${rid}`), result(`c${rid}`, text(size))]); break;
+			}
+			if (random(4) === 0) {
+				// A window taken in the middle of a turn (end = the count) extends across an open round too.
+				assert.deepEqual(live.history(request(id, 9999)), fresh(id), `request ${rid}: a window in the middle of its turn`);
+				checks++;
+			}
+		}
+		if (random(5) === 0) batch([{ kind: "failure_note", message: { role: "assistant", content: `failed ${rid}` } }], true);
+		else batch([final(`a${rid} ${text(random(3) ? 20 : size)}`)], true);
+	};
+	// Small turns up to and past the record limit, larger ones past the byte budget, and back.
+	for (let n = 0; n < 70; n++) turnIn(a, 10 + random(40));
+	for (let n = 0; n < 20; n++) turnIn(b, 500 + random(6000));
+	live.compact(a);
+	for (let n = 0; n < 6; n++) {
+		turnIn(a, 10 + random(40));
+		turnIn(b, 10 + random(400));
+	}
+	live.compact(b);
+	turnIn(b, 100);
+	turnIn(b, 100);
+	// A power loss tore a frame at the end of a's data file: the next open cuts it, the window goes on.
+	live.close();
+	const data = files.openFile({ path: `sessions/${a}.dat`, mode: "r+" });
+	const size = data.status().size;
+	data.write(Uint8Array.of(0xFE, 0x53, 1, 0, 200, 0, 0, 0, 1, 2, 3).buffer, size);
+	data.close();
+	live = new Sessions({ log: () => {}, clock: () => clock++ });
+	for (let n = 0; n < 4; n++) turnIn(a, 10 + random(40));
+	assert.ok(checks > 100, `${checks} windows compared`);
+	live.close();
+});
