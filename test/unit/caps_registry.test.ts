@@ -298,8 +298,10 @@ test("get_time answers the UTC and local time and uptime, and says when the cloc
 	assert.equal((await box.callCap(call("get_time", `{"timezone": "Mars/Olympus"}`), context())).is_error, true, "a bad zone is refused again");
 	const unset = toolbox(boardTools({ ...deps, wallClockMs: () => 1000 }));
 	const early = JSON.parse((await unset.callCap(call("get_time", "{}"), context())).content);
-	assert.equal(early.clock_set, false);
-	assert.equal(early.utc, null);
+	assert.deepEqual(early, { utc: null, local: null, timezone: "Asia/Shanghai", clock_set: false, note: "the clock is not set yet (no network time): the date is unknown", uptime_s: 60 });
+	assert.deepEqual(Object.keys(JSON.parse(time.content)), ["utc", "local", "timezone", "clock_set", "uptime_s"], "the fields in their order");
+	const quoted = toolbox(boardTools({ ...deps, zone: () => ({ name: "odd \"zone\"\\", offsetAt: () => 0 }) }));
+	assert.equal(JSON.parse((await quoted.callCap(call("get_time", "{}"), context())).content).timezone, "odd \"zone\"\\", "a zone name is escaped");
 });
 
 test("system_info answers the firmware, uptime, heap, buffer pools, sockets and network it is given, in short lines", async () => {
