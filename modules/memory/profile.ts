@@ -29,6 +29,8 @@ export class Profile {
 	#values: Record<ProfileField, string> = { persona: "", user_notes: "" };
 	/** Why a field's file could not be read at open; while set, changes to it are refused (they would replace it). */
 	#unreadable: Partial<Record<ProfileField, string>> = {};
+	/** The prompt section, made when first asked after a change (update) and kept until the next. */
+	#context: string | undefined = undefined;
 
 	/** Reads both files. Never throws: problems are logged and defaults used. */
 	constructor(directory: Directory, log: Log) {
@@ -75,12 +77,16 @@ export class Profile {
 		if (next) writeAtomically(this.#directory, spec.path, utf8(next + "\n"));
 		else if (exists(this.#directory, spec.path)) this.#directory.delete(spec.path);
 		this.#values[field] = next;
+		this.#context = undefined;
 		return next || (field === "persona" ? DEFAULT_PERSONA : "");
 	}
 
 	/** The prompt section: the persona, then the user notes when there are any. */
 	context(): string {
-		const notes = this.userNotes;
-		return notes ? `${this.persona}\n\nWhat the user told you about themselves (user notes):\n${notes}` : this.persona;
+		if (this.#context === undefined) {
+			const notes = this.userNotes;
+			this.#context = notes ? `${this.persona}\n\nWhat the user told you about themselves (user notes):\n${notes}` : this.persona;
+		}
+		return this.#context;
 	}
 }

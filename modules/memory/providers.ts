@@ -14,27 +14,39 @@ import { ProviderFlag, type ContextProvider } from "core/types";
 import type { Profile } from "memory/profile";
 import type { LongTermMemory } from "memory/types";
 
+type Section = { kind: "system_prompt"; content: string };
+
+/**
+ * A provider's answer for its text: undefined when empty, else the same object
+ * while the text stays the same (the sections change only with memory or the
+ * profile; no new object per request).
+ */
+function sections(): (content: string | undefined) => Section | undefined {
+	let last: Section | undefined = undefined;
+	return (content) => {
+		if (!content) return undefined;
+		if (!last || last.content !== content) last = { kind: "system_prompt", content };
+		return last;
+	};
+}
+
 /** persona + user notes; undefined only if both are empty (the built-in persona makes that rare). */
 export function profileProvider(profile: Profile): ContextProvider {
+	const section = sections();
 	return {
 		name: "profile",
 		flags: ProviderFlag.REQUEST_START_ONLY,
-		collect() {
-			const content = profile.context();
-			return content ? { kind: "system_prompt", content } : undefined;
-		},
+		collect: () => section(profile.context()),
 	};
 }
 
 /** Long-term memory up to budgetBytes, the same whatever the question; undefined when empty. */
 export function memoryProvider(memory: LongTermMemory, budgetBytes = MEMORY_CONTEXT_MAX_BYTES): ContextProvider {
+	const section = sections();
 	return {
 		name: "memory",
 		flags: ProviderFlag.REQUEST_START_ONLY,
-		collect() {
-			const content = memory.context(budgetBytes);
-			return content ? { kind: "system_prompt", content } : undefined;
-		},
+		collect: () => section(memory.context(budgetBytes)),
 	};
 }
 

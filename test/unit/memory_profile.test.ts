@@ -71,6 +71,15 @@ test("profile provider: a REQUEST_START_ONLY section with the persona, and the u
 	assert.deepEqual(await provider.collect(request("hi")), { kind: "system_prompt", content: DEFAULT_PERSONA });
 	profile.update("user_notes", "Name: Ada.");
 	assert.deepEqual(await provider.collect(request("hi")), { kind: "system_prompt", content: `${DEFAULT_PERSONA}\n\nWhat the user told you about themselves (user notes):\nName: Ada.` });
+	// The section is kept until the profile changes: every change shows at the next request.
+	profile.update("user_notes", "Likes tea.", "append");
+	assert.deepEqual(await provider.collect(request("hi")), { kind: "system_prompt", content: `${DEFAULT_PERSONA}\n\nWhat the user told you about themselves (user notes):\nName: Ada.\nLikes tea.` });
+	profile.update("persona", "Be terse.");
+	assert.deepEqual(await provider.collect(request("hi")), { kind: "system_prompt", content: "Be terse.\n\nWhat the user told you about themselves (user notes):\nName: Ada.\nLikes tea." });
+	profile.update("user_notes", "");
+	assert.deepEqual(await provider.collect(request("hi")), { kind: "system_prompt", content: "Be terse." });
+	profile.update("persona", "");
+	assert.deepEqual(await provider.collect(request("hi")), { kind: "system_prompt", content: DEFAULT_PERSONA });
 });
 
 test("the memory and profile tools pass the core's toolbox checks and run through its tool caller", async () => {
