@@ -7,8 +7,8 @@
 // stored ahead, in blocks: the write that a call needs stores the counts plus up to
 // LLM_USAGE_RESERVE_CALLS - 1 calls more (never past a limit), so the next calls
 // need no write until that block is used up. A key-value commit is a flash write on
-// the device and two fsyncs on lin; this makes it one per block of calls, not one
-// per call. The stored count is never below the calls made, so a power loss or
+// the device and an fdatasync on lin (a record in the namespace file's log); this
+// makes it one per block of calls, not one per call. The stored count is never below the calls made, so a power loss or
 // crash can only over-count: at most LLM_USAGE_RESERVE_CALLS - 1 calls that were
 // never made count until the window ends, and a crash loop still stops at the
 // limit. A call's tokens (prompt + output, as reported) are counted when it ends and

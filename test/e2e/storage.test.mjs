@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { TEST_MAP } from "../../tools/build.mjs";
 import { SANITIZER_ERROR, VARIANTS, runHost, withTempDir } from "./xs.mjs";
 
+const KV_LOG_BYTES = 4096;   // modules/budgets.ts
 const POWER_LOSS_EXIT = 86;
 
 const withData = withTempDir("xsclaw-storage-");
@@ -66,7 +67,7 @@ for (const variant of VARIANTS) {
 		const cases = [
 			["bad magic", Buffer.concat([Buffer.from("JUNK"), good.subarray(4)])],
 			["bad checksum", Buffer.concat([good.subarray(0, 12), Buffer.from([good[12] ^ 0xFF]), good.subarray(13)])],
-			["bad checksum", good.subarray(0, good.length - 3)],
+			["impossible size", good.subarray(0, good.length - 3)],
 			["impossible size", good.subarray(0, 5)],
 			["impossible size", Buffer.alloc(30_000)],
 		];
@@ -78,6 +79,62 @@ for (const variant of VARIANTS) {
 		rmSync(path);
 		cleanExit(await peer(variant, data, "kv", { step: "write" }));
 		assert.equal(kvRead(await peer(variant, data, "kv", { step: "read" })).strings.greeting, "héllo", "after deleting it the namespace starts afresh");
+	}));
+
+	test(`a key-value write goes in place into the file's log; a full log or a cut record makes a fresh file [${variant}]`, withData(async (data) => {
+		cleanExit(await peer(variant, data, "kv", { step: "write" }));
+		const path = join(data, "nvs", "persist.kv");
+		const first = statSync(path);
+		// "greeting" made the file (image, zeroed log); "blob" is a record in the log.
+		const image = 8 + 4 + 8 + "héllo".length + 1 + 4;
+		assert.equal(first.size, image + KV_LOG_BYTES);
+		cleanExit(await peer(variant, data, "kv", { step: "update" }));
+		const updated = statSync(path);
+		assert.equal(updated.ino, first.ino, "appended in place: the same file");
+		assert.equal(updated.size, first.size, "the file keeps its size");
+		assert.deepEqual(kvRead(await peer(variant, data, "kv", { step: "read" })).strings, { greeting: "héllo", v: "new-value" });
+		// A record that fails its check (a cut write) ends the log: what follows is not read.
+		const bytes = readFileSync(path);
+		const blob = bytes.indexOf(Buffer.from("blob"), image);
+		const cut = Buffer.from(bytes);
+		cut[blob + 4] ^= 0xFF;
+		writeFileSync(path, cut);
+		const read = kvRead(await peer(variant, data, "kv", { step: "read" }));
+		assert.deepEqual(read.keys, ["greeting"], "the cut record and the records after it are not applied");
+		assert.equal(read.blob, null);
+		cleanExit(await peer(variant, data, "kv", { step: "update" }));
+		assert.notEqual(statSync(path).ino, first.ino, "after a cut record the next write makes a fresh file");
+		assert.deepEqual(kvRead(await peer(variant, data, "kv", { step: "read" })).strings, { greeting: "héllo", v: "new-value" });
+		assert.equal(readFileSync(path).readUInt32LE(4), 2, "the fresh file's image holds greeting and v");
+		cleanExit(await peer(variant, data, "kv", { step: "many", count: 30 }));
+		assert.equal(readFileSync(path).readUInt32LE(4), 3, "a full log made a fresh file: its image holds keep too");
+		const many = kvRead(await peer(variant, data, "kv", { step: "read" }));
+		assert.equal(many.strings.v, `value-30-${"x".repeat(300)}`);
+		assert.equal(many.strings.keep, "kept");
+	}));
+
+	test(`key-value writes cut by power loss at every point, across log appends and rewrites, leave the old or the new value [${variant}]`, withData(async (data) => {
+		const count = 30;   // ~13 records fill the log: two rewrites among the commits
+		const value = (i) => (i ? `value-${i}-${"x".repeat(300)}` : undefined);
+		const outcomes = new Set();
+		for (let done = 0; done <= count; done++) {
+			const run = mkdtempSync(join(data, "run-"));
+			const crashed = await peer(variant, run, "kv", { step: "many", count, "crash-after": done, "crash-seed": done + 1 });
+			assert.equal(crashed.code, POWER_LOSS_EXIT, crashed.stderr);
+			const read = kvRead(await peer(variant, run, "kv", { step: "read" }));
+			assert.ok(!read.error, `the namespace opens after a crash after ${done}: ${read.error}`);
+			if (done === 0) {
+				assert.ok(["kept", undefined].includes(read.strings.keep));
+				continue;
+			}
+			assert.equal(read.strings.keep, "kept", `an earlier key survives a crash after ${done}`);
+			const v = read.strings.v;
+			assert.ok(v === value(done - 1) || v === value(done), `after ${done} commits: the old or the new value, got ${String(v).slice(0, 12)}`);
+			outcomes.add(v === value(done) ? "new" : "old");
+			cleanExit(await peer(variant, run, "kv", { step: "many", count: 2 }));
+			assert.equal(kvRead(await peer(variant, run, "kv", { step: "read" })).strings.v, value(2), "the namespace takes writes after the crash");
+		}
+		assert.deepEqual([...outcomes].sort(), ["new", "old"], "both crash outcomes are exercised across seeds");
 	}));
 
 	test(`--crash-after N exits 86 leaving the first N writes and a torn prefix of the next [${variant}]`, withData(async (data) => {

@@ -1,6 +1,9 @@
 // Peer for test/e2e/storage.test.mjs, one step per run (--step):
 //   write   stores known keys (string and buffer) and a file
 //   update  sets "v" to "old", then to "new-value" (two commits)
+//   many    sets "keep" to "kept", then "v" to value(1) ... value(--count) (one
+//           commit each; the values are long enough that the log fills and the
+//           namespace is rewritten every dozen or so)
 //   read    prints what is there as one line "storage-kv: {json}", or
 //           "storage-kv: error: <message>" when opening or reading throws
 import files from "embedded:storage/files";
@@ -21,6 +24,11 @@ if (step === "write") {
 	const store = keyValue.open({ path: "persist", format: "string" });
 	store.write("v", "old");
 	store.write("v", "new-value");
+	store.close();
+} else if (step === "many") {
+	const store = keyValue.open({ path: "persist", format: "string" });
+	store.write("keep", "kept");
+	for (let i = 1; i <= Number(option("count")); i++) store.write("v", `value-${i}-${"x".repeat(300)}`);
 	store.close();
 } else if (step === "read") {
 	try {

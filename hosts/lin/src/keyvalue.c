@@ -14,25 +14,45 @@
  * Limits, as NVS: namespace and key names 1-15 bytes; values 4000 bytes
  * (strings 3999 UTF-8 bytes, NVS keeps a NUL); a namespace at most 24 KiB.
  *
- * File format of <data>/nvs/<namespace>.kv, little-endian:
+ * File format of <data>/nvs/<namespace>.kv, little-endian: the image, then
+ * the log (as NVS: a namespace's newest values are entries written after the
+ * older ones in erased flash).
+ *   image:
  *   0       "XKV1"   magic
  *   4       u32      entry count
  *   8       entries, each: u8 key length (1-15), u8 type (0 buffer, 1 string),
  *                    u16 value length, key bytes, value bytes (a string as
  *                    XS holds it: UTF-8 with NUL as C0 80, no terminator)
- *   end-4   u32      CRC-32 (IEEE) of every byte before it
- * A file failing any check is reported as corrupt, naming the file; nothing
- * is guessed or repaired. Keys are unique and kept in sorted order.
+ *   then    u32      CRC-32 (IEEE) of every byte of the image before it
+ *   log: KV_LOG_BYTES (modules/budgets.ts) written as zeros by the commit that
+ *   made the file (an older file has none), then filled from its start with
+ *   records, each: an entry as above (type 2: the key was deleted, no value),
+ *   then u32 CRC-32 of the record's bytes before it. A zero key length ends
+ *   the records.
+ * The namespace is the image's entries with the records applied in order.
+ * An image failing any check, or a file of another size than the image plus
+ * 0 or KV_LOG_BYTES, is reported as corrupt, naming the file; nothing is
+ * guessed or repaired. Keys are unique and kept in sorted order.
  *
- * Commit: the whole namespace is written to <namespace>.kv.tmp, fsynced,
- * renamed over <namespace>.kv, and the directory fsynced: a crash leaves the
- * old file or the new one, never a torn one; a stale .tmp is overwritten by
- * the next commit. Every operation reads the file afresh (it is small), so
- * two stores open on one namespace never disagree.
+ * Commit, usually: the change is one record written in place after the last
+ * one, then fdatasync: the file keeps its size and blocks, so that is one
+ * data block to the disk (no new file, no rename, no directory sync). A
+ * record cut by a crash fails its CRC (or its header's checks) and ends the
+ * log: the namespace reads as before that write, and the next write rewrites
+ * the file instead of writing after it. When the record does not fit in the
+ * log, or the log ends in a cut record, or the file has no log: the whole
+ * namespace, change applied, is written as a fresh image and an empty log to
+ * <namespace>.kv.tmp, fsynced, renamed over <namespace>.kv, and the
+ * directory fsynced: a crash leaves the old file or the new one, never a torn
+ * one; a stale .tmp is overwritten by the next such commit. Every operation
+ * reads the file afresh (image and log: a few KiB), so two stores open on one
+ * namespace never disagree; writes (read, change, commit) hold one lock for
+ * the process, so two machines never append at the same place.
  *
  * For fault injection (files.c) a commit is one storage operation. When it is
- * the one that loses power, the seeded random choice is between "the rename
- * reached the disk" (new value) and "the temp file was torn" (old value).
+ * the one that loses power, the seeded random choice is between "the write
+ * reached the disk" (new value) and "it was torn" (a prefix of the record, or
+ * of the temp file: old value).
  */
 #include "xsAll.h"
 #include "host.h"
@@ -40,8 +60,11 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "budgets.h"
 
 #define KV_NAME_MAX_BYTES 15            /* NVS_KEY_NAME_MAX_SIZE is 16 with the NUL */
 #define KV_VALUE_MAX_BYTES 4000         /* NVS's string limit, NUL included; blobs kept to the same */
@@ -50,8 +73,13 @@
 #define KV_ENTRY_HEADER_BYTES 4         /* key length, type, value length */
 #define KV_CRC_BYTES 4
 #define KV_DIRECTORY_NAME "nvs"         /* <data>/nvs holds the namespaces */
+#define KV_LOG_BYTES BUDGET_KV_LOG_BYTES
+#define KV_RECORD_MIN_BYTES (KV_ENTRY_HEADER_BYTES + 1 + KV_CRC_BYTES)
 
-enum { KV_BUFFER = 0, KV_STRING = 1 };
+enum { KV_BUFFER = 0, KV_STRING = 1, KV_DELETED = 2 };
+
+_Static_assert(KV_LOG_BYTES >= KV_ENTRY_HEADER_BYTES + KV_NAME_MAX_BYTES + KV_VALUE_MAX_BYTES + KV_CRC_BYTES,
+	"the key-value log must hold the largest record");
 
 typedef struct {
 	char name[KV_NAME_MAX_BYTES + 1];
@@ -67,12 +95,19 @@ typedef struct {
 	uint16_t valueLength;
 } Entry;
 
-/* A namespace as loaded: entries point into bytes. */
+/* A namespace as loaded: entries point into bytes (the image's entries and
+ * the log's records), sorted by key. */
 typedef struct {
 	uint8_t *bytes;
 	Entry *entries;
 	uint32_t count;
+	size_t logEnd;     /* where the next record goes */
+	size_t logLimit;   /* the file's size: the log's end (logEnd when it has no log) */
+	int torn;          /* the log ends in a record a crash cut */
 } Namespace;
+
+/* Writes (read, change, commit) of every machine, one at a time. */
+static pthread_mutex_t gWriteLock = PTHREAD_MUTEX_INITIALIZER;
 
 static void storeDestructor(void *data)
 {
@@ -126,6 +161,65 @@ static void freeNamespace(Namespace *space)
 	space->count = 0;
 }
 
+/* Where key is in the sorted entries, or where it would go (*found 0). */
+static uint32_t entryIndex(const Namespace *space, const uint8_t *key, size_t keyLength, int *found)
+{
+	uint32_t low = 0, high = space->count;
+	while (low < high) {
+		uint32_t middle = (low + high) / 2;
+		int order = compareKeys(space->entries[middle].key, space->entries[middle].keyLength, key, keyLength);
+		if (!order) {
+			*found = 1;
+			return middle;
+		}
+		if (order < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	*found = 0;
+	return low;
+}
+
+/* One log record applied: its entry replaces or joins the key's, or removes it.
+ * entries has room for one more. */
+static void applyRecord(Namespace *space, const Entry *record)
+{
+	int found;
+	uint32_t at = entryIndex(space, record->key, record->keyLength, &found);
+	Entry *entries = space->entries;
+	if (record->type == KV_DELETED) {
+		if (found) {
+			memmove(&entries[at], &entries[at + 1], (space->count - at - 1) * sizeof(Entry));
+			space->count--;
+		}
+		return;
+	}
+	if (!found) {
+		memmove(&entries[at + 1], &entries[at], (space->count - at) * sizeof(Entry));
+		space->count++;
+	}
+	entries[at] = *record;
+}
+
+/* Reads an entry's header at offset (room bytes there); 0 when it is not one. */
+static int readEntry(const uint8_t *bytes, size_t offset, size_t room, int deletable, Entry *entry)
+{
+	if (room < KV_ENTRY_HEADER_BYTES)
+		return 0;
+	entry->keyLength = bytes[offset];
+	entry->type = bytes[offset + 1];
+	entry->valueLength = get16(bytes + offset + 2);
+	if (!entry->keyLength || entry->keyLength > KV_NAME_MAX_BYTES || entry->type > (deletable ? KV_DELETED : KV_STRING)
+			|| entry->valueLength > KV_VALUE_MAX_BYTES || (entry->type == KV_DELETED && entry->valueLength))
+		return 0;
+	if (room - KV_ENTRY_HEADER_BYTES < (size_t)entry->keyLength + entry->valueLength)
+		return 0;
+	entry->key = bytes + offset + KV_ENTRY_HEADER_BYTES;
+	entry->value = entry->key + entry->keyLength;
+	return 1;
+}
+
 static void corrupt(xsMachine *the, Namespace *space, const char *path, const char *reason)
 {
 	freeNamespace(space);
@@ -138,9 +232,7 @@ static int loadNamespace(xsMachine *the, const char *name, Namespace *space)
 {
 	char path[PATH_MAX];
 	namespacePath(the, name, ".kv", path);
-	space->bytes = NULL;
-	space->entries = NULL;
-	space->count = 0;
+	memset(space, 0, sizeof(*space));
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
@@ -154,7 +246,7 @@ static int loadNamespace(xsMachine *the, const char *name, Namespace *space)
 		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: cannot read %s: %s", path, strerror(error));
 	}
 	size_t size = (size_t)status.st_size;
-	if (size < KV_HEADER_BYTES + KV_CRC_BYTES || size > KV_NAMESPACE_MAX_BYTES) {
+	if (size < KV_HEADER_BYTES + KV_CRC_BYTES || size > KV_NAMESPACE_MAX_BYTES + KV_LOG_BYTES) {
 		close(fd);
 		corrupt(the, space, path, "impossible size");
 	}
@@ -173,38 +265,57 @@ static int loadNamespace(xsMachine *the, const char *name, Namespace *space)
 	const uint8_t *bytes = space->bytes;
 	if (memcmp(bytes, "XKV1", 4))
 		corrupt(the, space, path, "bad magic");
-	if (crc32(bytes, size - KV_CRC_BYTES) != get32(bytes + size - KV_CRC_BYTES))
-		corrupt(the, space, path, "bad checksum");
 	uint32_t count = get32(bytes + 4);
 	if (count > (size - KV_HEADER_BYTES - KV_CRC_BYTES) / (KV_ENTRY_HEADER_BYTES + 1))
 		corrupt(the, space, path, "impossible entry count");
-	space->entries = calloc(count ? count : 1, sizeof(Entry));
+	/* The image's entries; checked against its CRC before anything is used. */
+	size_t offset = KV_HEADER_BYTES;
+	Entry entry;
+	for (uint32_t i = 0; i < count; i++) {
+		if (!readEntry(bytes, offset, size - KV_CRC_BYTES - offset, 0, &entry))
+			corrupt(the, space, path, size - KV_CRC_BYTES - offset < KV_ENTRY_HEADER_BYTES ? "entry past the end" : "bad entry header");
+		offset += KV_ENTRY_HEADER_BYTES + entry.keyLength + entry.valueLength;
+	}
+	size_t imageEnd = offset + KV_CRC_BYTES;
+	if (imageEnd > KV_NAMESPACE_MAX_BYTES || (size != imageEnd && size != imageEnd + KV_LOG_BYTES))
+		corrupt(the, space, path, "impossible size");
+	if (crc32(bytes, offset) != get32(bytes + offset))
+		corrupt(the, space, path, "bad checksum");
+	/* The log's records up to the first zero key length, or a cut one. */
+	uint32_t records = 0;
+	offset = imageEnd;
+	while (offset < size && bytes[offset]) {
+		if (!readEntry(bytes, offset, size - offset, 1, &entry)) {
+			space->torn = 1;
+			break;
+		}
+		size_t length = KV_ENTRY_HEADER_BYTES + entry.keyLength + entry.valueLength;
+		if (size - offset - length < KV_CRC_BYTES || crc32(bytes + offset, length) != get32(bytes + offset + length)) {
+			space->torn = 1;
+			break;
+		}
+		offset += length + KV_CRC_BYTES;
+		records++;
+	}
+	space->logEnd = offset;
+	space->logLimit = size;
+	space->entries = calloc(count + records ? count + records : 1, sizeof(Entry));
 	if (!space->entries) {
 		freeNamespace(space);
 		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: out of memory");
 	}
-	size_t offset = KV_HEADER_BYTES, end = size - KV_CRC_BYTES;
+	offset = KV_HEADER_BYTES;
 	for (uint32_t i = 0; i < count; i++) {
-		if (end - offset < KV_ENTRY_HEADER_BYTES)
-			corrupt(the, space, path, "entry past the end");
-		Entry *entry = &space->entries[i];
-		entry->keyLength = bytes[offset];
-		entry->type = bytes[offset + 1];
-		entry->valueLength = get16(bytes + offset + 2);
-		offset += KV_ENTRY_HEADER_BYTES;
-		if (!entry->keyLength || entry->keyLength > KV_NAME_MAX_BYTES || entry->type > KV_STRING || entry->valueLength > KV_VALUE_MAX_BYTES)
-			corrupt(the, space, path, "bad entry header");
-		if (end - offset < (size_t)entry->keyLength + entry->valueLength)
-			corrupt(the, space, path, "entry past the end");
-		entry->key = bytes + offset;
-		entry->value = entry->key + entry->keyLength;
-		offset += (size_t)entry->keyLength + entry->valueLength;
-		if (i && compareKeys(entry[-1].key, entry[-1].keyLength, entry->key, entry->keyLength) >= 0)
+		readEntry(bytes, offset, size - offset, 0, &space->entries[i]);
+		offset += KV_ENTRY_HEADER_BYTES + space->entries[i].keyLength + space->entries[i].valueLength;
+		if (i && compareKeys(space->entries[i - 1].key, space->entries[i - 1].keyLength, space->entries[i].key, space->entries[i].keyLength) >= 0)
 			corrupt(the, space, path, "keys out of order");
 		space->count++;
 	}
-	if (offset != end)
-		corrupt(the, space, path, "bytes after the last entry");
+	for (offset = imageEnd; offset < space->logEnd; offset += KV_ENTRY_HEADER_BYTES + entry.keyLength + entry.valueLength + KV_CRC_BYTES) {
+		readEntry(bytes, offset, size - offset, 1, &entry);
+		applyRecord(space, &entry);
+	}
 	return 1;
 }
 
@@ -247,66 +358,110 @@ static int commitNamespace(xsMachine *the, const char *name, const uint8_t *byte
 	return hostSyncParent(path);
 }
 
-/* Writes space with the entry for key replaced by (type, value), or removed
- * when value is NULL; commits it. Frees space. */
-static void rewriteNamespace(xsMachine *the, const char *name, Namespace *space,
+/* Writes one record at offset of the namespace file and syncs its data; see
+ * the note at the top. */
+static int appendRecord(xsMachine *the, const char *name, size_t offset, const uint8_t *record, size_t length)
+{
+	char path[PATH_MAX];
+	namespacePath(the, name, ".kv", path);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (hostStorageOperation()) {
+		int landed = (int)hostCrashRandom(2);
+		hostWriteAll(fd, record, landed ? length : hostCrashRandom((uint32_t)length), (long long)offset);
+		hostPowerLoss();
+	}
+	if (hostWriteAll(fd, record, length, (long long)offset) < 0 || fdatasync(fd) < 0) {
+		int error = errno;
+		close(fd);
+		errno = error;
+		return -1;
+	}
+	return close(fd);
+}
+
+static size_t putEntry(uint8_t *bytes, const uint8_t *key, size_t keyLength, int type, const uint8_t *value, size_t valueLength)
+{
+	bytes[0] = (uint8_t)keyLength;
+	bytes[1] = (uint8_t)type;
+	put16(bytes + 2, (uint16_t)valueLength);
+	memcpy(bytes + KV_ENTRY_HEADER_BYTES, key, keyLength);
+	if (valueLength)
+		memcpy(bytes + KV_ENTRY_HEADER_BYTES + keyLength, value, valueLength);
+	return KV_ENTRY_HEADER_BYTES + keyLength + valueLength;
+}
+
+/* Commits space with the entry for key replaced by (type, value), or removed
+ * when value is NULL: a record in the log when it fits, else a fresh file.
+ * Frees space. */
+static void commitChange(xsMachine *the, const char *name, Namespace *space,
 	const uint8_t *key, size_t keyLength, int type, const uint8_t *value, size_t valueLength)
 {
+	int found;
+	uint32_t at = entryIndex(space, key, keyLength, &found);
 	size_t size = KV_HEADER_BYTES + KV_CRC_BYTES;
 	for (uint32_t i = 0; i < space->count; i++)
-		if (compareKeys(space->entries[i].key, space->entries[i].keyLength, key, keyLength))
+		if (!found || i != at)
 			size += KV_ENTRY_HEADER_BYTES + space->entries[i].keyLength + space->entries[i].valueLength;
 	if (value)
 		size += KV_ENTRY_HEADER_BYTES + keyLength + valueLength;
+	else {
+		type = KV_DELETED;
+		valueLength = 0;
+	}
 	if (size > KV_NAMESPACE_MAX_BYTES) {
 		freeNamespace(space);
 		hostThrowMessage(the, XS_RANGE_ERROR, "key-value: namespace \"%s\" is full (%d bytes at most); delete keys it no longer needs", name, KV_NAMESPACE_MAX_BYTES);
 	}
-	uint8_t *bytes = malloc(size);
-	if (!bytes) {
+	size_t recordLength = KV_ENTRY_HEADER_BYTES + keyLength + valueLength + KV_CRC_BYTES;
+	int result;
+	if (!space->torn && space->logLimit - space->logEnd >= recordLength) {
+		uint8_t record[KV_ENTRY_HEADER_BYTES + KV_NAME_MAX_BYTES + KV_VALUE_MAX_BYTES + KV_CRC_BYTES];
+		size_t length = putEntry(record, key, keyLength, type, value, valueLength);
+		put32(record + length, crc32(record, length));
+		size_t offset = space->logEnd;
 		freeNamespace(space);
-		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: out of memory");
+		result = appendRecord(the, name, offset, record, recordLength);
 	}
-	uint32_t count = 0;
-	size_t offset = KV_HEADER_BYTES;
-	int placed = !value;
-	for (uint32_t i = 0; i <= space->count; i++) {
-		const Entry *entry = i < space->count ? &space->entries[i] : NULL;
-		int order = entry ? compareKeys(entry->key, entry->keyLength, key, keyLength) : 1;
-		if (order > 0 && !placed) {
-			bytes[offset] = (uint8_t)keyLength;
-			bytes[offset + 1] = (uint8_t)type;
-			put16(bytes + offset + 2, (uint16_t)valueLength);
-			memcpy(bytes + offset + KV_ENTRY_HEADER_BYTES, key, keyLength);
-			memcpy(bytes + offset + KV_ENTRY_HEADER_BYTES + keyLength, value, valueLength);
-			offset += KV_ENTRY_HEADER_BYTES + keyLength + valueLength;
-			count++;
-			placed = 1;
+	else {
+		/* The image, change applied, then a zeroed log. */
+		uint8_t *bytes = calloc(1, size + KV_LOG_BYTES);
+		if (!bytes) {
+			freeNamespace(space);
+			hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: out of memory");
 		}
-		if (entry && order) {
-			size_t entrySize = KV_ENTRY_HEADER_BYTES + entry->keyLength + entry->valueLength;
-			memcpy(bytes + offset, entry->key - KV_ENTRY_HEADER_BYTES, entrySize);
-			offset += entrySize;
+		uint32_t count = 0;
+		size_t offset = KV_HEADER_BYTES;
+		for (uint32_t i = 0; i <= space->count; i++) {
+			if (i == at && value) {
+				offset += putEntry(bytes + offset, key, keyLength, type, value, valueLength);
+				count++;
+			}
+			if (i == space->count || (found && i == at))
+				continue;
+			const Entry *entry = &space->entries[i];
+			offset += putEntry(bytes + offset, entry->key, entry->keyLength, entry->type, entry->value, entry->valueLength);
 			count++;
 		}
+		memcpy(bytes, "XKV1", 4);
+		put32(bytes + 4, count);
+		put32(bytes + offset, crc32(bytes, offset));
+		freeNamespace(space);
+		result = commitNamespace(the, name, bytes, size + KV_LOG_BYTES);
+		int error = errno;
+		free(bytes);
+		errno = error;
 	}
-	memcpy(bytes, "XKV1", 4);
-	put32(bytes + 4, count);
-	put32(bytes + offset, crc32(bytes, offset));
-	freeNamespace(space);
-	int result = commitNamespace(the, name, bytes, size);
-	int error = errno;
-	free(bytes);
 	if (result < 0)
-		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: cannot save namespace \"%s\": %s", name, strerror(error));
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "key-value: cannot save namespace \"%s\": %s", name, strerror(errno));
 }
 
 static const Entry *findEntry(const Namespace *space, const uint8_t *key, size_t keyLength)
 {
-	for (uint32_t i = 0; i < space->count; i++)
-		if (!compareKeys(space->entries[i].key, space->entries[i].keyLength, key, keyLength))
-			return &space->entries[i];
-	return NULL;
+	int found;
+	uint32_t at = entryIndex(space, key, keyLength, &found);
+	return found ? &space->entries[at] : NULL;
 }
 
 /* ---- arguments ---------------------------------------------------------- */
@@ -395,6 +550,27 @@ static void xs_store_read(xsMachine *the)
 	freeNamespace(&space);
 }
 
+/* Loads the namespace and commits a write (value) or a delete (NULL: nothing
+ * to commit when the key is missing), under the write lock. */
+static void change(xsMachine *the, const char *name, const uint8_t *key, size_t keyLength,
+	int type, const uint8_t *value, size_t valueLength)
+{
+	pthread_mutex_lock(&gWriteLock);
+	xsTry {
+		Namespace space;
+		loadNamespace(the, name, &space);
+		if (!value && !findEntry(&space, key, keyLength))
+			freeNamespace(&space);
+		else
+			commitChange(the, name, &space, key, keyLength, type, value, valueLength);
+	}
+	xsCatch {
+		pthread_mutex_unlock(&gWriteLock);
+		xsThrow(xsException);
+	}
+	pthread_mutex_unlock(&gWriteLock);
+}
+
 static void xs_store_write(xsMachine *the)
 {
 	StoreRecord *store = writableStore(the);
@@ -419,10 +595,8 @@ static void xs_store_write(xsMachine *the)
 		if (valueLength > KV_VALUE_MAX_BYTES)
 			hostThrowMessage(the, XS_RANGE_ERROR, "key-value: value of \"%s\" is too large (%u bytes; at most %d)", key, (unsigned)valueLength, KV_VALUE_MAX_BYTES);
 	}
-	/* No XS allocation from here on, so value stays valid. */
-	Namespace space;
-	loadNamespace(the, store->name, &space);
-	rewriteNamespace(the, store->name, &space, (const uint8_t *)key, keyLength, store->format, value, valueLength);
+	/* No XS allocation from here on (but an error's), so value stays valid. */
+	change(the, store->name, (const uint8_t *)key, keyLength, store->format, value, valueLength);
 }
 
 static void xs_store_delete(xsMachine *the)
@@ -430,13 +604,7 @@ static void xs_store_delete(xsMachine *the)
 	StoreRecord *store = writableStore(the);
 	char key[KV_NAME_MAX_BYTES + 1];
 	size_t keyLength = keyArgument(the, key);
-	Namespace space;
-	loadNamespace(the, store->name, &space);
-	if (!findEntry(&space, (const uint8_t *)key, keyLength)) {
-		freeNamespace(&space);
-		return;
-	}
-	rewriteNamespace(the, store->name, &space, (const uint8_t *)key, keyLength, KV_BUFFER, NULL, 0);
+	change(the, store->name, (const uint8_t *)key, keyLength, KV_BUFFER, NULL, 0);
 }
 
 /* The keys, sorted, as an array iterator: a snapshot, like a scan. */
