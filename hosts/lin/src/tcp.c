@@ -56,6 +56,7 @@ struct NetSocket {
 	HostWatch *watch;         /* NULL while there is nothing to wait for */
 	HostTimer *kick;          /* a service on the next loop turn */
 	HostTimer *flushLater;    /* small writes wait for the end of the turn */
+	HostTimer *writableLater; /* onWritable at the end of the turn: the queue drained at once */
 	xsSlot self;              /* remembered until close() */
 	xsSlot onReadable, onWritable, onError;
 	int format;
@@ -124,6 +125,15 @@ static void netKick(NetSocket *s)
 		s->kick = hostTimerStart(0, netKickFire, s);
 }
 
+/* The queue drained as it was written: the room is there now, no poll()
+ * needs to say so (as if it had said POLLOUT: nothing is received). */
+static void netWritableFire(void *ctx)
+{
+	NetSocket *s = ctx;
+	s->writableLater = NULL;
+	netService(s, POLLOUT);
+}
+
 static void netOnPoll(void *ctx, int fd, short revents)
 {
 	(void)fd;
@@ -146,8 +156,14 @@ static void netUpdate(NetSocket *s)
 		case STATE_READY:
 			if (s->inLength < NET_INPUT_BYTES)
 				events |= POLLIN;
-			if (s->outLength || s->writableOwed)
+			/* onWritable is owed once the queue drains: poll() says when,
+			 * unless it is empty already (the kernel took it all), and then
+			 * it is called before the loop waits: a request written in
+			 * parts needs no wake-up per part. */
+			if (s->outLength)
 				events |= POLLOUT;
+			else if (s->writableOwed && !s->writableLater)
+				s->writableLater = hostTimerBeforeWait(netWritableFire, s);
 			break;
 		}
 	}
@@ -328,6 +344,8 @@ static void netShutdown(NetSocket *s)
 	s->kick = NULL;
 	hostTimerCancel(s->flushLater);
 	s->flushLater = NULL;
+	hostTimerCancel(s->writableLater);
+	s->writableLater = NULL;
 }
 
 void netDestructor(void *data)
