@@ -321,6 +321,7 @@ const FIELDS = new FieldProgram([
 // A content block being assembled: its text, thinking or tool input, and its
 // signature, gathered as bytes (llm/scan TextPieces) and decoded once, when it closes.
 interface BlockState { block: JsonObject; pieces: TextPieces; signature: TextPieces; callIndex: number }
+const UNKNOWN_END = -2;   // a plainEnd() not asked yet
 const EMPTY_BLOCK: JsonObject = Object.freeze({}) as JsonObject;
 
 /**
@@ -343,9 +344,8 @@ export class AnthropicStreamAssembler extends EventAssembler {
 	readonly #at = FIELDS.slots();
 	readonly #atBuffer = this.#at.buffer as ArrayBuffer;
 	#index = 0;
-	// Where the event's type and its delta's type close when they have no escapes (llm/scan plainEnd), -1 otherwise.
-	#typeEnd = -1;
-	#deltaTypeEnd = -1;
+	// Where the event's type closes when it has no escapes (llm/scan plainEnd), -1 otherwise; UNKNOWN_END until asked.
+	#typeEnd = UNKNOWN_END;
 
 	protected clear(): void {
 		for (const state of this.#blocks.values()) {
@@ -372,8 +372,7 @@ export class AnthropicStreamAssembler extends EventAssembler {
 			const n = r.integerAt(at[F.index]);
 			this.#index = Number.isFinite(n) && n >= 0 ? n : 0;
 		}
-		this.#typeEnd = r.plainEnd(at[F.type]);
-		this.#deltaTypeEnd = r.plainEnd(at[F.deltaType]);
+		this.#typeEnd = UNKNOWN_END;
 	}
 
 	/** The string noted at position, or fallback when there was none. */
@@ -382,7 +381,9 @@ export class AnthropicStreamAssembler extends EventAssembler {
 	}
 
 	#typeIs(name: Uint8Array): boolean {
-		return this.#is(this.#at[F.type], this.#typeEnd, name);
+		const position = this.#at[F.type];
+		if (this.#typeEnd === UNKNOWN_END) this.#typeEnd = this.reader.plainEnd(position);
+		return this.#is(position, this.#typeEnd, name);
 	}
 
 	/** Whether the string at position (-1: none) is name: its bytes compared at once when it has no escapes (end: its plainEnd), else decoded. */
@@ -393,7 +394,8 @@ export class AnthropicStreamAssembler extends EventAssembler {
 	}
 
 	protected apply(r: JsonReader): void {
-		if (this.#typeIs(NAME.content_block_delta)) return this.#applyDelta(r);
+		// Most events are text or tool input deltas: their type is compared first, in one native call.
+		if (r.plainIs(this.#at[F.type], NAME.content_block_delta) || this.#typeIs(NAME.content_block_delta)) return this.#applyDelta(r);
 		if (this.#typeIs(NAME.message_start)) {
 			const message = this.#at[F.message] >= 0 ? r.seek(this.#at[F.message]).value() as JsonObject : undefined;
 			if (!message) throw new LlmError("protocol", "message_start without a message");
@@ -456,9 +458,14 @@ export class AnthropicStreamAssembler extends EventAssembler {
 		const state = this.#blocks.get(index);
 		const at = this.#at;
 		if (!state || at[F.delta] < 0) throw new LlmError("protocol", `content_block_delta for unknown block ${index}`);
-		const type = at[F.deltaType], end = this.#deltaTypeEnd;
+		const type = at[F.deltaType];
 		if (type < 0) return;
 		const sink = this.sink as DeltaSink;
+		if (r.plainIs(type, NAME.text_delta)) {
+			addPiece(r, at[F.text], state.pieces, sink, "text", 0);
+			return;
+		}
+		const end = r.plainEnd(type);
 		if (this.#is(type, end, NAME.text_delta)) {
 			addPiece(r, at[F.text], state.pieces, sink, "text", 0);
 		} else if (this.#is(type, end, NAME.thinking_delta)) {

@@ -34,7 +34,7 @@
 import { LLM_BODY_START_BYTES, LLM_CACHE_BREAKPOINTS, LLM_PIECE_ARENA_START_BYTES } from "budgets";
 import { encodeUtf8 } from "net/utf8";
 import type { BufferPool } from "util/buffers";
-import { KeyedRun } from "util/run";
+import { KeyedRun, type RunView } from "util/run";
 import { LlmError, type ChatRequest, type Message, type ModelProfile, type StoredRef, type SystemMessage, type WireProtocol } from "llm/types";
 
 /** One message as its protocol sends it. For "turns", text is its content blocks without the brackets ("" = no blocks). */
@@ -260,17 +260,46 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 		}
 		writer.write(CLOSE_LIST);
 	};
-	for (let i = lead.start; i < request.messages.length; i++) {
-		const message = request.messages[i];
-		pieceOf(spec, message, buffers, notes, piece);
+	// The window of the last stored message and its arena's ring: the next message of
+	// that window whose piece is there is read in place, without a call or a lookup
+	// (a body is mostly one window's messages, in order).
+	let group: object | undefined = undefined, view: RunView<number> | undefined = undefined, arena: PieceArena | undefined = undefined;
+	const messages = request.messages;
+	for (let i = lead.start; i < messages.length; i++) {
+		const message = messages[i];
+		const stored = message.stored;
+		let inArena = false;
+		if (stored !== undefined && group !== undefined && stored.group === group) {
+			const v = view as RunView<number>, key = stored.key ?? 0;
+			const packed = key >= v.lo && key < v.hi ? v.items[(v.offset + key) & v.mask] : undefined;
+			if (packed !== undefined) {
+				const rest = packed % PIECE_SHIFT, start = (packed - rest) / PIECE_SHIFT, length = rest >> 1;
+				piece.role = rest & 1 ? ASSISTANT : USER;
+				piece.from = arena as PieceArena;
+				piece.start = start;
+				piece.end = start + length;
+				(arena as PieceArena).usedBytes += length;
+				(arena as PieceArena).usedPieces++;
+				inArena = true;
+			}
+		}
+		if (!inArena) {
+			pieceOf(spec, message, buffers, notes, piece);
+			inArena = piece.from instanceof PieceArena;
+			if (inArena && stored?.group !== undefined) {
+				group = stored.group;
+				arena = piece.from as PieceArena;
+				view = arena.at.view();   // after pieceOf: its set() may have moved the ring
+			}
+		}
 		if (list) {
 			const from = piece.from;
-			if (from instanceof PieceArena) {
+			if (inArena) {
 				const start = listed++ ? piece.start : piece.start + 1;   // the first message goes without its comma
 				if (run === from && runEnd === start) runEnd = piece.end;
 				else {
 					flushRun();
-					run = from;
+					run = from as PieceArena;
 					runStart = start;
 					runEnd = piece.end;
 				}
@@ -380,7 +409,7 @@ function pieceOf(spec: PieceSpec, message: Message, buffers: BufferPool, notes: 
 		packed = start * PIECE_SHIFT + (arena.store.length - start) * 2 + (piece.role === ASSISTANT ? 1 : 0);
 		arena.at.set(key, packed);
 	}
-	const start = Math.floor(packed / PIECE_SHIFT), rest = packed - start * PIECE_SHIFT, length = rest >> 1;
+	const rest = packed % PIECE_SHIFT, start = (packed - rest) / PIECE_SHIFT, length = rest >> 1;
 	into.role = rest & 1 ? ASSISTANT : USER;
 	into.from = arena;
 	into.start = start;

@@ -24,6 +24,8 @@ import { encodeUtf8 } from "net/utf8";
 // The names read, as bytes (llm/scan ascii()).
 const DONE = ascii("[DONE]");
 const NO_BYTES = new Uint8Array(0);
+// Matches no string (llm/scan plainIs: a quote inside a string is escaped): the model's name when it has escapes.
+const NO_MATCH = ascii("\"");
 const NAME = Object.freeze({
 	choices: ascii("choices"),
 	error: ascii("error"),
@@ -265,7 +267,7 @@ export class OpenAIStreamAssembler extends EventAssembler {
 	}
 
 	override push(bytes: Uint8Array, start: number, end: number): void {
-		if (bytesAre(bytes, DONE, start, end)) {
+		if (end - start === DONE.length && bytes[start] === DONE[0] && bytesAre(bytes, DONE, start, end)) {
 			this.#done = true;
 			return;
 		}
@@ -322,13 +324,13 @@ export class OpenAIStreamAssembler extends EventAssembler {
 		}
 		const model = at[F.model];
 		if (model >= 0) {
-			// Every event repeats the model's name: compared as bytes, decoded only when it changed (or has escapes).
-			const end = r.plainEnd(model);
-			if (end < 0 || !r.rangeIs(model + 1, end, this.#modelBytes)) {
+			// Every event repeats the model's name: compared as bytes (one native call), decoded only when it changed (or has escapes).
+			if (!r.plainIs(model, this.#modelBytes)) {
 				const name = r.textAt(model);
 				if (name !== this.#model) {
 					this.#model = name;
-					this.#modelBytes = encodeUtf8(name);
+					// plainIs() compares names read plain only (no quote, backslash or control character in them).
+					this.#modelBytes = r.plainEnd(model) >= 0 ? encodeUtf8(name) : NO_MATCH;
 				}
 			}
 		}

@@ -511,6 +511,17 @@ export class JsonReader {
 		return stop >= 0 && bytes[stop] === QUOTE ? stop : -1;
 	}
 
+	/**
+	 * Whether the string at position (its quote, noted by fields(); -1: none) is
+	 * exactly text's bytes without an escape, in one native compare: text must
+	 * hold no quote, backslash or control character (an ascii() name, or one read
+	 * plain). False for a string with escapes even when it decodes to text.
+	 */
+	plainIs(position: number, text: Uint8Array): boolean {
+		const bytes = this.#bytes, close = position + 1 + text.length;
+		return position >= 0 && close < this.#end && bytes[close] === QUOTE && bytes[position] === QUOTE && equal(bytes, position + 1, close, text);
+	}
+
 	/** Whether bytes[start, end) are exactly name's bytes (a string noted with plainEnd(): start is after its quote). */
 	rangeIs(start: number, end: number, name: Uint8Array): boolean {
 		return equal(this.#bytes, start, end, name);

@@ -126,15 +126,19 @@ export class SseParser {
 		while (i < end) {
 			// Between events with a data sink: a whole event in one native scan, its data line handed over as a range of the chunk.
 			if (onData && !this.#hasData && !this.#line.length && !this.#firstLine) {
-				const next = sseEvent(bytes, i, end, this.#rangeBuffer);
-				if (next >= 0) {
-					const range = this.#range, start = range[0], stop = range[1];
+				// Event after event while each is whole in the chunk (a listener leaves the parser between events, or resets it).
+				const range = this.#range, rangeBuffer = this.#rangeBuffer, max = this.#max;
+				for (;;) {
+					const next = sseEvent(bytes, i, end, rangeBuffer);
+					if (next < 0) break;
+					const start = range[0], stop = range[1];
 					i = next;
-					if (start < 0) continue;
-					if (stop - start > this.#max) this.#overflow();
-					onData.push(bytes, start, stop);
-					if (this.#generation !== generation) return; // a listener reset the parser
-					continue;
+					if (start >= 0) {
+						if (stop - start > max) this.#overflow();
+						onData.push(bytes, start, stop);
+						if (this.#generation !== generation) return; // a listener reset the parser
+					}
+					if (i >= end) return;
 				}
 			}
 			let j = find(bytes, i, end, LF, CR);

@@ -22,9 +22,10 @@ const REPEATS = Number(option("repeats") ?? 30);
 const ROUNDS = Number(option("rounds") ?? 20);
 
 // As a backend keeps them: one SSE parser and one assembler per protocol, reset per reply.
-// The deltas are heard (as a chat that streams the answer hears them).
+// The deltas are heard (as a chat that streams the answer hears them), unless --hears 0 (as the console's ask: no listener of deltas).
+const HEARS = option("hears") !== "0";
 let deltas = 0;
-const sink = { hearsDeltas: () => true, delta: () => { deltas++; } };
+const sink = { hearsDeltas: () => HEARS, delta: () => { deltas++; } };
 const sse = new SseParser(() => {});
 const assemblers: Record<string, OpenAIStreamAssembler | AnthropicStreamAssembler> = { openai: new OpenAIStreamAssembler(), anthropic: new AnthropicStreamAssembler() };
 

@@ -184,6 +184,27 @@ function mutate(bytes: Uint8Array, random: ReturnType<typeof prng>): Uint8Array 
 	return out;
 }
 
+test("plainIs compares a string's bytes only when it has no escape, and never past the reader's end", () => {
+	const r = new JsonReader();
+	const text = encodeUtf8(`{"a":"gpt-4o","b":"gpt\\u002d4o","c":"","d":"gpt-4o-mini"}tail"`);
+	const at = (key: string) => decodeUtf8(text).indexOf(`"${key}":`) + key.length + 3;
+	r.reset(text, 0, decodeUtf8(text).indexOf("tail"));
+	assert.ok(r.plainIs(at("a"), ascii("gpt-4o")));
+	assert.ok(!r.plainIs(at("a"), ascii("gpt-4")), "a prefix is not the string");
+	assert.ok(!r.plainIs(at("a"), ascii("gpt-4o-")), "nor a longer name");
+	assert.ok(!r.plainIs(at("b"), ascii("gpt-4o")), "escapes: false even when it decodes to the name");
+	assert.ok(r.seek(at("b")).stringIs(ascii("gpt-4o")));
+	assert.ok(r.plainIs(at("c"), new Uint8Array(0)));
+	assert.ok(!r.plainIs(at("c"), ascii("\"")), "a quote never matches");
+	assert.ok(!r.plainIs(at("d"), ascii("gpt-4o")));
+	assert.ok(!r.plainIs(-1, ascii("gpt-4o")), "no string");
+	assert.ok(!r.plainIs(at("a") - 1, ascii(":\"gpt-4o")), "not at a quote");
+	// A string cut by the reader's end is not read past it.
+	const cut = encodeUtf8(`"abc"`);
+	assert.ok(!r.reset(cut, 0, 4).plainIs(0, ascii("abc")));
+	assert.ok(r.reset(cut, 0, 5).plainIs(0, ascii("abc")));
+});
+
 test("fuzz: mutated replies read as JSON.parse reads them, or both refuse", () => {
 	const random = prng(SEED);
 	let accepted = 0;

@@ -253,6 +253,29 @@ test("invalid UTF-8 in a streamed delta becomes U+FFFD as before, wherever the c
 	}
 });
 
+test("the model's name, repeated by every OpenAI event, is the last one sent: plain, escaped, changed or empty", async () => {
+	const frame = (model: string) => `data: {"model":"${model}","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}\n\n`;
+	// Raw JSON text of each event's model; the reply's model is the last one decoded (an empty one falls back to the profile's).
+	const cases: [string[], string][] = [
+		[["m-1", "m-1", "m-1"], "m-1"],
+		[["m-1", "m-2"], "m-2"],
+		[["m\\u002d1", "m-1", "m\\u002d1"], "m-1"],
+		[["m\\u002d1", ""], "gpt-test"],
+		[["m-1", ""], "gpt-test"],
+		[["", "m-1"], "m-1"],
+		[["m-1", "m-12", "m-"], "m-"],
+		[["m\\\"1", "m\\\"1"], "m\"1"],
+	];
+	for (const [models, expected] of cases) {
+		const body = models.map(frame).join("") + OPENAI_END;
+		for (const piece of [1, 0]) {
+			const reply = await runReply(OPENAI, stream(body, piece));
+			assert.equal(reply.model, expected, `${models.join(" ")} piece ${piece}`);
+			assert.equal(reply.message.content, "x".repeat(models.length));
+		}
+	}
+});
+
 test("escaped surrogate pairs split across chunk boundaries are one character; a pair split across events joins as before", async () => {
 	const body = openaiFrame("{\"content\":\"x\\ud83d\\ude00y\"}") + openaiFrame("{\"content\":\"\\ud83d\"}") + openaiFrame("{\"content\":\"\\ude00\"}") + OPENAI_END;
 	const across = JSON.parse("\"\\ud83d\"") + JSON.parse("\"\\ude00\"");
