@@ -83,6 +83,7 @@ export const HTTP_FIRST_BYTE_TIMEOUT_MS = 60_000;  // request sent -> first body
 export const HTTP_TOTAL_TIMEOUT_MS = LLM_TIMEOUT_MS; // whole request when the caller gives none: every caller so far is an LLM call
 export const HTTP_READ_BUFFER_BYTES = 16 * 1024;     // one per HTTP client, from its pool, that every socket read lands in: the sockets' own input (lin, the board's TLS) in one read
 export const HTTP_HEAD_START_BYTES = 512;           // response head buffer at first; grows by doubling up to HTTP_HEADER_MAX_BYTES
+export const HTTP_HEAD_NAMES_KEPT = 32;             // header names of the last response head kept by line (net/response): a name there is checked by one compare; ~32 x 100 B of heap at most
 export const HTTP_ERROR_BODY_MAX_BYTES = 16 * 1024; // non-2xx body kept for the error message; the rest is dropped with the connection
 export const HTTP_ERROR_MESSAGE_MAX_BYTES = 160;    // body prefix quoted in "HTTP 429: ..." when it has no JSON message
 export const HTTP_CHUNK_LINE_MAX_BYTES = 256;       // chunk-size line with extensions; longer is a protocol error

@@ -9,7 +9,7 @@
 // afterwards. Bytes after the end of the message are not consumed: feed()
 // returns how many it took, and a caller that gets fewer back knows the
 // connection carries junk and must not be reused.
-import { HTTP_HEAD_START_BYTES, HTTP_HEADER_MAX_BYTES, HTTP_INTERIM_RESPONSES_MAX } from "budgets";
+import { HTTP_HEAD_NAMES_KEPT, HTTP_HEAD_START_BYTES, HTTP_HEADER_MAX_BYTES, HTTP_INTERIM_RESPONSES_MAX } from "budgets";
 import { equal, find } from "host/bytes";
 import { ByteBuffer } from "net/bytes";
 import { ChunkedDecoder } from "net/chunked";
@@ -61,20 +61,20 @@ export function hasToken(value: string, token: string): boolean {
 	return false;
 }
 
-// RFC 9110 token characters, by byte.
-const TOKEN_BYTES = new Uint8Array(128);
-for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") TOKEN_BYTES[c.charCodeAt(0)] = 1;
+// RFC 9110 token characters, by byte (all 256: one read per byte): 1 for a token byte, 3 for an upper-case letter.
+const TOKEN_BYTES = new Uint8Array(256);
+for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") TOKEN_BYTES[c.charCodeAt(0)] = c >= "A" && c <= "Z" ? 3 : 1;
 
 /** Whether bytes[start, end) is a token (non-empty) in which no letter is upper case; -1 when it is no token. */
 function tokenCase(bytes: Uint8Array, start: number, end: number): number {
 	if (start >= end) return -1;
-	let lower = 1;
+	let all = 1, any = 0;
 	for (let i = start; i < end; i++) {
-		const b = bytes[i];
-		if (b >= 128 || !TOKEN_BYTES[b]) return -1;
-		if (b >= 0x41 && b <= 0x5A) lower = 0;
+		const t = TOKEN_BYTES[bytes[i]];
+		all &= t;
+		any |= t;
 	}
-	return lower;
+	return !all ? -1 : any & 2 ? 0 : 1;
 }
 
 /** Where the head's line from i ends: its LF, or the head's end. */
@@ -243,6 +243,85 @@ function headFacts(bytes: Uint8Array, start: number, end: number): HeadFacts {
 	return { status, minor, connection, transferEncoding, contentLength };
 }
 
+// Header names of the last head plainHead read, by line (each a checked token,
+// and which framing header it is): an API's heads repeat their names in the same
+// order, and a JavaScript loop over a name's bytes costs ~1,300 instructions a
+// byte in XS. At most HTTP_HEAD_NAMES_KEPT lines.
+const knownNames: Uint8Array[] = [];
+const knownFraming: number[] = [];
+const NO_NAME = new Uint8Array(0);
+
+/**
+ * The common head in one pass, as #feedHead finds its end and headFacts reads
+ * it: blank lines ("" or CR) before the status line, a plain status line
+ * (statusCode), header lines of a token name, a colon and a value, each
+ * framing header at most once, up to the blank line. Fills facts and returns
+ * the index after the head; -1 when the head does not end before end or is
+ * of another shape (a folded line, a bad line, a framing header twice, a
+ * status line for STATUS_LINE): the line-by-line readers decide then.
+ */
+function plainHead(bytes: Uint8Array, start: number, end: number, facts: HeadFacts): number {
+	let i = start, status = -1, line = 0;
+	let connection: string | undefined = undefined, transferEncoding: string | undefined = undefined, contentLength: string | undefined = undefined;
+	for (;;) {
+		const lf = find(bytes, i, end, LF);
+		if (lf < 0) return -1;
+		const lineEnd = lf > i && bytes[lf - 1] === CR ? lf - 1 : lf;
+		if (lineEnd === i) {
+			i = lf + 1;
+			if (status < 0) continue;
+			facts.status = status;
+			facts.connection = connection;
+			facts.transferEncoding = transferEncoding;
+			facts.contentLength = contentLength;
+			return i;
+		}
+		if (status < 0) {
+			status = statusCode(bytes, i, lineEnd);
+			if (status < 0) return -1;
+			facts.minor = bytes[i + 7] - 0x30;
+		} else {
+			const colon = find(bytes, i, lineEnd, COLON);
+			if (colon < 0) return -1;
+			// The name the last head had on this line: checked then, compared now in one call.
+			const known = line < knownNames.length ? knownNames[line] : NO_NAME;
+			let framing: number;
+			if (known.length === colon - i && colon > i && equal(bytes, i, colon, known)) framing = knownFraming[line];
+			else {
+				if (tokenCase(bytes, i, colon) < 0) return -1;   // a folded line starts with a space or tab: no token
+				framing = framingHeader(bytes, i, colon);
+				if (line < HTTP_HEAD_NAMES_KEPT) {
+					if (line < knownNames.length) {
+						knownNames[line] = bytes.slice(i, colon);
+						knownFraming[line] = framing;
+					} else if (line === knownNames.length) {
+						knownNames.push(bytes.slice(i, colon));
+						knownFraming.push(framing);
+					}
+				}
+			}
+			line++;
+			if (framing) {
+				let valueStart = colon + 1, valueEnd = lineEnd;
+				while (valueStart < valueEnd && (bytes[valueStart] === SPACE || bytes[valueStart] === TAB)) valueStart++;
+				while (valueEnd > valueStart && (bytes[valueEnd - 1] === SPACE || bytes[valueEnd - 1] === TAB)) valueEnd--;
+				const value = decodeUtf8(bytes, valueStart, valueEnd);
+				if (framing === Framing.Connection) {
+					if (connection !== undefined) return -1;
+					connection = value;
+				} else if (framing === Framing.TransferEncoding) {
+					if (transferEncoding !== undefined) return -1;
+					transferEncoding = value;
+				} else {
+					if (contentLength !== undefined) return -1;
+					contentLength = value;
+				}
+			}
+		}
+		i = lf + 1;
+	}
+}
+
 /**
  * The status of a plain status line, "HTTP/1.x NNN" then nothing or a space
  * and an ASCII reason without CR; -1 for anything else (which STATUS_LINE decides).
@@ -259,6 +338,7 @@ function statusCode(bytes: Uint8Array, start: number, end: number): number {
 	return (d0 - 0x30) * 100 + (d1 - 0x30) * 10 + (d2 - 0x30);
 }
 
+const CHUNKED = "chunked";
 const NO_EVENTS: ResponseEvents = Object.freeze({ onHead: () => {}, onBody: () => {} });
 
 /**
@@ -283,6 +363,8 @@ export class ResponseParser {
 	#bodyBytes = 0;
 	#keepAlive = false;
 	#stopped = false;
+	/** What plainHead reads of a head, one object for all of them. */
+	readonly #facts: HeadFacts = { status: 0, minor: 0, connection: undefined, transferEncoding: undefined, contentLength: undefined };
 	/** The chunked decoder's data callback, made once (feed() runs per socket read). */
 	readonly #chunkData = (data: Uint8Array): boolean => {
 		this.#body(data);
@@ -362,6 +444,14 @@ export class ResponseParser {
 	}
 
 	#feedHead(bytes: Uint8Array, start: number, end: number): number {
+		if (!this.#headLength && !this.#lines && !this.#lineText) {
+			// A head starting in this input, usually whole in it: found and read in one pass.
+			const after = plainHead(bytes, start, end - start > this.#headerMaxBytes ? start + this.#headerMaxBytes : end, this.#facts);
+			if (after >= 0) {
+				this.#endHead(bytes, start, after, false, this.#facts);
+				return after;
+			}
+		}
 		let i = start;
 		for (;;) {
 			const lf = find(bytes, i, end, LF);
@@ -395,8 +485,8 @@ export class ResponseParser {
 	}
 
 	/** The head is bytes[start, end): in the input whole, or gathered in #headBytes. */
-	#endHead(bytes: Uint8Array, start: number, end: number, gathered: boolean): void {
-		const facts = headFacts(bytes, start, end);
+	#endHead(bytes: Uint8Array, start: number, end: number, gathered: boolean, read?: HeadFacts): void {
+		const facts = read ?? headFacts(bytes, start, end);
 		this.#lines = 0;
 		this.#lineText = false;
 		const status = facts.status;
@@ -415,8 +505,8 @@ export class ResponseParser {
 		const length = facts.contentLength;
 		if (status === 204 || status === 304) this.#framing = "none";
 		else if (encoding !== undefined) {
-			const codings = encoding.toLowerCase();
-			if (codings.slice(codings.lastIndexOf(",") + 1).trim() === "chunked") {
+			const codings = encoding === CHUNKED ? encoding : encoding.toLowerCase();
+			if (codings === CHUNKED || codings.slice(codings.lastIndexOf(",") + 1).trim() === CHUNKED) {
 				this.#framing = "chunked";
 				if (this.#chunked) this.#chunked.reset();
 				else this.#chunked = new ChunkedDecoder();

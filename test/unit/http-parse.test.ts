@@ -388,6 +388,37 @@ test("the parser frames a response from the head's bytes as it did from its head
 	}
 });
 
+test("a head read after another frames by its own names wherever they differ from the last head's (same lengths, case, bad names, past the names kept)", () => {
+	const heads = [
+		["X-Other-1: 1", "Transfer-Encoding: chunked", "X-Abcdefgh: 2"],
+		["X-Other-1: 1", "X-Abcdefghijklmno: x", "Connection: close"],   // line 2 a framing header where the last head had none, same length as line 1 before
+		["X-Other-1: 1", "Transfer-Encoding: chunked", "X-Abcdefgh: 2"],
+		["X-Other-1: 1", "transfer-encoding: chunked", "connection: close"],   // the same names in another case
+		["X-Other-1: 1", "Transfer-Encodin(: chunked", "X-Abcdefgh: 2"],   // a bad name of the same length
+		["X-Other-1: 1", "Transfer-Encoding: chunked", "X-Abcdefgh: 2"],
+		["X-Other-1: 1", "Content-Length: 5", "X-Abcdefgh: 2"],
+		["X-Other-1: 1", "Content-Length: 5", "Content-Length: 6"],   // a framing header twice: the line-by-line reader decides
+		["X-Other-1: 1", "Content-Length: 5", " 6"],   // a folded line
+		[...Array.from({ length: 40 }, (_, i) => `X-N${i}: ${i}`), "Content-Length: 0"],
+		[...Array.from({ length: 40 }, (_, i) => `X-N${i}: ${i}`), "Connection: close", "Content-Length: 0"],
+		[...Array.from({ length: 40 }, (_, i) => `X-N${i}: ${i}`), "Connection: close", "Bad Line"],
+	];
+	for (let round = 0; round < 2; round++) {
+		for (const lines of heads) {
+			const wire = encodeUtf8(`HTTP/1.1 200 OK\r\n${lines.join("\r\n")}\r\n\r\n`);
+			let expected: string;
+			try {
+				expected = referenceFraming(parseHeadBytes(wire));
+			} catch (error) {
+				expected = `throws ${(error as Error).message}`;
+			}
+			assert.equal(parserFraming(wire).framing, expected, `head ${JSON.stringify(lines)}`);
+		}
+	}
+	assert.equal(parserFraming(encodeUtf8("HTTP/1.1 200 OK\r\nX-Other-1: 1\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")).framing, "200 none close");
+	assert.equal(parserFraming(encodeUtf8("HTTP/1.1 200 OK\r\nX-Other-1: 1\r\nXonnection: close\r\nContent-Length: 0\r\n\r\n")).framing, "200 none keep-alive");
+});
+
 test("hasToken finds a token in a comma-separated list in any case, and only a whole item", () => {
 	const reference = (value: string, token: string) => value.split(",").some((item) => item.trim().toLowerCase() === token);
 	const values = ["close", "Close", " keep-alive , close ", "closed", "xclose", "close-ish, keep-alive", "", ",", "a,,close", "upgrade, CLOSE\t", "clo se", "keep-alive"];
