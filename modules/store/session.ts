@@ -21,7 +21,7 @@ import type { Message } from "llm/types";
 import { SESSION_INDEX_SYNC_APPENDS, SESSION_RECORD_MAX_BYTES, SESSION_UNSYNCED_BATCHES_MAX, SESSION_WRITE_BUFFER_BYTES } from "budgets";
 import {
 	DATA_MAGIC, ENTRY_BYTES, FLAG_TURN_COMPLETED, FRAME_HEADER_BYTES, HEADER_BYTES, INDEX_MAGIC,
-	type Entry, type Scan, decodeEntry, decodeHeader, encodeEntry, encodeEntryFields, encodeFrameInto, encodeHeader,
+	type Entry, type Scan, decodeEntry, decodeHeader, encodeEntry, encodeHeader, encodeRecordInto,
 	frameIntact, decodeFrameHeader, indexDisagreement, kindCode, kindName, provenIndex, readIndexFor, scanData,
 } from "store/format";
 import { capForStorage, capMessage } from "store/messages";
@@ -370,8 +370,7 @@ export class SessionFile {
 			const kind = kindCode(record.kind), length = lengths[i];
 			const flags = (record.turn_completed ?? (lastCompleted && i === records.length - 1)) ? FLAG_TURN_COMPLETED : 0;
 			all.set(new Uint8Array(payloads[i]), at + FRAME_HEADER_BYTES);
-			const crc = encodeFrameInto(all, frames, at, kind, flags, record.request_id ?? requestId, record.time ?? time, length);
-			encodeEntryFields(entries, index, i * ENTRY_BYTES, this.#size + at, length, kind, flags, crc);
+			encodeRecordInto(all, frames, at, index, i * ENTRY_BYTES, this.#size + at, kind, flags, record.request_id ?? requestId, record.time ?? time, length);
 			at += FRAME_HEADER_BYTES + length;
 		}
 		// #guard's rule inline (no closure per append): a throw makes the error sticky.

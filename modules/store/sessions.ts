@@ -27,6 +27,9 @@ import { messageOf } from "util/errors";
 import { log } from "util/log";
 import { KeyedRun } from "util/run";
 
+// A window's messages go onto the prompt in one push (one growth of the array, where a push
+// each costs ~900 instructions in XS); at most SESSION_HISTORY_MAX_RECORDS arguments.
+const PUSH = Array.prototype.push;
 const CHATS_PATH = `${SESSIONS_DIR}/chats.json`;
 const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;
 const ID_SUFFIX_TRIES = 36;   // new ids made in the same millisecond get a suffix a..z, 0..9
@@ -541,8 +544,7 @@ export class Sessions {
 		const end = this.#inflight.get(id)?.get(request.request_id) ?? session.count;
 		const whole = cache.whole;
 		if (whole && this.#extend(cache, whole, end)) {
-			const messages = whole.messages;
-			for (let i = 0; i < messages.length; i++) out.push(messages[i]);
+			PUSH.apply(out, whole.messages);
 			return out;
 		}
 		cache.whole = undefined;
@@ -575,7 +577,7 @@ export class Sessions {
 		const messages: Message[] = [];
 		windowMessages(view, from, end, messages);
 		cache.whole = { end, from, bytes, messages };
-		for (let i = 0; i < messages.length; i++) out.push(messages[i]);
+		PUSH.apply(out, messages);
 		return out;
 	}
 
