@@ -123,7 +123,8 @@ class HistoryRecord implements PromptRecord, StoredRef {
 	constructor(cache: PromptCache, index: number, kind: PromptRecord["kind"], message: Message, bytes: number, text?: string) {
 		this.kind = kind;
 		this.bytes = bytes;
-		const images = imagesOf(message);
+		// Only a user message with parts can hold images (imagesOf), so the others cost no call.
+		const images = message.role === "user" && typeof message.content !== "string" ? imagesOf(message) : undefined;
 		if (images) (this as { images?: StoredRef["images"] }).images = images;
 		if (text) this.text = text;
 		this.group = cache;
@@ -399,8 +400,9 @@ export class Sessions {
 		if (!starts) this.#inflight.set(id, starts = new Map());
 		if (starts.has(request_id)) return;
 		starts.set(request_id, from);
-		// Bounded: only turns whose completion was never persisted leave entries behind; the oldest go first.
-		for (const oldest of starts.keys()) {
+		// Bounded: only turns whose completion was never persisted leave entries behind; the oldest go first
+		// (no iterator for the usual one or two entries).
+		if (starts.size > SESSION_INFLIGHT_REQUESTS_MAX) for (const oldest of starts.keys()) {
 			if (starts.size <= SESSION_INFLIGHT_REQUESTS_MAX) break;
 			starts.delete(oldest);
 		}
