@@ -331,30 +331,33 @@ export class SessionFile {
 	/**
 	 * append() for one batch of the core's (core/types ContextRecord): every record
 	 * gets time and request_id, the last one turn_completed when turnCompleted.
-	 * Returns each record's payload length (its stored JSON's bytes); `texts`, when
-	 * given, gets each record's stored JSON text ("" for one that had to be capped).
+	 * Returns each record's payload length (its stored JSON's bytes); cappedLast
+	 * then says how many of them had to be capped (their payload is not JSON.stringify
+	 * of the message).
 	 */
-	appendBatch(records: readonly BatchRecord[], turnCompleted: boolean, time: number, requestId: number, commit: boolean, texts?: string[]): number[] {
-		return this.#append(records, turnCompleted, time, requestId, commit, texts);
+	appendBatch(records: readonly BatchRecord[], turnCompleted: boolean, time: number, requestId: number, commit: boolean): number[] {
+		return this.#append(records, turnCompleted, time, requestId, commit);
 	}
 
+	/** How many records of the last append were capped for storage (SESSION_RECORD_MAX_BYTES). */
+	get cappedLast(): number { return this.#cappedLast; }
+	#cappedLast = 0;
+
 	/** The frames of records in one buffer (fields a record lacks come from the arguments), written as append() says. */
-	#append(records: readonly BatchRecord[], lastCompleted: boolean, time: number, requestId: number, commit: boolean, texts?: string[]): number[] {
+	#append(records: readonly BatchRecord[], lastCompleted: boolean, time: number, requestId: number, commit: boolean): number[] {
 		this.#check();
 		const lengths: number[] = [];
 		if (!records.length) return lengths;
 		// The payloads first (one JSON text each; capped only when over the limit), then one buffer for all frames.
 		const payloads: ArrayBuffer[] = [];
-		let total = 0;
+		let total = 0, capped = 0;
 		for (let i = 0; i < records.length; i++) {
 			const record = records[i];
-			let text = JSON.stringify(record.message);
-			let payload = ArrayBuffer.fromString(text);
+			let payload = ArrayBuffer.fromString(JSON.stringify(record.message));
 			if (payload.byteLength > SESSION_RECORD_MAX_BYTES) {
 				payload = ArrayBuffer.fromString(JSON.stringify(capForStorage(record.message, SESSION_RECORD_MAX_BYTES)));
-				text = "";
+				capped++;
 			}
-			texts?.push(text);
 			// Checked before anything is written: a frame above the limit would read back as damage.
 			if (payload.byteLength > SESSION_RECORD_MAX_BYTES) throw new Error(`store: a ${record.kind} record of ${payload.byteLength} bytes is over the ${SESSION_RECORD_MAX_BYTES}-byte record limit even after capping`);
 			payloads.push(payload);
@@ -387,6 +390,7 @@ export class SessionFile {
 		}
 		this.#size += total;
 		this.#count += records.length;
+		this.#cappedLast = capped;
 		return lengths;
 	}
 

@@ -76,9 +76,9 @@ interface PromptCache {
 	records: KeyedRun<HistoryRecord | null>;
 	/**
 	 * The capped message of record index, read again (for a backend without its
-	 * wire piece); from `text`, its stored JSON, when the caller still holds it.
+	 * wire piece); `held` itself when the caller still holds the message appended.
 	 */
-	load(index: number, text?: string): Message;
+	load(index: number, held?: Message): Message;
 	/** The last window while the whole session fits it (see #extend), else undefined. */
 	whole: WholeWindow | undefined;
 }
@@ -113,28 +113,30 @@ class HistoryRecord implements PromptRecord, StoredRef {
 	// Declared, not defined: most records hold no image, and an own property costs a slot each.
 	declare readonly images?: StoredRef["images"];
 	/**
-	 * The stored JSON text of a record just appended, until its first load(): the
-	 * backend loads each new record once (to encode its wire piece), and then needs
-	 * no read of the file (two reads and a CRC check). Declared, as images.
+	 * The message of a record just appended (the object persisted, whose JSON text
+	 * is what the file holds), until its first load(): the backend loads each new
+	 * record once (to encode its wire piece), and then needs no read of the file
+	 * (two reads and a CRC check) nor a JSON.parse (~20,000 instructions a record in
+	 * XS). Declared, as images.
 	 */
-	declare text?: string;
+	declare held?: Message;
 	readonly group: PromptCache;
 	readonly key: number;
-	constructor(cache: PromptCache, index: number, kind: PromptRecord["kind"], message: Message, bytes: number, text?: string) {
+	constructor(cache: PromptCache, index: number, kind: PromptRecord["kind"], message: Message, bytes: number, held?: Message) {
 		this.kind = kind;
 		this.bytes = bytes;
 		// Only a user message with parts can hold images (imagesOf), so the others cost no call.
 		const images = message.role === "user" && typeof message.content !== "string" ? imagesOf(message) : undefined;
 		if (images) (this as { images?: StoredRef["images"] }).images = images;
-		if (text) this.text = text;
+		if (held) this.held = held;
 		this.group = cache;
 		this.key = index;
 		this.message = placeholder(message, this);
 	}
 	load(): Message {
-		const text = this.text;
-		if (text !== undefined) this.text = undefined;
-		return this.group.load(this.key, text);
+		const held = this.held;
+		if (held !== undefined) this.held = undefined;
+		return this.group.load(this.key, held);
 	}
 }
 
@@ -433,9 +435,8 @@ export class Sessions {
 			const first = session.count;
 			// Flushed (committed) at once: what the user said (SPEC §6: a power loss never loses
 			// input) and a turn's last batch. A tool round waits for the next of these (store/session append).
-			const texts: string[] = [];
-			const lengths = session.appendBatch(batch.records, batch.turn_completed, time, request_id, batch.turn_completed || batch.records[0].kind === "user", texts);
-			this.#remember(id, session, batch.records, first, lengths, texts);
+			const lengths = session.appendBatch(batch.records, batch.turn_completed, time, request_id, batch.turn_completed || batch.records[0].kind === "user");
+			this.#remember(id, session, batch.records, first, lengths, session.cappedLast === 0);
 			if (batch.turn_completed) {
 				this.#inflight.delete(id);
 				// A request that was bound to the session before its chat moved on (queued, or
@@ -463,20 +464,21 @@ export class Sessions {
 	 * it holds one, from the messages in hand: the next request then reads none of them
 	 * back. A record's prompt size is its stored JSON's when that fits MESSAGE_MAX_BYTES
 	 * (the stored text is JSON.stringify of the message, and capMessage keeps a message
-	 * that fits as it is), and the record keeps that text for its first load(); a larger
-	 * one is capped and measured as a read would, and loaded from the file.
+	 * that fits as it is), and the record keeps the message for its first load() when
+	 * the file holds it whole (`whole`: no record of the batch was capped for storage);
+	 * a larger one is capped and measured as a read would, and loaded from the file.
 	 */
-	#remember(id: string, session: SessionFile, records: PersistBatch["records"], first: number, lengths: number[], texts: string[]): void {
+	#remember(id: string, session: SessionFile, records: PersistBatch["records"], first: number, lengths: number[], whole: boolean): void {
 		const cache = this.#prompts.get(id);
 		if (!cache || cache.file !== session || cache.generation !== session.generation) return;
 		for (let i = 0; i < records.length; i++) {
 			const kind = records[i].kind;
-			let message = records[i].message, bytes = lengths[i], text: string | undefined = texts[i];
+			let message = records[i].message, bytes = lengths[i], held: Message | undefined = whole ? message : undefined;
 			if (bytes > MESSAGE_MAX_BYTES) {
 				({ message, bytes } = promptRecord({ kind, message: capForStorage(message, SESSION_RECORD_MAX_BYTES), index: first + i, turn_completed: false, time: 0, request_id: 0 }, MESSAGE_MAX_BYTES));
-				text = undefined;
+				held = undefined;
 			}
-			cache.records.set(first + i, new HistoryRecord(cache, first + i, kind, message, bytes, text));
+			cache.records.set(first + i, new HistoryRecord(cache, first + i, kind, message, bytes, held));
 		}
 	}
 
@@ -622,11 +624,11 @@ export class Sessions {
 		const records = new KeyedRun<HistoryRecord | null>();
 		const cache: PromptCache = {
 			file, generation, records, whole: undefined,
-			load: (index, text) => {
+			load: (index, held) => {
 				const now = this.#session(id);
 				if (now.generation !== generation) throw new Error(`session ${id} was rewritten since its history was read`);
-				// The text a record kept from its append is what the file holds (a message that fits the cap, uncapped).
-				if (text) return JSON.parse(text) as Message;
+				// The message a record kept from its append is what the file holds (its JSON, which fits the cap, uncapped).
+				if (held) return held;
 				const message = now.message(index, MESSAGE_MAX_BYTES);
 				if (!message) throw new Error(`record ${index} of session ${id} cannot be read`);
 				return message;

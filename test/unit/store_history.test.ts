@@ -263,7 +263,7 @@ test("a late request in a session its chat has left reads the window for its tur
 	assert.deepEqual(texts(history(a, 5)), ["first question", "first answer", "late question", "late answer"], "read again from the file");
 });
 
-test("a record appended after the window was taken is loaded once from the text in hand, then from the file", () => {
+test("a record appended after the window was taken is loaded once from the message in hand, then from the file", () => {
 	let reads = 0;
 	const root = replacingFileMembers(files, (key, real) => key !== "read" ? real : (...args: unknown[]) => {
 		reads++;
