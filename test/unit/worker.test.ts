@@ -109,6 +109,23 @@ test("messages arrive in the order they were posted, both ways", async () => {
 	worker.terminate();
 });
 
+test("bursts of more than a queue's worth arrive whole and in order, both ways", async () => {
+	const worker = new Worker(ECHO);
+	const messages = inbox(worker);
+	await messages.next();
+	const count = WORKER_QUEUE_MESSAGES * 8 + 5;
+	worker.postMessage({ command: "burst", count });
+	for (let i = 0; i < count; i++) assert.equal(await messages.next(), i, "the worker's burst, in order");
+	// The creator's burst: posted while the worker is busy, so all but the first find the queue waiting.
+	worker.postMessage({ command: "block", ms: 50 });
+	for (let i = 0; i < WORKER_QUEUE_MESSAGES - 1; i++) worker.postMessage(i);
+	assert.deepEqual(await messages.next(), { blocked: 50 });
+	for (let i = 0; i < WORKER_QUEUE_MESSAGES - 1; i++) assert.equal(await messages.next(), i, "the creator's burst, in order");
+	worker.postMessage("after");
+	assert.equal(await messages.next(), "after", "a message after a burst wakes the worker");
+	worker.terminate();
+});
+
 test("a full queue makes postMessage throw after the wait, and loses none it took", async () => {
 	const worker = new Worker(ECHO);
 	const messages = inbox(worker);

@@ -30,6 +30,7 @@ self.onmessage = function (message: any) {
 				Promise.resolve().then(() => { const hoard: string[] = []; for (;;) hoard.push("x".repeat(1024) + hoard.length); });
 				return;
 			case "block": Timer.delay(message.ms); self.postMessage({ blocked: message.ms }); return;
+			case "burst": for (let i = 0; i < message.count; i++) self.postMessage(i); return;
 			case "later": Timer.set(() => self.postMessage({ later: message.ms }), message.ms); return;
 		}
 	}

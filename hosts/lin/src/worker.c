@@ -23,7 +23,9 @@
  * WORKER_QUEUE_BYTES, through build/lin/budgets.h): postMessage waits up to
  * WORKER_QUEUE_WAIT_MS for room, then throws, as the SDK does with
  * task.queueWait. A message is delivered on the receiving machine's own loop,
- * woken by an eventfd per direction, in the order it was posted.
+ * woken by an eventfd per direction (written by the post that finds the
+ * queue empty: the receiver takes every waiting message per wake-up), in the
+ * order it was posted.
  *
  * Failure isolation: fxAbort and hostUncaught (main.c) end a worker's machine
  * alone. Its thread deletes the machine (the destructors close its sockets,
@@ -237,7 +239,7 @@ static int post(xsMachine *the, WorkerLink *link, WorkerQueue *queue, int toWork
 	struct timespec until;
 	deadline(&until, WORKER_QUEUE_WAIT_MS);
 	pthread_mutex_lock(&link->lock);
-	int full = 0, ended = 0, queued = 0;
+	int full = 0, ended = 0, queued = 0, woken = 0;
 	for (;;) {
 		/* Ended: the worker has, or the creator terminated it (and may no
 		 * longer be reading: a worker must not wait for it). */
@@ -251,6 +253,10 @@ static int post(xsMachine *the, WorkerLink *link, WorkerQueue *queue, int toWork
 		}
 	}
 	if (!ended && !full) {
+		/* A message waiting already has woken the receiver, which takes
+		 * every queued message before it waits again (or wakes itself
+		 * when it leaves some): no wake-up per message of a burst. */
+		woken = queue->count > 0;
 		if (queue->tail)
 			queue->tail->next = message;
 		else
@@ -266,7 +272,7 @@ static int post(xsMachine *the, WorkerLink *link, WorkerQueue *queue, int toWork
 	/* Woken after the unlock: the receiving thread takes the lock as soon as it
 	 * wakes, and finding it still held cost both threads a futex wait and wake
 	 * per message. The eventfd lives as long as the link, which this side holds. */
-	if (queued)
+	if (queued && !woken)
 		wake(queue->fd);
 	if (ended || full) {
 		free(data);
