@@ -364,8 +364,7 @@ export class AnthropicStreamAssembler extends EventAssembler {
 
 	protected scan(r: JsonReader): void {
 		const at = this.#at;
-		if (!r.fields(FIELDS, at, this.#atBuffer)) throw new JsonSyntax("not an object");
-		r.end();
+		if (!r.fields(FIELDS, at, this.#atBuffer, true)) throw new JsonSyntax("not an object");
 		this.#index = 0;
 		if (at[F.index] >= 0) {
 			// a finite number of at least 0, else 0

@@ -278,8 +278,7 @@ export class OpenAIStreamAssembler extends EventAssembler {
 	protected scan(r: JsonReader): void {
 		this.#fragmentCount = 0;
 		const at = this.#at;
-		if (!r.fields(FIELDS, at, this.#atBuffer)) throw new JsonSyntax("not an object");
-		r.end();
+		if (!r.fields(FIELDS, at, this.#atBuffer, true)) throw new JsonSyntax("not an object");
 		if (at[F.toolCalls] >= 0) this.#fragmentsOf(r, at[F.toolCalls]);
 	}
 

@@ -472,12 +472,15 @@ export class JsonReader {
 	 * wanted); the reader moves past the object. False, with nothing read, when
 	 * the value at the position is no object. outBuffer: out's buffer, passed by
 	 * a caller that keeps it (XS reads a typed array's buffer through a slow getter).
+	 * whole: the object must be all that is left (end() checks, only when
+	 * something follows it).
 	 */
-	fields(program: FieldProgram, out: Int32Array, outBuffer: ArrayBuffer = out.buffer as ArrayBuffer): boolean {
+	fields(program: FieldProgram, out: Int32Array, outBuffer: ArrayBuffer = out.buffer as ArrayBuffer, whole = false): boolean {
 		const after = jsonFields(this.#bytes, this.#pos, this.#end, LLM_JSON_DEPTH_MAX - this.#depth, program.packed, outBuffer);
 		if (after === MEMBERS_NOT_OBJECT) return false;
 		if (after < 0) fail(after === SKIP_TOO_DEEP ? `nested more than ${LLM_JSON_DEPTH_MAX} levels deep` : SKIP_ERRORS[-after] ?? "not JSON");
 		this.#pos = after;
+		if (whole && after < this.#end) this.end();
 		return true;
 	}
 

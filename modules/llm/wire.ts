@@ -82,23 +82,24 @@ export abstract class EventAssembler implements StreamAssembler {
 
 	release(): void {
 		this.sink = undefined;
+		this.reader.release();   // the last event's bytes
 		this.clear();
 	}
 
 	get inUse(): boolean { return this.sink !== undefined; }
 
+	/** The reader keeps the event's bytes until the next event, a failure or release(): one try per event, no release call. */
 	push(bytes: Uint8Array, start: number, end: number): void {
 		const r = this.reader.reset(bytes, start, end);
+		let scanned = false;
 		try {
-			try {
-				this.scan(r);
-			} catch (error) {
-				if (error instanceof JsonSyntax) throw new LlmError("protocol", "the LLM stream sent an event that is not JSON");
-				throw error;
-			}
+			this.scan(r);
+			scanned = true;
 			this.apply(r);
-		} finally {
+		} catch (error) {
 			r.release();
+			if (!scanned && error instanceof JsonSyntax) throw new LlmError("protocol", "the LLM stream sent an event that is not JSON");
+			throw error;
 		}
 	}
 
