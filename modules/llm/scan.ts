@@ -536,6 +536,12 @@ export class JsonReader {
 	 */
 	integerAt(position: number): number {
 		const bytes = this.#bytes, end = this.#end;
+		// One digit (a block's or a tool call's index): no loop.
+		const digit = bytes[position] - ZERO;
+		if (digit >= 0 && digit <= 9 && position + 1 < end) {
+			const b = bytes[position + 1];
+			if ((b < ZERO || b > NINE) && b !== DOT && (b | 0x20) !== 0x65) return digit;
+		}
 		let value = 0, i = position;
 		for (; i < end && i - position < 9; i++) {
 			const b = bytes[i];

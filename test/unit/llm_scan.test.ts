@@ -205,6 +205,16 @@ test("plainIs compares a string's bytes only when it has no escape, and never pa
 	assert.ok(r.reset(cut, 0, 5).plainIs(0, ascii("abc")));
 });
 
+test("integerAt reads a noted number as number() does: one digit, several, a fraction, an exponent, a sign, at the end", () => {
+	const r = new JsonReader();
+	for (const text of ["7", "0", "75", "7.5", "7e1", "7E+1", "-7", "123456789", "1234567890123", "0.25", "9e-1"]) {
+		for (const after of ["", "}", ",", " "]) {
+			const bytes = encodeUtf8(text + after);
+			assert.equal(r.reset(bytes).integerAt(0), JSON.parse(text), `${text}${after}`);
+		}
+	}
+});
+
 test("fuzz: mutated replies read as JSON.parse reads them, or both refuse", () => {
 	const random = prng(SEED);
 	let accepted = 0;
