@@ -88,6 +88,13 @@ function withoutCR(bytes: Uint8Array, start: number, lineBreak: number, end: num
 	return lineBreak < end && lineBreak > start && bytes[lineBreak - 1] === CR ? lineBreak - 1 : lineBreak;
 }
 
+/** A header line's value: bytes[start, end) without the spaces and tabs around it, as a string. */
+function fieldValue(bytes: Uint8Array, start: number, end: number): string {
+	while (start < end && (bytes[start] === SPACE || bytes[start] === TAB)) start++;
+	while (end > start && (bytes[end - 1] === SPACE || bytes[end - 1] === TAB)) end--;
+	return decodeUtf8(bytes, start, end);
+}
+
 /** parseHeadBytes of a head given as text (as decodeUtf8 made it from the wire). */
 export function parseHead(text: string): ResponseHead {
 	return parseHeadBytes(encodeUtf8(text));
@@ -127,10 +134,7 @@ export function parseHeadBytes(bytes: Uint8Array, start = 0, end = bytes.length)
 		if (lower < 0) throw protocolError(`bad header line ${JSON.stringify(decodeUtf8(bytes, lineStart, lineEnd).slice(0, 40))}`);
 		const name = decodeUtf8(bytes, lineStart, colon);
 		const key = lower ? name : name.toLowerCase();
-		let valueStart = colon + 1, valueEnd = lineEnd;
-		while (valueStart < valueEnd && (bytes[valueStart] === SPACE || bytes[valueStart] === TAB)) valueStart++;
-		while (valueEnd > valueStart && (bytes[valueEnd - 1] === SPACE || bytes[valueEnd - 1] === TAB)) valueEnd--;
-		const value = decodeUtf8(bytes, valueStart, valueEnd);
+		const value = fieldValue(bytes, colon + 1, lineEnd);
 		headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
 		last = key;
 	}
@@ -231,10 +235,7 @@ function headFacts(bytes: Uint8Array, start: number, end: number): HeadFacts {
 		lastSeen = true;
 		last = framingHeader(bytes, lineStart, colon);
 		if (!last) continue;
-		let valueStart = colon + 1, valueEnd = lineEnd;
-		while (valueStart < valueEnd && (bytes[valueStart] === SPACE || bytes[valueStart] === TAB)) valueStart++;
-		while (valueEnd > valueStart && (bytes[valueEnd - 1] === SPACE || bytes[valueEnd - 1] === TAB)) valueEnd--;
-		const value = decodeUtf8(bytes, valueStart, valueEnd);
+		const value = fieldValue(bytes, colon + 1, lineEnd);
 		if (last === Framing.Connection) connection = connection === undefined ? value : `${connection}, ${value}`;
 		else if (last === Framing.TransferEncoding) transferEncoding = transferEncoding === undefined ? value : `${transferEncoding}, ${value}`;
 		else contentLength = contentLength === undefined ? value : `${contentLength}, ${value}`;
@@ -302,10 +303,7 @@ function plainHead(bytes: Uint8Array, start: number, end: number, facts: HeadFac
 			}
 			line++;
 			if (framing) {
-				let valueStart = colon + 1, valueEnd = lineEnd;
-				while (valueStart < valueEnd && (bytes[valueStart] === SPACE || bytes[valueStart] === TAB)) valueStart++;
-				while (valueEnd > valueStart && (bytes[valueEnd - 1] === SPACE || bytes[valueEnd - 1] === TAB)) valueEnd--;
-				const value = decodeUtf8(bytes, valueStart, valueEnd);
+				const value = fieldValue(bytes, colon + 1, lineEnd);
 				if (framing === Framing.Connection) {
 					if (connection !== undefined) return -1;
 					connection = value;
