@@ -6,11 +6,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { APP_MAP, ROOT } from "../../tools/build.mjs";
 import { assertClean, runCommand, runHost, withTempDir } from "./xs.mjs";
+import { startFirmware } from "./firmware.mjs";
 
 const KEY = "sk-console-e2e-0123456789";
 const withData = withTempDir("xsclaw-console-");
@@ -33,6 +34,7 @@ test("wrong start-up options are one line on stderr and exit 64, before anything
 		[["--data", join(file, "sub")], /^xsclaw: --data .*a-file\/sub cannot be used: Not a directory; give a directory/],
 		[["--ca", "/missing.pem"], /^xsclaw: --ca \/missing\.pem cannot be read: No such file or directory; give a CA certificate file/],
 		[["--data", data, "--data", data], /^xsclaw: --data is given twice: give it once\n$/],
+		[["--cpus", "two"], /^xsclaw: --cpus must be one \(the default: every thread on the CPU the host started on\) or any\n$/],
 	];
 	for (const [args, pattern] of cases) {
 		const result = await runHost(["--modules", APP_MAP, ...args], { input: "status\n" });
@@ -45,6 +47,30 @@ test("wrong start-up options are one line on stderr and exit 64, before anything
 	const started = await run(process.execPath, ["tools/start.mjs", "--data", join(file, "sub")], "status\n");
 	assert.equal(started.code, 64, started.stderr);
 	assert.match(started.stderr, /^xsclaw: --data .* cannot be used: Not a directory;[^\n]*\n$/);
+}));
+
+/** Cpus_allowed_list of each thread of process pid, by thread id. */
+function allowedCpus(pid) {
+	return readdirSync(`/proc/${pid}/task`).map((tid) => /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8"))[1]);
+}
+
+test("every thread of the host runs on the CPU it started on; --cpus any leaves them on any", withData(async (data) => {
+	const mine = /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync("/proc/self/status", "utf8"))[1];
+	for (const [args, expect] of [[[], "one"], [["--cpus", "any"], "any"]]) {
+		const fw = startFirmware(["--modules", APP_MAP, "--data", join(data, expect), ...args], "release");
+		try {
+			await fw.until(/type help for the commands\n/);
+			const lists = allowedCpus(fw.pid);
+			assert.ok(lists.length >= 2, `the main machine's thread and the agent machine's: ${lists}`);
+			for (const list of lists) {
+				if (expect === "one") assert.match(list, /^\d+$/, `one CPU: ${lists}`);
+				else assert.equal(list, mine, `the CPUs this test may use: ${lists}`);
+			}
+			if (expect === "one") assert.equal(new Set(lists).size, 1, `the same CPU: ${lists}`);
+		} finally {
+			await fw.end();
+		}
+	}
 }));
 
 test("the settings file that holds the API key is readable by its owner only (0600)", withData(async (data) => {

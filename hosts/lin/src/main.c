@@ -14,7 +14,7 @@
  * (or stack/keys) with a message on stderr; 64 on bad command-line use. These
  * are the main machine's: a worker machine that fails ends alone (fxAbort).
  */
-#define _GNU_SOURCE /* pthread_getattr_np (fxCStackLimit) */
+#define _GNU_SOURCE /* pthread_getattr_np (fxCStackLimit), sched_getcpu, CPU_SET */
 #include "xsAll.h"
 #include "host.h"
 
@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,7 +56,7 @@ const char *hostDataDir(void)
 
 /* One line on stderr, exit 64 (EX_USAGE): a command-line problem is found at
  * start, never at first use. */
-#define USAGE "usage: xsclaw --modules MAP [--main SPECIFIER] [--data DIR] [--ca FILE] [--sizes]"
+#define USAGE "usage: xsclaw --modules MAP [--main SPECIFIER] [--data DIR] [--ca FILE] [--cpus one|any] [--sizes]"
 
 static void usage(const char *message)
 {
@@ -68,7 +69,7 @@ static void usage(const char *message)
  * firmware (no --main) is a typo; a program given with --main (tests, tools)
  * may read any (host/platform's option()). */
 static const char *const kHostOptions[] = {
-	"modules", "main", "data", "ca", "heap-report", "chunk-bytes", "crash-after", "crash-seed", "crash-model", "count-writes", "psram-bytes", "internal-bytes",
+	"modules", "main", "data", "ca", "cpus", "heap-report", "chunk-bytes", "crash-after", "crash-seed", "crash-model", "count-writes", "psram-bytes", "internal-bytes",
 	"agent-chunk", "agent-slots", NULL,
 };
 
@@ -102,6 +103,30 @@ static void checkDataDirectory(void)
 		snprintf(message, sizeof(message), "--data %s cannot be used: %s; give a directory (it is created when missing)", gDataDir, strerror(errno));
 		usage(message);
 	}
+}
+
+/* --cpus one (the default) | any. With one, every thread of the process runs on
+ * the CPU it started on. The two machines take turns (the agent core serves one
+ * request at a time and the main machine waits on it), so a second CPU adds no
+ * throughput, while each hand-off to a thread asleep on another CPU wakes that
+ * CPU from idle: an interprocessor interrupt and cold caches. On the 2-vCPU VM
+ * the peer bench runs on, that cost about 0.5 ms of CPU a turn (hosts/lin/
+ * NOTES.md, "One CPU"). Set before any thread starts: threads inherit it. If
+ * the kernel refuses (a cpuset that moves), the host runs on any CPU. */
+static void keepToOneCpu(void)
+{
+	const char *cpus = hostOption("cpus");
+	if (cpus && strcmp(cpus, "one") && strcmp(cpus, "any"))
+		usage("--cpus must be one (the default: every thread on the CPU the host started on) or any");
+	if (cpus && !strcmp(cpus, "any"))
+		return;
+	int cpu = sched_getcpu();
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
 }
 
 /* --ca FILE: a readable regular file (tls.c parses it at the first connection). */
@@ -1409,6 +1434,7 @@ int main(int argc, char **argv)
 	if (!mainSpecifier)
 		mainSpecifier = "main";
 	setvbuf(stdout, NULL, _IONBF, 0);
+	keepToOneCpu();
 
 	hostWorkerStartKillHook();
 	do {
