@@ -71,6 +71,8 @@ export const LLM_TEXT_CHUNK_BYTES = 4096;      // ... up to this, then more of t
 export const LLM_TEXT_KEEP_BYTES = 4096;       // the last such buffer is kept for the next reply up to this; bigger ones go back to the collector
 export const LLM_TEXT_SPARES = 4;              // gatherers an Anthropic assembler keeps for the next reply's content blocks (text, thinking, tool input)
 export const LLM_JSON_DEPTH_MAX = 512;         // nesting a reply's JSON may have (llm/scan keeps one byte per level twice); far past any real reply
+export const LLM_JSON_PARSE_MAX_BYTES = 4096;  // a value llm/scan builds (a usage object, a content block) is one JSON.parse of its text up to this size; bigger ones are built piece by piece, so the heap never holds their text twice
+export const LLM_JSON_PARSE_DEPTH_MAX = 16;    // ... and up to this nesting (JSON.parse recurses on the C stack; a deeper value is built piece by piece)
 export const LLM_CACHE_BREAKPOINTS = 4;        // Anthropic allows at most 4 cache_control blocks per request
 export const LLM_TEST_MAX_TOKENS = 64;         // `llm test`: a short reply is enough to prove the setup
 

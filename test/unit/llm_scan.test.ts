@@ -6,7 +6,7 @@
 // rule; it also runs under the ASan/UBSan host with the other unit tests.
 import { option } from "host/platform";
 import { assert, test } from "testing";
-import { LLM_JSON_DEPTH_MAX } from "budgets";
+import { LLM_JSON_DEPTH_MAX, LLM_JSON_PARSE_DEPTH_MAX, LLM_JSON_PARSE_MAX_BYTES } from "budgets";
 import { JsonReader, JsonSyntax, Kind, ascii } from "llm/scan";
 import { decodeUtf8, encodeUtf8 } from "net/utf8";
 import { bytesOf } from "./llm_fakes";
@@ -48,14 +48,27 @@ function skips(bytes: Uint8Array): boolean {
 	}
 }
 
-/** Same outcome both ways; the failure names the case. */
-function same(bytes: Uint8Array, label: string): void {
+// Whitespace before a value makes it longer than LLM_JSON_PARSE_MAX_BYTES: value() builds it piece by piece, not by JSON.parse.
+const PAD = LLM_JSON_PARSE_MAX_BYTES + 1;
+
+function padded(bytes: Uint8Array): Uint8Array {
+	const out = new Uint8Array(PAD + bytes.length).fill(0x20);
+	out.set(bytes, PAD);
+	return out;
+}
+
+/** Same outcome both ways; the failure names the case. built: also past LLM_JSON_PARSE_MAX_BYTES (value()'s other path). */
+function same(bytes: Uint8Array, label: string, built = true): void {
 	const expected = viaParse(bytes);
 	const actual = viaReader(bytes);
 	const shown = `${label}: ${JSON.stringify(decodeUtf8(bytes).slice(0, 120))}`;
 	assert.equal(actual.ok, expected.ok, `${shown}: accepted`);
 	assert.equal(skips(bytes), expected.ok, `${shown}: skip() accepted`);
 	if (actual.ok && expected.ok) assert.deepEqual(actual.value, expected.value, shown);
+	if (!built) return;
+	const long = viaReader(padded(bytes));
+	assert.equal(long.ok, expected.ok, `${shown}: accepted when built piece by piece`);
+	if (long.ok && expected.ok) assert.deepEqual(long.value, expected.value, `${shown} (built piece by piece)`);
 }
 
 const text = (s: string) => encodeUtf8(s);
@@ -110,6 +123,24 @@ test("__proto__ is an own property and the last of duplicate keys wins", () => {
 	assert.deepEqual(Object.keys(read.value), Object.keys(parsed));
 	assert.deepEqual(read.value.a, [2]);
 	assert.equal(({} as Record<string, unknown>).polluted, undefined, "nothing leaked into Object.prototype");
+});
+
+test("value() builds a long or deep value piece by piece, as it parses a short shallow one", () => {
+	// One value just under and one just over each bound: the same value as JSON.parse either way, and the reader past it.
+	const member = "\"caf\u00e9 \ud83d\ude00\",";
+	const items = (bytes: number) => "[" + member.repeat(Math.floor((bytes - 2) / member.length)).slice(0, -1) + "]";
+	for (const json of [items(LLM_JSON_PARSE_MAX_BYTES - 40), items(LLM_JSON_PARSE_MAX_BYTES + 40)]) {
+		const bytes = text(json + " 7");
+		const r = new JsonReader().reset(bytes);
+		assert.deepEqual(r.value(), JSON.parse(json));
+		assert.equal(r.value(), 7, "the reader is past the value");
+	}
+	const nest = (n: number) => "{\"a\":".repeat(n - 1) + "[1]" + "}".repeat(n - 1);
+	for (const json of [nest(LLM_JSON_PARSE_DEPTH_MAX), nest(LLM_JSON_PARSE_DEPTH_MAX + 1)]) same(text(json), `nesting ${json.length}`);
+	// A short value that is not JSON gets the same error as a long one.
+	const bad = text("{\"a\": [1, 2,]}");
+	assert.throws(() => new JsonReader().reset(bad).value(), "an unexpected character", JsonSyntax);
+	assert.throws(() => new JsonReader().reset(padded(bad)).value(), "an unexpected character", JsonSyntax);
 });
 
 test("nesting up to LLM_JSON_DEPTH_MAX is read; deeper is refused by value() and skip()", () => {
@@ -223,7 +254,7 @@ test("fuzz: mutated replies read as JSON.parse reads them, or both refuse", () =
 		const input = i < SEEDS.length ? base : mutate(base, random);
 		const outcome = viaParse(input);
 		if (outcome.ok) accepted++;
-		same(input, `seed ${SEED} case ${i}`);
+		same(input, `seed ${SEED} case ${i}`, i % 8 === 0);
 	}
 	assert.ok(accepted >= SEEDS.length, "some cases are still JSON");
 }, 60_000);
