@@ -28,8 +28,9 @@
 #define mxUsePOSIXThreads 1
 
 #define mxUseDefaultBuildKeys 1
-#define mxUseDefaultChunkAllocation 1
-#define mxUseDefaultSlotAllocation 1
+/* XS's heaps come from xsheap.c (faulted in whole when made). */
+#define mxUseDefaultChunkAllocation 0
+#define mxUseDefaultSlotAllocation 0
 #define mxUseDefaultParseScript 1
 #define mxUseDefaultSharedChunks 1
 #define mxUseDefaultDebug 1
