@@ -18,7 +18,7 @@
 import type { Directory, File } from "util/io";
 import type { RecordKind } from "core/types";
 import type { Message } from "llm/types";
-import { SESSION_INDEX_SYNC_APPENDS, SESSION_RECORD_MAX_BYTES, SESSION_UNSYNCED_BATCHES_MAX, SESSION_WRITE_BUFFER_BYTES } from "budgets";
+import { SESSION_INDEX_SYNC_APPENDS, SESSION_RECORD_MAX_BYTES, SESSION_UNSYNCED_BATCHES_MAX, SESSION_WAITING_FRAMES_MAX_BYTES, SESSION_WRITE_BUFFER_BYTES } from "budgets";
 import {
 	DATA_MAGIC, ENTRY_BYTES, FLAG_TURN_COMPLETED, FRAME_HEADER_BYTES, HEADER_BYTES, INDEX_MAGIC,
 	type Entry, type Scan, decodeEntry, decodeHeader, encodeEntry, encodeHeader, encodeRecordInto,
@@ -29,6 +29,7 @@ import { exists, keepAside, writeAtomically } from "util/files";
 import { messageOf } from "util/errors";
 
 export const SESSIONS_DIR = "sessions";
+const WAITING_ENTRIES_START_BYTES = 256;   // the waiting index entries' first buffer: 16 entries, doubled when full
 
 /** A record as appended. */
 export interface NewRecord {
@@ -94,10 +95,23 @@ export class SessionFile {
 	#log: Log;
 	#data: File;
 	#index: File;
-	/** Appends whose index entries were written but not flushed yet. */
+	/** Appends whose index entries were not flushed yet. */
 	#unsyncedAppends = 0;
-	/** Appends whose data was written but not flushed yet (see append). */
+	/** Appends whose data was not flushed yet (see append): waiting in memory, or written. */
 	#unsyncedBatches = 0;
+	/** The data file's bytes as written: the frames of [#written, #size) wait in #waiting. */
+	#written: number;
+	/** Frames not written yet, one buffer per batch, in file order from #written (see append). */
+	#waiting: Uint8Array<ArrayBuffer>[] = [];
+	/** Records whose index entries are in the index file: those of [#indexed, #count) wait in #entriesWaiting. */
+	#indexed: number;
+	/**
+	 * The index entries of [#indexed, #count), ENTRY_BYTES each from 0: written all at
+	 * once, right after the data flush that commits their records. Doubled when full:
+	 * at most the entries of SESSION_UNSYNCED_BATCHES_MAX batches wait.
+	 */
+	#entriesWaiting: Uint8Array | undefined;
+	#entriesView: DataView | undefined;
 	#size: number;
 	#count: number;
 	#generation: number;
@@ -121,7 +135,9 @@ export class SessionFile {
 		this.#data = data;
 		this.#index = index;
 		this.#size = size;
+		this.#written = size;
 		this.#count = count;
+		this.#indexed = count;
 		this.#generation = generation;
 		this.findings = findings;
 	}
@@ -221,7 +237,7 @@ export class SessionFile {
 					index.write(tail.entries, HEADER_BYTES + count * ENTRY_BYTES);
 					index.flush();
 					count += tail.count;
-					note(`the index lacked the last ${tail.count} record(s) (a power loss between a batch's data and index writes): added them`);
+					note(`the index lacked the last ${tail.count} record(s) (a crash or power loss before their index entries were written): added them`);
 				}
 				if (tail.tail.kind === "torn") {
 					data.setSize(tail.end);
@@ -311,18 +327,22 @@ export class SessionFile {
 	}
 
 	/**
-	 * Appends records: one data write, then one index write. The data is flushed (the
-	 * commit point) when `commit` is set (store/sessions: a USER batch, a turn's last) or when
-	 * SESSION_UNSYNCED_BATCHES_MAX batches wait, and at close; the index after a
-	 * data flush once SESSION_INDEX_SYNC_APPENDS appends wait, and at close. A flush
-	 * commits everything written before it, in order: a power loss leaves the data as
-	 * its last flush left it (littlefs) or with later writes too (a page cache),
+	 * Appends records. Their frames and index entries wait in memory until the data is
+	 * committed: then every waiting frame goes out in one data write, the data is
+	 * flushed (the commit point), and every waiting index entry goes out in one index
+	 * write. That is when `commit` is set (store/sessions: a USER batch, a turn's
+	 * last), when SESSION_UNSYNCED_BATCHES_MAX batches wait, and at close; frames over
+	 * SESSION_WAITING_FRAMES_MAX_BYTES are written (not flushed) without waiting. The
+	 * index is flushed right after a data flush once SESSION_INDEX_SYNC_APPENDS appends
+	 * wait, and at close. A flush commits everything written before it, in order: a
+	 * crash or power loss leaves the data as its last flush left it (littlefs, and lin
+	 * for the frames that waited in memory) or with later writes too (a page cache),
 	 * always a prefix of the appends plus at most one torn frame, and an index that is
-	 * never ahead of the flushed data; open() completes an index that lost its tail
-	 * by scanning only the data after it (#openProven). A tool round so costs no flash
-	 * commit (an fsync on lin) of its own. Throws
-	 * when storage fails; the session must then be closed and reopened (open()
-	 * repairs whatever part landed).
+	 * never ahead of the flushed data; open() completes an index that lost its tail by
+	 * scanning only the data after it (#openProven). A tool round so costs no write and
+	 * no flash commit (an fsync on lin) of its own, and a process killed between turns
+	 * leaves both files whole. Throws when storage fails; the session must then be
+	 * closed and reopened (open() repairs whatever part landed).
 	 */
 	append(records: NewRecord[], commit = true): number[] {
 		return this.#append(records, false, 0, 0, commit);
@@ -364,40 +384,60 @@ export class SessionFile {
 			lengths.push(payload.byteLength);
 			total += FRAME_HEADER_BYTES + payload.byteLength;
 		}
-		// One DataView per buffer, not one per frame and entry.
-		const all = new Uint8Array(total), frames = new DataView(all.buffer);
-		const entries = new Uint8Array(records.length * ENTRY_BYTES), index = new DataView(entries.buffer);
-		let at = 0;
+		const unsynced = this.#unsyncedBatches + 1;
+		const flush = commit || unsynced >= SESSION_UNSYNCED_BATCHES_MAX;
+		// Written now (flushed or not): the waiting frames go first, in the same buffer.
+		const waitingBytes = this.#size - this.#written;
+		const write = flush || waitingBytes + total > SESSION_WAITING_FRAMES_MAX_BYTES;
+		const start = write ? waitingBytes : 0;
+		const all = new Uint8Array(start + total), frames = new DataView(all.buffer);
+		if (write) {
+			let at = 0;
+			for (const piece of this.#waiting) {
+				all.set(piece, at);
+				at += piece.length;
+			}
+		}
+		const entryAt = (this.#count - this.#indexed) * ENTRY_BYTES;
+		const index = this.#entriesRoom(entryAt + records.length * ENTRY_BYTES);
+		// all[0] is at #written when the waiting frames go too, else at #size.
+		const base = this.#size - start;
+		let at = start;
 		for (let i = 0; i < records.length; i++) {
 			const record = records[i];
 			const kind = kindCode(record.kind), length = lengths[i];
 			const flags = (record.turn_completed ?? (lastCompleted && i === records.length - 1)) ? FLAG_TURN_COMPLETED : 0;
 			all.set(new Uint8Array(payloads[i]), at + FRAME_HEADER_BYTES);
-			encodeRecordInto(all, frames, at, index, i * ENTRY_BYTES, this.#size + at, kind, flags, record.request_id ?? requestId, record.time ?? time, length);
+			encodeRecordInto(all, frames, at, index, entryAt + i * ENTRY_BYTES, base + at, kind, flags, record.request_id ?? requestId, record.time ?? time, length);
 			at += FRAME_HEADER_BYTES + length;
+		}
+		this.#size += total;
+		this.#count += records.length;
+		this.#unsyncedBatches = unsynced;
+		this.#unsyncedAppends++;
+		this.#cappedLast = capped;
+		if (!write) {
+			this.#waiting.push(all);
+			return lengths;
 		}
 		// #guard's rule inline (no closure per append): a throw makes the error sticky.
 		try {
-			this.#data.write(all, this.#size);
-			this.#unsyncedBatches++;
-			if (commit || this.#unsyncedBatches >= SESSION_UNSYNCED_BATCHES_MAX) this.#flushData();
-			this.#index.write(entries, HEADER_BYTES + this.#count * ENTRY_BYTES);
-			this.#unsyncedAppends++;
+			this.#data.write(all, this.#written);
+			this.#written = this.#size;
+			this.#waiting.length = 0;
+			if (flush) this.#flushData();
 			if (!this.#unsyncedBatches && this.#unsyncedAppends >= SESSION_INDEX_SYNC_APPENDS) this.#flushIndex();
 		} catch (error) {
 			this.#failed = messageOf(error);
 			throw error;
 		}
-		this.#size += total;
-		this.#count += records.length;
-		this.#cappedLast = capped;
 		return lengths;
 	}
 
 	/** Appends whose data waits for a flush (a power loss on the device would lose them). */
 	get unsynced(): number { return this.#unsyncedBatches; }
 
-	/** Flushes the data written since the last flush, then the index: everything appended is committed. */
+	/** Writes and flushes the data appended since the last flush, then the index: everything appended is committed. */
 	sync(): void {
 		this.#check();
 		this.#guard(() => {
@@ -406,14 +446,66 @@ export class SessionFile {
 		});
 	}
 
+	/** Writes the waiting frames (one write), flushes the data, then writes the waiting index entries (one write). */
 	#flushData(): void {
+		if (this.#written < this.#size) {
+			const waiting = this.#waiting;
+			let all = waiting[0];
+			if (waiting.length > 1) {
+				all = new Uint8Array(this.#size - this.#written);
+				let at = 0;
+				for (const piece of waiting) {
+					all.set(piece, at);
+					at += piece.length;
+				}
+			}
+			this.#data.write(all, this.#written);
+			this.#written = this.#size;
+			waiting.length = 0;
+		}
 		this.#data.flush();
 		this.#unsyncedBatches = 0;
+		// The index entries only after the data they list was flushed.
+		const waiting = this.#count - this.#indexed;
+		if (waiting > 0) {
+			this.#index.write(this.#entriesWaiting!.subarray(0, waiting * ENTRY_BYTES), HEADER_BYTES + this.#indexed * ENTRY_BYTES);
+			this.#indexed = this.#count;
+		}
 	}
 
+	/** Flushes the index: callers flush the data first (which writes the index entries). */
 	#flushIndex(): void {
 		this.#index.flush();
 		this.#unsyncedAppends = 0;
+	}
+
+	/** Room for `bytes` of waiting index entries (those waiting kept); the DataView of #entriesWaiting. */
+	#entriesRoom(bytes: number): DataView {
+		const waiting = this.#entriesWaiting;
+		if (waiting && waiting.length >= bytes) return this.#entriesView!;
+		let size = waiting ? waiting.length * 2 : WAITING_ENTRIES_START_BYTES;
+		while (size < bytes) size *= 2;
+		const grown = new Uint8Array(size);
+		if (waiting) grown.set(waiting.subarray(0, (this.#count - this.#indexed) * ENTRY_BYTES));
+		this.#entriesWaiting = grown;
+		return this.#entriesView = new DataView(grown.buffer);
+	}
+
+	/** Index entry `index` (< count): from the index file, or from those waiting to be written. */
+	#entry(index: number): Entry {
+		if (index >= this.#indexed) return decodeEntry(this.#entriesWaiting!, (index - this.#indexed) * ENTRY_BYTES);
+		return decodeEntry(new Uint8Array(this.#index.read(ENTRY_BYTES, HEADER_BYTES + index * ENTRY_BYTES)), 0);
+	}
+
+	/** The `length` bytes at data offset `offset`: from the file, or from the frames waiting to be written (a copy). */
+	#dataBytes(length: number, offset: number): Uint8Array<ArrayBuffer> {
+		if (offset < this.#written) return new Uint8Array(this.#data.read(length, offset));
+		let from = this.#written;
+		for (const piece of this.#waiting) {
+			if (offset < from + piece.length) return piece.slice(offset - from, offset - from + length);
+			from += piece.length;
+		}
+		return new Uint8Array(0);
 	}
 
 	/** The kinds of records [from, to), from the index alone (no record is read). */
@@ -422,12 +514,15 @@ export class SessionFile {
 		return this.#entries(Math.max(0, from), Math.min(this.#count, to)).map((e) => kindName(e.kind)!);
 	}
 
-	/** Index entries [from, to). */
+	/** Index entries [from, to): one read of the index file for those in it, the rest from those waiting. */
 	#entries(from: number, to: number): Entry[] {
-		if (to <= from) return [];
-		const bytes = new Uint8Array(this.#index.read((to - from) * ENTRY_BYTES, HEADER_BYTES + from * ENTRY_BYTES));
 		const list: Entry[] = [];
-		for (let i = 0; i + ENTRY_BYTES <= bytes.length; i += ENTRY_BYTES) list.push(decodeEntry(bytes, i));
+		const written = Math.min(to, this.#indexed);
+		if (from < written) {
+			const bytes = new Uint8Array(this.#index.read((written - from) * ENTRY_BYTES, HEADER_BYTES + from * ENTRY_BYTES));
+			for (let i = 0; i + ENTRY_BYTES <= bytes.length; i += ENTRY_BYTES) list.push(decodeEntry(bytes, i));
+		}
+		for (let i = Math.max(from, this.#indexed); i < to; i++) list.push(this.#entry(i));
 		return list;
 	}
 
@@ -455,7 +550,7 @@ export class SessionFile {
 	message(index: number, capBytes: number): Message | undefined {
 		this.#check();
 		if (index < 0 || index >= this.#count) return undefined;
-		const record = this.#decode(decodeEntry(new Uint8Array(this.#index.read(ENTRY_BYTES, HEADER_BYTES + index * ENTRY_BYTES)), 0), index);
+		const record = this.#decode(this.#entry(index), index);
 		if (!record) return undefined;
 		return this.#lastLength <= capBytes ? record.message : capMessage(record.message, capBytes);
 	}
@@ -476,7 +571,7 @@ export class SessionFile {
 			this.#damaged = true;
 		}
 		else {
-			const frame = new Uint8Array(this.#data.read(total, entry.offset));
+			const frame = this.#dataBytes(total, entry.offset);
 			this.#lastLength = entry.length;
 			const info = decodeFrameHeader(frame, entry.offset);
 			if (!info || info.crc !== entry.crc || info.length !== entry.length || !frameIntact(frame, info)) {
@@ -528,8 +623,8 @@ export class SessionFile {
 		});
 		this.#unsyncedAppends = 0;   // the rewritten files were flushed whole
 		this.#unsyncedBatches = 0;
-		this.#size = this.#data.status().size;
-		this.#count = keep.length;
+		this.#size = this.#written = this.#data.status().size;
+		this.#count = this.#indexed = keep.length;
 		this.#generation++;
 		return { before, after: this.#size };
 	}

@@ -673,6 +673,22 @@ export class Sessions {
 		},
 	};
 
+	/**
+	 * Writes and flushes what waits in memory in every open session (a turn's tool
+	 * rounds, index entries), as close does, keeping them open: for a reader of the
+	 * files beside this manager (tests). A session whose storage fails is logged and reopened on its next use.
+	 */
+	sync(): void {
+		for (const [id, session] of this.#open) {
+			try {
+				session.sync();
+			} catch (error) {
+				this.#forget(id);
+				this.#log(`store: session ${id}: could not commit what waited (${messageOf(error)})`);
+			}
+		}
+	}
+
 	/** Closes every open session file (tests, reboot). */
 	close(): void {
 		for (const session of this.#open.values()) session.close();

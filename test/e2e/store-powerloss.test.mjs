@@ -1,6 +1,6 @@
 // The power-loss suite for the session store (SPEC §6: "power-loss safety is
-// proven"). test/peer/store_powerloss.ts persists a scripted conversation (14
-// turns, tool rounds with 7 KB results, an interrupt, a failure note, two
+// proven"). test/peer/store_powerloss.ts persists a scripted conversation (20
+// turns, tool rounds with 7 KB results, an interrupt, a failure note, three
 // compactions); a clean run reports every storage operation and, per turn, the
 // operation that flushed its user batch and its final record (a turn's batches are
 // flushed with its last one). Then, for every operation N+1 = 1..total, the host
@@ -79,11 +79,11 @@ for (const variant of VARIANTS) {
 			assert.equal(r.code, 0, r.stderr.slice(-2000));
 			assert.doesNotMatch(r.stderr, SANITIZER_ERROR);
 			const { total, hostTotal, marks } = parseRun(r.stderr);
-			assert.ok(total > 150, `${total} operations`);   // 175 since tool rounds wait for the next flush (203 before)
+			assert.ok(total > 120, `${total} operations`);   // 20 turns: 171 since a turn's frames and index entries wait in memory for its commit (14 turns: 175 when tool rounds were written at once, 203 before that)
 			assert.equal(total, hostTotal, "the peer's wrapper counts what the host counts");
-			assert.equal(marks.final.size, 14);
-			assert.equal((r.stderr.match(/compacted from/g) ?? []).length, 2, "two compactions in the script");
-			const check = await peer(variant, data, { step: "check", intact: 14, "user-flushed": 14 });
+			assert.equal(marks.final.size, 20);
+			assert.equal((r.stderr.match(/compacted from/g) ?? []).length, 3, "three compactions in the script");
+			const check = await peer(variant, data, { step: "check", intact: 20, "user-flushed": 20 });
 			assert.equal(check.code, 0, check.stderr.slice(-2000));
 			assert.match(check.stderr, /CHECK ok/);
 			assert.doesNotMatch(check.stderr, /RECOVERY/, "a clean run leaves nothing to repair");

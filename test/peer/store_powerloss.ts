@@ -23,7 +23,7 @@ import { MESSAGE_MAX_BYTES } from "budgets";
 import { Sessions } from "store/sessions";
 import { capMessage } from "store/messages";
 
-const TURNS = 14;
+const TURNS = 20;
 const RESULT_BYTES = 7000;
 
 interface Batch { turn: number; records: ContextRecord[]; completed: boolean; mark?: "user" | "final" }
@@ -120,6 +120,8 @@ function runScript(): void {
 		for (const marked of pending.splice(0)) trace(`MARK ${marked.mark} ${marked.turn} ${counter.dataFlushes[0]}\n`);
 	}
 	if (pending.length) throw new Error(`${pending.length} marked batch(es) were never flushed: the last batch of a turn must flush`);
+	// As the firmware at end of input (main.ts): the index entries waiting since its last flush are written.
+	sessions.close();
 	trace(`OPS ${counter.ops}\n`);
 }
 

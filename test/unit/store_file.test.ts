@@ -7,7 +7,7 @@ import { test, assert } from "testing";
 import type { ContextRecord } from "core/types";
 import { SessionFile, type NewRecord } from "store/session";
 import { ENTRY_BYTES, HEADER_BYTES, encodeFrame } from "store/format";
-import { SESSION_INDEX_SYNC_APPENDS, SESSION_UNSYNCED_BATCHES_MAX } from "budgets";
+import { SESSION_INDEX_SYNC_APPENDS, SESSION_UNSYNCED_BATCHES_MAX, SESSION_WAITING_FRAMES_MAX_BYTES } from "budgets";
 import { crc32 } from "util/crc32";
 import { replacing, replacingFileMembers } from "./files_fakes";
 
@@ -107,9 +107,9 @@ test("a flipped byte inside a record is found when it is read: left out, the ses
 	const id = fresh();
 	const { session } = openWith(id);
 	session.append(userRecords(5));
+	session.close();   // the index entries are written with the index flush (here: at close)
 	const index = bytesOf(idx(id));
 	const third = new DataView(index.buffer).getUint32(HEADER_BYTES + 2 * ENTRY_BYTES, true);
-	session.close();
 	const data = bytesOf(dat(id));
 	data[third + 30] ^= 0x01;
 	put(dat(id), data);
@@ -133,9 +133,11 @@ test("open() of a clean session reads its index and two frame headers, not the d
 	const id = fresh();
 	const { session } = openWith(id);
 	for (let i = 0; i < 40; i += 10) session.append(userRecords(10, i));
-	const indexBefore = bytesOf(idx(id));
-	session.append(userRecords(3, 40));
 	session.close();
+	const indexBefore = bytesOf(idx(id));
+	const { session: more } = openWith(id);
+	more.append(userRecords(3, 40));
+	more.close();
 	const watched = readWatched();
 	const { lines, log } = logger();
 	const clean = SessionFile.open(watched.root, id, log);
@@ -205,11 +207,13 @@ test("a turn's batches wait for its committing batch: one data flush per commit 
 	// A turn: question, tool round, answer; only the answer commits.
 	session.append(userRecords(1, 0), false);
 	session.append(records([KINDS[2], KINDS[3]], 1), false);
-	assert.equal(flushes("dat"), 0, "nothing flushed before the turn's last batch");
+	assert.deepEqual(ops, [], "nothing written before the turn's last batch: its frames and index entries wait in memory");
 	assert.equal(session.unsynced, 2);
-	assert.equal(session.readLast(3).length, 3, "unflushed appends read back");
+	const waiting = session.readLast(3);
+	assert.deepEqual(waiting.map((r) => r.kind), ["user", KINDS[2].kind, KINDS[3].kind], "waiting appends read back");
+	assert.deepEqual(waiting.slice(1).map((r) => r.message), [KINDS[2].message, KINDS[3].message], "their messages from the frames in memory");
 	session.append(records([KINDS[4]], 1, true), true);
-	assert.equal(flushes("dat"), 1, "one data flush for the turn");
+	assert.deepEqual(ops, ["write dat", "flush dat", "write idx"], "one data write and one flush for the turn, then one index write");
 	assert.equal(session.unsynced, 0);
 	// A turn of many rounds: flushed every SESSION_UNSYNCED_BATCHES_MAX batches.
 	for (let i = 0; i < 2 * SESSION_UNSYNCED_BATCHES_MAX; i++) session.append(userRecords(1, 10 + i), false);
@@ -225,12 +229,64 @@ test("a turn's batches wait for its committing batch: one data flush per commit 
 		assert.equal(lastData, "flush dat", `op ${i}: the index flushed while data written before it waits`);
 	});
 	assert.ok(flushes("idx") >= 1, "the index was flushed once enough appends waited");
+	ops.forEach((op, i) => assert.ok(op !== "write idx" || ops[i - 1] === "flush dat", `op ${i}: the index entries are written right after the data flush that commits their records`));
+	assert.equal(ops.filter((o) => o === "write idx").length, flushes("dat"), "one index write (every waiting entry) per data flush");
+	assert.equal(ops.filter((o) => o === "write dat").length, flushes("dat"), "one data write (every waiting frame) per data flush");
 	const beforeClose = ops.length;
 	session.close();
-	assert.deepEqual(ops.slice(beforeClose), ["flush dat", "flush idx"], "close commits the waiting batch, data first");
+	assert.deepEqual(ops.slice(beforeClose), ["write dat", "flush dat", "write idx", "flush idx"], "close commits the waiting batch, data first, then its index entries");
 	const { session: reopened, lines: repaired } = openWith(id);
 	assert.deepEqual(repaired, []);
 	assert.equal(reopened.count, 4 + 2 * SESSION_UNSYNCED_BATCHES_MAX + committed + 1);
+	reopened.close();
+	assert.deepEqual(lines, []);
+});
+
+test("tool rounds wait in memory up to SESSION_WAITING_FRAMES_MAX_BYTES: more are written at once (with those waiting), unflushed; reads find each where it is", () => {
+	const id = fresh();
+	const ops: string[] = [];
+	const watch = (file: File, path: string) => replacing(file, (k, r) => k !== "write" && k !== "flush" ? r : (...args: unknown[]) => {
+		ops.push(`${String(k)} ${path.slice(-3)}`);
+		return (r as (...a: unknown[]) => unknown)(...args);
+	});
+	const root = replacing(files, (key, real) => key !== "openFile" ? real
+		: (options: { path: string; mode?: FileMode }) => watch((real as Directory["openFile"])(options), options.path));
+	const { log, lines } = logger();
+	const session = SessionFile.open(root, id, log);
+	const round = (n: number, bytes: number): NewRecord[] => records([
+		{ kind: "assistant_tool", message: { role: "assistant", content: null, tool_calls: [{ id: `c${n}`, type: "function", function: { name: "probe", arguments: "{}" } }] } },
+		{ kind: "tool_result", message: { role: "tool", tool_call_id: `c${n}`, content: `${n}:${"r".repeat(bytes)}` } },
+	]);
+	session.append(userRecords(1, 0), true);
+	const committed = session.size;
+	ops.length = 0;
+	session.append(round(1, 100), false);
+	assert.deepEqual(ops, [], "a small round waits");
+	assert.equal(sizeOf(dat(id)), committed, "the file does not hold it");
+	assert.ok(session.size > committed);
+	session.append(round(2, SESSION_WAITING_FRAMES_MAX_BYTES), false);
+	assert.deepEqual(ops, ["write dat"], "a round over the bound goes out at once with the waiting one, in one write, unflushed");
+	assert.equal(sizeOf(dat(id)), session.size);
+	session.append(round(3, 50), false);
+	assert.deepEqual(ops, ["write dat"], "the next small round waits again");
+	assert.equal(session.unsynced, 3);
+	const contents = session.readLast(6).map((r) => r.message.role === "assistant" ? r.message.tool_calls![0].id : String(r.message.content).split(":")[0]);
+	assert.deepEqual(contents, ["c1", "1", "c2", "2", "c3", "3"], "read back from the file and from memory");
+	session.append(records([KINDS[4]], 1, true), true);
+	assert.deepEqual(ops, ["write dat", "write dat", "flush dat", "write idx"]);
+	session.close();
+	const { session: reopened, lines: repaired } = openWith(id);
+	assert.deepEqual(repaired, []);
+	assert.equal(reopened.count, 8);
+	assert.deepEqual(reopened.read(0, 8).map((r) => r.kind), ["user", ...Array.from({ length: 3 }, () => ["assistant_tool", "tool_result"]).flat(), "assistant_final"]);
+	// Close commits two waiting rounds in one write.
+	reopened.append(round(5, 10), false);
+	reopened.append(round(6, 20), false);
+	reopened.close();
+	const { session: last, lines: none } = openWith(id);
+	assert.deepEqual(none, []);
+	assert.deepEqual(last.readLast(4).map((r) => r.message.role === "assistant" ? r.message.tool_calls![0].id : String(r.message.content).split(":")[0]), ["c5", "5", "c6", "6"]);
+	last.close();
 	reopened.close();
 	assert.deepEqual(lines, []);
 });

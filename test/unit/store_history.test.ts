@@ -302,6 +302,7 @@ test("a window extended from the last request's is the one a fresh read gives: a
 	const a = live.newSession("test", "extend-a"), b = live.newSession("test", "extend-b");
 	// What a manager holding no window gives for the session's records up to now (request 9999 is in flight nowhere).
 	const fresh = (id: string) => {
+		live.sync();   // a turn's frames that wait in memory for its commit, into the files the reader opens
 		const reader = new Sessions({ log: () => {}, clock: () => clock++ });
 		try {
 			return reader.history(request(id, 9999));

@@ -126,6 +126,8 @@ test("list counts the records on flash for a session not open whose index is beh
 	persist(id, 2, [user("again")]);
 	const newest = clock - 1;
 	persist(id, 2, [call("c1"), result("c1", "ok")]);
+	sessions.close();   // every record and index entry in the files (they wait in memory for a commit, an index flush or close)
+	assert.equal(files.status(`sessions/${id}.idx`).size, 16 + 16 * 5);
 	const index = files.openFile({ path: `sessions/${id}.idx`, mode: "r+" });
 	index.setSize(16 + 16 * 2);   // the index lost the entries of the last two batches
 	index.close();
