@@ -31,6 +31,7 @@ export const AGENT_PORT_CALLS_MAX = 32;        // calls from main awaiting the a
 export const AGENT_PORT_TEXT_MAX_CHARS = 32 * 1024; // one text field of a port message (user text, a reply, a command line): a message, not a file
 export const AGENT_PORT_ID_MAX_CHARS = 128;    // a channel name, chat id, session id or setting name: an identifier, never a text
 export const AGENT_PORT_LIST_MAX = 64;         // entries in one list of a message (commands, warnings, settings, subagents)
+export const AGENT_PORT_EVENTS_HELD_MAX = 16;   // watched events waiting for the end of the agent machine's callback (agent/service); more are posted at once
 export const AGENT_PORT_DELTA_HOLD_MS = 100;   // a streamed delta waits this long for the next ones of its request, then they cross the port as one message (Telegram edits a preview once a second)
 export const AGENT_PORT_HEADROOM_BYTES = 128 * 1024; // chunk heap each machine keeps free after a port message (util/heap keepHeadroom): a message is copied in without collecting, and its text fields are bounded well below this
 export const AGENT_COMMAND_LINES_MAX = 512;    // output lines of one agent command (memory list: 200 records); more are cut with a note
@@ -219,6 +220,7 @@ export const FACTORY_RESET_MAX_ENTRIES = 10_000;   // files and directories fact
 // ---- logging ----
 export const LOG_SECRETS_MAX = 16;                // secret values masked in log lines (the declared secret settings)
 export const LOG_SECRET_MIN_CHARS = 6;            // shorter values are not masked: masking "1" would garble every number
+export const LOG_BURST_MAX_CHARS = 8 * 1024;      // log lines waiting for the end of a callback to be written as one (util/log); more are written at once
 
 // ---- config (key-value) ----
 export const CONFIG_KEY_MAX_CHARS = 15;           // NVS key names are at most 15 characters

@@ -18,9 +18,10 @@
 // forwarded until its agent_end; the core builds only the types some watch
 // names (its listener's filter), so the LLM's streamed deltas cost nothing
 // while nobody watches them; those watched wait up to AGENT_PORT_DELTA_HOLD_MS
-// and cross joined. "accepted" goes only to a submit that wants it.
+// and cross joined. Other watched events wait for the end of the machine's
+// callback (see `queue` below). "accepted" goes only to a submit that wants it.
 import Timer from "timer";
-import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX, AGENT_PORT_DELTA_HOLD_MS, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
+import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX, AGENT_PORT_DELTA_HOLD_MS, AGENT_PORT_EVENTS_HELD_MAX, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
 import { UsageError, type Command } from "console/types";
 import type { CoreStatus } from "core/core";
 import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent, type ToolOutcome } from "core/types";
@@ -28,7 +29,7 @@ import type { HeapFigures } from "host/platform";
 import { OnlineWaiters, type OnlineGate, type OnlineState } from "net/online";
 import { messageOf } from "util/errors";
 import type { WipeResult } from "util/files";
-import { log as logLine } from "util/log";
+import { flushLog, log as logLine } from "util/log";
 import { CONSOLE_CHAT, PortError, readToAgent, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent } from "agent/protocol";
 import { SettingsMirror } from "agent/settings";
 
@@ -149,6 +150,32 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 			log(`agent port: a "${message.type}" message could not be sent: ${messageOf(error)}`);
 		}
 	};
+	// Watched events (a tool's start) wait in `outbox` for the end of this
+	// machine's callback (a Timer of 0 ms) and cross with whatever else it posts
+	// meanwhile: the main machine is woken once, after this machine's work (a
+	// tool's start is emitted before the tool runs, and the next LLM request is
+	// built and sent in the same callback), not in the middle of it, where its
+	// wake-up costs this thread's caches. Replies and out events go at once,
+	// the waiting events first, so the order stays; the log lines of the
+	// callback are written before anything crosses (util/log flushLog).
+	const outbox: FromAgent[] = [];
+	let outboxTimer: ReturnType<typeof Timer.set> | undefined;
+	const flush = () => {
+		if (outboxTimer !== undefined) Timer.clear(outboxTimer);
+		outboxTimer = undefined;
+		flushLog();
+		for (let i = 0; i < outbox.length; i++) send(outbox[i]);
+		outbox.length = 0;
+	};
+	const outboxEnded = () => {
+		outboxTimer = undefined;
+		flush();
+	};
+	const queue = (message: FromAgent) => {
+		outbox.push(message);
+		if (outbox.length >= AGENT_PORT_EVENTS_HELD_MAX) flush();
+		else if (outboxTimer === undefined) outboxTimer = Timer.set(outboxEnded, 0);
+	};
 	// Streamed deltas (message_update) of one watch wait up to AGENT_PORT_DELTA_HOLD_MS
 	// and cross as one event, their texts joined: a reply's 40-odd deltas are a few
 	// messages, not one each (each wakes the main machine). Whatever else is posted
@@ -160,11 +187,21 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 		holdTimer = undefined;
 		const h = held;
 		held = undefined;
-		if (h) send({ type: "event", call: h.call, event: { ...h.event, delta: { type: h.event.delta.type, text: h.text } } });
+		if (h) queue({ type: "event", call: h.call, event: { ...h.event, delta: { type: h.event.delta.type, text: h.text } } });
+	};
+	const holdEnded = () => {
+		holdTimer = undefined;
+		release();
+		flush();
 	};
 	const post = (message: FromAgent) => {
 		if (held) release();
-		send(message);
+		outbox.push(message);
+		flush();
+	};
+	const postEvent = (message: FromAgent) => {
+		if (held) release();
+		queue(message);
 	};
 	const postDelta = (call: number, event: Extract<AgentEvent, { type: "message_update" }>) => {
 		const h = held;
@@ -174,7 +211,7 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 		}
 		release();
 		held = { call, event, text: event.delta.text };
-		holdTimer = Timer.set(release, AGENT_PORT_DELTA_HOLD_MS);
+		holdTimer = Timer.set(holdEnded, AGENT_PORT_DELTA_HOLD_MS);
 	};
 	const fail = (call: number, error: string) => post({ type: "failed", call, error });
 
@@ -188,7 +225,7 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 		if (event.type === "message_update") {
 			if (w.types.includes("message_update")) postDelta(w.call, event);
 		} else if (w.types.includes(event.type) || (event.type === "tool_execution_end" && event.is_error && w.types.includes("tool_execution_failed"))) {
-			post({ type: "event", call: w.call, event });
+			postEvent({ type: "event", call: w.call, event });
 		}
 		if (event.type === "agent_end") unwatch(event.request_id);
 	};

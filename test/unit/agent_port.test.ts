@@ -173,6 +173,33 @@ test("a console ask crosses the port in as few messages as it needs: no accepted
 	await s.supervisor.stop();
 });
 
+test("a watched tool start crosses when the agent's callback ends, not while the tool runs; the answer follows it", async () => {
+	let sentWhileRunning: string[] = [];
+	let from = 0;
+	let s: ReturnType<typeof setup>;
+	const types = () => s.agents.last.sent.slice(from).map((m) => {
+		const message = m as { type: string; event?: { type: string } };
+		return message.event ? `${message.type}:${message.event.type}` : message.type;
+	});
+	s = setup(new FakeModel({ calls: [{ name: "get_time" }, { name: "get_date" }] }, { text: "it is noon" }), {
+		callCap: (call) => {
+			sentWhileRunning = sentWhileRunning.concat(types());
+			return { content: call.name === "get_time" ? "12:00" : "today" };
+		},
+	});
+	await s.supervisor.start();
+	from = s.agents.last.sent.length;
+	const seen: string[] = [];
+	const response = await s.client.ask(ask("what time is it?"), {
+		waitMs: 1000, responseMs: 5000, events: ["tool_execution_start"], onEvent: (e) => seen.push(e.type === "tool_execution_start" ? e.call.name : e.type),
+	});
+	assert.equal(response.text, "it is noon");
+	assert.deepEqual(sentWhileRunning, [], "nothing crossed while the round's tools ran");
+	assert.deepEqual(types(), ["event:tool_execution_start", "event:tool_execution_start", "response"], "both starts, in order, then the answer");
+	assert.deepEqual(seen, ["get_time", "get_date"]);
+	await s.supervisor.stop();
+});
+
 test("a watched stream's deltas cross the port joined: fewer messages, the same text, in order with the other events", async () => {
 	const inner = new FakeModel({ text: "one two three four five" });
 	// The reply streamed as five deltas, as an LLM's would be.
