@@ -230,6 +230,7 @@ export const CONFIG_MAX_ENTRIES = 64;             // keeps the config namespace 
 export const CONFIG_VALUE_MAX_BYTES = 1024;       // well under NVS's ~4000-byte value limit
 export const CONFIG_SHOWN_VALUE_MAX_CHARS = 40;     // a refused value is quoted back at most this long
 export const KV_LOG_BYTES = 4096;                 // lin key-value: a namespace file's zeroed tail where writes are appended (one fdatasync each); full, the next write rewrites the file (hosts/lin/src/keyvalue.c)
+export const NET_OUTPUT_BYTES = 64 * 1024;          // lin sockets (hosts/lin/src/tcp.c, TCP and TLS): bytes JS may queue before onWritable; an LLM request body (a full 48 KiB window's is ~50 KB) goes in one write and one send
 
 // ---- memory pools (lin host emulation of the ESP32-S3) ----
 export const INTERNAL_RAM_BYTES = 320 * 1024;     // the ESP32-S3's on-chip RAM left to the app (hosts/lin/src/buffers.c, tested)

@@ -8,6 +8,7 @@
 import TCP from "embedded:io/socket/tcp";
 import Timer from "timer";
 import { collectGarbage, heap, option } from "host/platform";
+import { NET_OUTPUT_BYTES } from "budgets";
 import { assert, test } from "testing";
 import { connect, connectError, echoPieces, pumpPattern, roundTrip, type StreamClass } from "./stream";
 
@@ -20,7 +21,7 @@ const delay = (ms: number) => new Promise((resolve) => Timer.set(resolve, ms));
 
 test("small messages round-trip through an echo server", async () => {
 	const link = await connect(Socket, { ...echo, nodelay: true });
-	assert.equal(link.firstWritable, 16384, "first onWritable reports the output buffer");
+	assert.equal(link.firstWritable, NET_OUTPUT_BYTES, "first onWritable reports the output buffer");
 	assert.equal(await roundTrip(link, "hello"), "hello");
 	assert.equal(await roundTrip(link, "ünïcödé and more"), "ünïcödé and more");
 	const tcp = link.socket as unknown as TCP;
@@ -35,7 +36,7 @@ test("small and large writes of one turn come back whole and in order", async ()
 	// Small ones wait for the end of the turn; a large one goes at once after them.
 	assert.equal(await echoPieces(link, [1, 700, 15000, 3, 1000, 5]), "16709 bytes in order");
 	// More than the room the waiting bytes leave: they are sent first, no RangeError.
-	assert.equal(await echoPieces(link, [1500, 15384]), "16884 bytes in order");
+	assert.equal(await echoPieces(link, [1500, NET_OUTPUT_BYTES - 1000]), `${NET_OUTPUT_BYTES + 500} bytes in order`);
 	// Many one-byte writes in one turn.
 	assert.equal(await echoPieces(link, Array(64).fill(1)), "64 bytes in order");
 	link.socket.close();
@@ -44,23 +45,23 @@ test("small and large writes of one turn come back whole and in order", async ()
 test("a 1 MiB write paced by onWritable comes back byte for byte", async () => {
 	const link = await connect(Socket, echo);
 	const result = await pumpPattern(link, 1024 * 1024);
-	assert.ok(result.writableCallbacks >= 63, `paced by onWritable (${result.writableCallbacks} callbacks)`);
-	assert.equal(result.largestWrite, 16384, "wrote what onWritable reported");
+	assert.ok(result.writableCallbacks >= 1024 * 1024 / NET_OUTPUT_BYTES - 1, `paced by onWritable (${result.writableCallbacks} callbacks)`);
+	assert.equal(result.largestWrite, NET_OUTPUT_BYTES, "wrote what onWritable reported");
 	link.socket.close();
 });
 
 test("writes to a peer that stops reading wait in the queue; onWritable comes when it drains", async () => {
 	const link = await connect(Socket, { address: "127.0.0.1", port: SINK });
-	const zeros = new Uint8Array(16384);
+	const zeros = new Uint8Array(NET_OUTPUT_BYTES);
 	let writable = link.firstWritable, written = 0;
-	while (writable === 16384 && written < 64 * 1024 * 1024) {
+	while (writable === NET_OUTPUT_BYTES && written < 64 * 1024 * 1024) {
 		writable = link.socket.write(zeros);
 		written += zeros.length;
 	}
-	assert.ok(writable < 16384, `the kernel buffers filled (after ${written} bytes)`);
+	assert.ok(writable < NET_OUTPUT_BYTES, `the kernel buffers filled (after ${written} bytes)`);
 	assert.throws(() => link.socket.write(new Uint8Array(writable + 1)), "exceeds the", RangeError);
 	const drained = await new Promise<number>((resolve) => { link.onWritable = resolve; });
-	assert.equal(drained, 16384, "all writable again once drained");
+	assert.equal(drained, NET_OUTPUT_BYTES, "all writable again once drained");
 	link.socket.close();
 });
 
@@ -153,7 +154,7 @@ test("the number format reads and writes single bytes", async () => {
 	assert.equal(socket.format, "number");
 	const arrived = new Promise<void>((resolve) => { link.onReadable = (bytes) => { if (bytes >= 2) resolve(); }; });
 	// The byte waits for the end of the turn (hosts/lin/NOTES.md, "CPU per turn").
-	assert.equal(socket.write(65) as unknown, 16383, "write returns the bytes still writable");
+	assert.equal(socket.write(65) as unknown, NET_OUTPUT_BYTES - 1, "write returns the bytes still writable");
 	socket.write(255);
 	await arrived;
 	assert.equal(socket.read(), 65);
@@ -172,8 +173,8 @@ test("write() before connecting and beyond what is writable throws", async () =>
 	assert.throws(() => early.write(new ArrayBuffer(1)), "TCP: not connected yet: write after onWritable");
 	early.close();
 	const link = await connect(Socket, echo);
-	assert.throws(() => link.socket.write(new ArrayBuffer(16385)), "TCP: write of 16385 bytes exceeds the 16384 writable", RangeError);
-	assert.equal(link.socket.write(new ArrayBuffer(0)), 16384, "an empty write is fine");
+	assert.throws(() => link.socket.write(new ArrayBuffer(NET_OUTPUT_BYTES + 1)), `TCP: write of ${NET_OUTPUT_BYTES + 1} bytes exceeds the ${NET_OUTPUT_BYTES} writable`, RangeError);
+	assert.equal(link.socket.write(new ArrayBuffer(0)), NET_OUTPUT_BYTES, "an empty write is fine");
 	link.socket.close();
 });
 

@@ -13,6 +13,7 @@ import TLS from "embedded:io/socket/tcp/tls";
 import TCP from "embedded:io/socket/tcp";
 import Timer from "timer";
 import { collectGarbage, heap, option } from "host/platform";
+import { NET_OUTPUT_BYTES } from "budgets";
 import { derOption } from "./der";
 import { assert, test } from "testing";
 import { connect, connectError, echoPieces, pumpPattern, roundTrip, type StreamClass } from "./stream";
@@ -36,7 +37,7 @@ if (MODE === "default") {
 
 	test("a CA given as secure.certificate (DER) is trusted: echo round trip after the handshake", async () => {
 		const link = await connect(Socket, withCA(TRUSTED));
-		assert.equal(link.firstWritable, 16384, "onWritable after the handshake");
+		assert.equal(link.firstWritable, NET_OUTPUT_BYTES, "onWritable after the handshake");
 		assert.equal(await roundTrip(link, "hello over TLS"), "hello over TLS");
 		const socket = link.socket as TLS;
 		// The shapes typings/lin/net.d.ts declares.
@@ -51,7 +52,7 @@ if (MODE === "default") {
 	test("small and large writes of one turn come back whole and in order", async () => {
 		const link = await connect(Socket, withCA(TRUSTED));
 		assert.equal(await echoPieces(link, [1, 700, 15000, 3, 1000, 5]), "16709 bytes in order");
-		assert.equal(await echoPieces(link, [1500, 15384]), "16884 bytes in order");
+		assert.equal(await echoPieces(link, [1500, NET_OUTPUT_BYTES - 1000]), `${NET_OUTPUT_BYTES + 500} bytes in order`);
 		link.socket.close();
 	});
 
@@ -97,7 +98,7 @@ if (MODE === "default") {
 	test("a 1 MiB write over TLS paced by onWritable comes back byte for byte", async () => {
 		const link = await connect(Socket, withCA(TRUSTED));
 		const result = await pumpPattern(link, 1024 * 1024);
-		assert.ok(result.writableCallbacks >= 63, `paced by onWritable (${result.writableCallbacks} callbacks)`);
+		assert.ok(result.writableCallbacks >= 1024 * 1024 / NET_OUTPUT_BYTES - 1, `paced by onWritable (${result.writableCallbacks} callbacks)`);
 		link.socket.close();
 	}, 60_000);
 
@@ -129,7 +130,7 @@ if (MODE === "default") {
 				get secure() { collectGarbage(); churn(); return { certificate: CA_DER }; },
 			});
 		});
-		assert.equal(writable, 16384);
+		assert.equal(writable, NET_OUTPUT_BYTES);
 	});
 
 	test("write() before the handshake completes throws", () => {

@@ -18,6 +18,7 @@
  */
 #include "xsAll.h"
 #include "netsock.h"
+#include "budgets.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -30,9 +31,11 @@
 /* Bytes read ahead from the peer before JS reads them; past this the peer is
  * paced by TCP flow control (the device's lwip window is of the same order). */
 #define NET_INPUT_BYTES (16 * 1024)
-/* Bytes JS may queue before onWritable: bounds memory per socket and keeps
- * large writes paced by the peer, as on the device. */
-#define NET_OUTPUT_BYTES (16 * 1024)
+/* Bytes JS may queue before onWritable (modules/budgets.ts): bounds memory
+ * per socket and keeps large writes paced by the peer. Room for a whole LLM
+ * request: its body is written once and goes in one send() (with 16 KiB, a
+ * 17-50 KB body took two or more sends and an onWritable in between). */
+#define NET_OUTPUT_BYTES BUDGET_NET_OUTPUT_BYTES
 /* Writes that leave less than this queued wait for the end of the loop turn
  * and go in one send() with whatever else is written in the turn (an HTTP
  * request is written as its head, a length line, the body and a tail): each
@@ -423,7 +426,11 @@ NetSocket *netOpen(xsMachine *the, const NetClass *cls, const NetOptions *o, voi
 			transport->release(context);
 		xsUnknownError("%s: cannot create a socket: %s", cls->name, strerror(error));
 	}
-	NetSocket *s = calloc(1, sizeof(NetSocket));
+	/* The buffers are not zeroed: only what was written into them is read,
+	 * and zeroing would write (and fault in) all 80 KiB at every connect. */
+	NetSocket *s = malloc(sizeof(NetSocket));
+	if (s)
+		memset(s, 0, offsetof(NetSocket, input));
 	if (!s) {
 		close(fd);
 		if (transport->release)
