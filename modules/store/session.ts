@@ -387,21 +387,22 @@ export class SessionFile {
 		const unsynced = this.#unsyncedBatches + 1;
 		const flush = commit || unsynced >= SESSION_UNSYNCED_BATCHES_MAX;
 		// Written now (flushed or not): the waiting frames go first, in the same buffer.
-		const waitingBytes = this.#size - this.#written;
+		const size = this.#size, written = this.#written, waiting = this.#waiting;
+		const waitingBytes = size - written;
 		const write = flush || waitingBytes + total > SESSION_WAITING_FRAMES_MAX_BYTES;
 		const start = write ? waitingBytes : 0;
 		const all = new Uint8Array(start + total), frames = new DataView(all.buffer);
-		if (write) {
-			let at = 0;
-			for (const piece of this.#waiting) {
-				all.set(piece, at);
-				at += piece.length;
+		if (write && waitingBytes) {
+			for (let i = 0, at = 0; i < waiting.length; i++) {
+				all.set(waiting[i], at);
+				at += waiting[i].length;
 			}
 		}
-		const entryAt = (this.#count - this.#indexed) * ENTRY_BYTES;
-		const index = this.#entriesRoom(entryAt + records.length * ENTRY_BYTES);
+		const entryAt = (this.#count - this.#indexed) * ENTRY_BYTES, entryEnd = entryAt + records.length * ENTRY_BYTES;
+		let index = this.#entriesView;
+		if (!index || index.byteLength < entryEnd) index = this.#entriesRoom(entryEnd);
 		// all[0] is at #written when the waiting frames go too, else at #size.
-		const base = this.#size - start;
+		const base = size - start;
 		let at = start;
 		for (let i = 0; i < records.length; i++) {
 			const record = records[i];
@@ -411,20 +412,20 @@ export class SessionFile {
 			encodeRecordInto(all, frames, at, index, entryAt + i * ENTRY_BYTES, base + at, kind, flags, record.request_id ?? requestId, record.time ?? time, length);
 			at += FRAME_HEADER_BYTES + length;
 		}
-		this.#size += total;
+		this.#size = size + total;
 		this.#count += records.length;
 		this.#unsyncedBatches = unsynced;
 		this.#unsyncedAppends++;
 		this.#cappedLast = capped;
 		if (!write) {
-			this.#waiting.push(all);
+			waiting.push(all);
 			return lengths;
 		}
 		// #guard's rule inline (no closure per append): a throw makes the error sticky.
 		try {
-			this.#data.write(all, this.#written);
-			this.#written = this.#size;
-			this.#waiting.length = 0;
+			this.#data.write(all, written);
+			this.#written = size + total;
+			if (waitingBytes) waiting.length = 0;
 			if (flush) this.#flushData();
 			if (!this.#unsyncedBatches && this.#unsyncedAppends >= SESSION_INDEX_SYNC_APPENDS) this.#flushIndex();
 		} catch (error) {
@@ -479,10 +480,9 @@ export class SessionFile {
 		this.#unsyncedAppends = 0;
 	}
 
-	/** Room for `bytes` of waiting index entries (those waiting kept); the DataView of #entriesWaiting. */
+	/** Room for `bytes` of waiting index entries (those waiting kept): #entriesWaiting grown; its DataView. */
 	#entriesRoom(bytes: number): DataView {
 		const waiting = this.#entriesWaiting;
-		if (waiting && waiting.length >= bytes) return this.#entriesView!;
 		let size = waiting ? waiting.length * 2 : WAITING_ENTRIES_START_BYTES;
 		while (size < bytes) size *= 2;
 		const grown = new Uint8Array(size);
