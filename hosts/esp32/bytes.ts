@@ -15,3 +15,4 @@ export const jsonTextInto: typeof Bytes.jsonTextInto = native("xs_bytes_jsonText
 export const sseEvent: typeof Bytes.sseEvent = native("xs_bytes_sseEvent");
 export const equal: typeof Bytes.equal = native("xs_bytes_equal");
 export const crc32: typeof Bytes.crc32 = native("xs_bytes_crc32");
+export const copy: typeof Bytes.copy = native("xs_bytes_copy");

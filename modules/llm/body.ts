@@ -32,6 +32,7 @@
 // WeakMap on the group), and its pool buffer is given back when the garbage
 // collector takes it, not at once.
 import { LLM_BODY_START_BYTES, LLM_CACHE_BREAKPOINTS, LLM_PIECE_ARENA_START_BYTES } from "budgets";
+import { copy } from "host/bytes";
 import { encodeUtf8 } from "net/utf8";
 import type { BufferPool } from "util/buffers";
 import { KeyedRun, type RunView } from "util/run";
@@ -89,12 +90,17 @@ const COMMA = ascii(",");
 const CLOSE_LIST = ascii("]}");
 const CACHE_CONTROL = ascii(",\"cache_control\":{\"type\":\"ephemeral\"}}");
 const TURN_OPEN = { user: ascii("{\"role\":\"user\",\"content\":["), assistant: ascii("{\"role\":\"assistant\",\"content\":[") };
+// A turn's end and the next one's opening, written at once: the roles alternate, so it comes between most messages.
+const TURN_NEXT = { user: ascii("]},{\"role\":\"user\",\"content\":["), assistant: ascii("]},{\"role\":\"assistant\",\"content\":[") };
+// The last turn's end and the body's.
+const CLOSE_TURNS = ascii("]}]}");
 
 /** A body growing in one pool buffer (in place where the pool can resize, else by copying to a buffer twice the size). */
 export class BodyWriter {
 	readonly #buffers: BufferPool;
 	#buffer: ArrayBufferLike | undefined = undefined;
 	#bytes: Uint8Array = NO_BYTES;
+	#capacity = 0;   // #bytes' length (XS reads a typed array's through a getter)
 	#length = 0;
 	#released = false;
 	/** Grows to exactly what is written (a message's own arena) rather than by doubling. */
@@ -107,6 +113,7 @@ export class BodyWriter {
 		if (startBytes > 0) {
 			this.#buffer = buffers.allocate(startBytes);
 			this.#bytes = new Uint8Array(this.#buffer, 0, startBytes);
+			this.#capacity = startBytes;
 		}
 	}
 
@@ -125,13 +132,12 @@ export class BodyWriter {
 		this.writeRange(piece, 0, end);
 	}
 
-	/** Bytes [start, end) of source. */
+	/** Bytes [start, end) of source: one native copy, no view made. */
 	writeRange(source: Uint8Array, start: number, end: number): void {
 		if (this.#released) throw new Error("llm: a body was written after it was released");
 		const need = this.#length + end - start;
-		if (need > this.#bytes.length) this.#grow(need);
-		this.#bytes.set(start === 0 && end === source.length ? source : source.subarray(start, end), this.#length);
-		this.#length = need;
+		if (need > this.#capacity) this.#grow(need);
+		this.#length = copy(source, start, end, this.#bytes, this.#length);
 	}
 
 	/** A string, as UTF-8 (lone surrogates become U+FFFD, as the HTTP client does). */
@@ -144,29 +150,32 @@ export class BodyWriter {
 		this.#released = true;
 		this.#buffer = undefined;
 		this.#bytes = NO_BYTES;
-		this.#length = 0;
+		this.#capacity = this.#length = 0;
 		if (buffer) this.#buffers.free(buffer);
 	}
 
 	#grow(need: number): void {
-		let size = this.#exact ? need : Math.max(this.#bytes.length * 2, LLM_BODY_START_BYTES);
+		let size = this.#exact ? need : Math.max(this.#capacity * 2, LLM_BODY_START_BYTES);
 		while (size < need) size *= 2;
 		const old = this.#buffer;
 		if (!old) {
 			this.#buffer = this.#buffers.allocate(size);
 			this.#bytes = new Uint8Array(this.#buffer, 0, size);
+			this.#capacity = size;
 			return;
 		}
 		if (this.#buffers.resize) {
 			this.#buffers.resize(old, size);
 			this.#bytes = new Uint8Array(old, 0, size);
+			this.#capacity = size;
 			return;
 		}
 		const buffer = this.#buffers.allocate(size);
 		const bytes = new Uint8Array(buffer, 0, size);
-		bytes.set(this.#bytes.subarray(0, this.#length));
+		copy(this.#bytes, 0, this.#length, bytes, 0);
 		this.#buffer = buffer;
 		this.#bytes = bytes;
+		this.#capacity = size;
 		this.#buffers.free(old);
 	}
 }
@@ -249,16 +258,15 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 		if (run) writer.writeRange(run.store.bytes, runStart, runEnd);
 		run = undefined;
 	};
-	const closeTurn = () => {
-		if (!pending) return;
+	// The open turn's last piece (its end, "]}", the caller writes with what follows).
+	const closeTurn = (turn: Piece) => {
 		if (pendingCache && allowBreakpoint()) {
 			// The last block's closing brace moves after cache_control.
-			writer.writeRange(sourceOf(pending), pending.start, pending.end - 1);
+			writer.writeRange(sourceOf(turn), turn.start, turn.end - 1);
 			writer.write(CACHE_CONTROL);
 		} else {
-			writePiece(writer, pending);
+			writePiece(writer, turn);
 		}
-		writer.write(CLOSE_LIST);
 	};
 	// The window of the last stored message and its arena's ring: the next message of
 	// that window whose piece is there is read in place, without a call or a lookup
@@ -314,9 +322,11 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 		if (pending && pending.role === piece.role) {
 			writePiece(writer, pending);
 			writer.write(COMMA);
+		} else if (pending) {
+			closeTurn(pending);
+			writer.write(TURN_NEXT[piece.role]);
 		} else {
-			closeTurn();
-			if (listed++) writer.write(COMMA);
+			// The first turn (pending is set from the first turn on).
 			writer.write(TURN_OPEN[piece.role]);
 		}
 		pending = piece;
@@ -324,8 +334,10 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 		piece = piece === PIECE_A ? PIECE_B : PIECE_A;
 	}
 	flushRun();
-	closeTurn();
-	writer.write(CLOSE_LIST);
+	if (pending) {
+		closeTurn(pending);
+		writer.write(CLOSE_TURNS);
+	} else writer.write(CLOSE_LIST);
 	// An arena mostly of pieces this body did not use (records that left the window) is rewritten.
 	for (let i = 0; i < touched.length; i++) {
 		const arena = touched[i];

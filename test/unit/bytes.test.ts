@@ -1,7 +1,7 @@
 // host/bytes (hosts/common/bytes/bytes.c, the same C on the device): what each
 // scan finds at the edges of its range, and that every bad argument throws a
 // specific error before a byte is read.
-import { crc32, equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto, sseEvent, utf8Invalid } from "host/bytes";
+import { copy, crc32, equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto, sseEvent, utf8Invalid } from "host/bytes";
 import { allocate, free } from "psram";
 import { assert, test } from "testing";
 
@@ -129,6 +129,7 @@ test("every function refuses what is not a byte buffer, by name", () => {
 		["jsonSkip", jsonSkip as Loose, [4]],
 		["jsonMembers", jsonMembers as Loose, [4, packNames("a"), new ArrayBuffer(4)]],
 		["equal", equal as Loose, [new Uint8Array(0)]],
+		["copy", copy as Loose, [new Uint8Array(0), 0]],
 	];
 	for (const [name, fn, rest] of calls) {
 		for (const bad of [undefined, null, 1, "abc", [1, 2], {}, { length: 2, 0: 1, 1: 2 }]) {
@@ -148,6 +149,7 @@ test("every function refuses a range that is not whole numbers inside the buffer
 		["jsonSkip", jsonSkip as Loose, [4]],
 		["jsonMembers", jsonMembers as Loose, [4, packNames("a"), new ArrayBuffer(4)]],
 		["equal", equal as Loose, [bytes]],
+		["copy", copy as Loose, [new Uint8Array(8), 0]],
 	];
 	for (const [name, fn, rest] of calls) {
 		assert.throws(() => fn(bytes), `bytes: ${name}: from required`, TypeError);
@@ -414,3 +416,44 @@ test("crc32: the IEEE CRC-32 check value, continued across pieces, over views, e
 	assert.throws(() => (crc32 as Loose)(digits, 0, 9, "0"), "bytes: crc32: crc must be a number", TypeError);
 	assert.throws(() => (crc32 as Loose)("123", 0, 3), "bytes: crc32: argument 1 must be a Uint8Array or an ArrayBuffer", TypeError);
 });
+
+test("copy: a range written into another buffer at an index, as set() of a subarray; overlaps in one buffer; no room is an error", () => {
+	const source = ascii("0123456789"), out = new Uint8Array(12).fill(0x2E);
+	assert.equal(copy(source, 2, 5, out, 4), 7, "the index after what it wrote");
+	assert.equal(String.fromArrayBuffer(out.buffer as ArrayBuffer), "....234.....");
+	assert.equal(copy(source, 0, 10, out, 2), 12, "up to out's very end");
+	assert.equal(String.fromArrayBuffer(out.buffer as ArrayBuffer), "..0123456789");
+	assert.equal(copy(source, 3, 3, out, 12), 12, "an empty range at out's end writes nothing");
+	// Views at an offset, an ArrayBuffer each way, a PSRAM buffer.
+	const whole = ascii("xxabcdyy"), into = new Uint8Array(8).fill(0x2E);
+	assert.equal(copy(whole.subarray(2, 6), 1, 3, into.subarray(4), 1), 3, "indexes are each view's own");
+	assert.equal(String.fromArrayBuffer(into.buffer as ArrayBuffer), ".....bc.");
+	assert.equal(copy(whole.buffer, 2, 6, into.buffer, 0), 4);
+	assert.equal(String.fromArrayBuffer(into.buffer as ArrayBuffer), "abcd.bc.");
+	const psram = allocate(16, "psram");
+	try {
+		const view = new Uint8Array(psram, 0, 16);
+		assert.equal(copy(source, 0, 10, view, 6), 16);
+		assert.equal(copy(view, 6, 14, into, 0), 8, "out of a PSRAM buffer");
+		assert.equal(String.fromArrayBuffer(into.buffer as ArrayBuffer), "01234567");
+	} finally {
+		free(psram);
+	}
+	// One buffer both ways: as copyWithin, forward and backward.
+	const same = ascii("abcdefgh");
+	assert.equal(copy(same, 0, 6, same, 2), 8);
+	assert.equal(String.fromArrayBuffer(same.buffer as ArrayBuffer), "ababcdef");
+	assert.equal(copy(same, 2, 8, same, 0), 6);
+	assert.equal(String.fromArrayBuffer(same.buffer as ArrayBuffer), "abcdefef");
+	// Checked before a byte is written.
+	const kept = new Uint8Array(4).fill(0x2E);
+	assert.throws(() => copy(source, 0, 5, kept, 0), "bytes: copy: out has room for 4 bytes at 0, not 5", RangeError);
+	assert.throws(() => copy(source, 0, 2, kept, 3), "bytes: copy: out has room for 1 bytes at 3, not 2", RangeError);
+	assert.throws(() => copy(source, 0, 1, kept, 5), "bytes: copy: at 5 is outside 0..4", RangeError);
+	assert.throws(() => copy(source, 0, 1, kept, 0.5), "bytes: copy: at must be a whole number in 0..4", RangeError);
+	assert.throws(() => (copy as Loose)(source, 0, 1, kept), "bytes: copy: at required", TypeError);
+	assert.throws(() => (copy as Loose)(source, 0, 1, "abcd", 0), "bytes: copy: argument 4 must be a Uint8Array or an ArrayBuffer", TypeError);
+	assert.throws(() => (copy as Loose)(source, 0, 1, new Uint16Array(4), 0), "bytes: copy: argument 4 must be a writable Uint8Array or an ArrayBuffer, not detached", TypeError);
+	assert.equal(String.fromArrayBuffer(kept.buffer as ArrayBuffer), "....", "nothing written by a refused call");
+});
+

@@ -6,7 +6,7 @@
 // must throw RangeError, never read. Then net/utf8's sanitiser, now built on
 // utf8Invalid, must give exactly what the JavaScript-only sanitiser gave.
 import { option } from "host/platform";
-import { crc32, equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto, sseEvent, utf8Invalid } from "host/bytes";
+import { copy, crc32, equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto, sseEvent, utf8Invalid } from "host/bytes";
 import { JsonReader, JsonSyntax, TextPieces } from "llm/scan";
 import { sanitizeUtf8 } from "net/utf8";
 import { generator } from "test/fuzz";
@@ -137,6 +137,15 @@ test("fuzz: find, jsonStringStop, utf8Invalid and equal agree with the JavaScrip
 		assert.equal(equal(view, from, end, other), expected, `equal ${where}`);
 		const start = rand(2) ? 0 : rand(2 ** 32);
 		assert.equal(crc32(view, from, end, start), refCrc32(view, from, end, start), `crc32 from ${start} ${where}`);
+		// copy into another random view (or the same one: overlapping ranges) against set() of a subarray, the buffers around untouched.
+		const into = rand(4) ? randomView(rand) : view;
+		const at = rand(into.length + 1);
+		const expectedOut = new Uint8Array((into.buffer as ArrayBuffer).slice(0));
+		const fits = end - from <= into.length - at;
+		if (fits) new Uint8Array(expectedOut.buffer, into.byteOffset, into.length).set(view.slice(from, end), at);
+		if (fits) assert.equal(copy(view, from, end, into, at), at + end - from, `copy at ${at} ${where}`);
+		else assert.throws(() => copy(view, from, end, into, at), "bytes: copy: out has room for", RangeError);
+		assert.ok(same(new Uint8Array(into.buffer as ArrayBuffer), expectedOut), `copy's out at ${at} ${where}`);
 	}
 });
 
@@ -164,6 +173,7 @@ test("fuzz: a range outside the view throws RangeError and reads nothing", () =>
 			() => jsonSkip(view, from, end, 4),
 			() => equal(view, from, end, view),
 			() => crc32(view, from, end),
+			() => copy(view, from, end, new Uint8Array(view.length), 0),
 		];
 		for (const call of calls) {
 			if (valid) call();

@@ -105,4 +105,10 @@ declare module "host/bytes" {
 	 * (store) and of memory's records file (util/crc32).
 	 */
 	export function crc32(bytes: Uint8Array | ArrayBuffer, from: number, end: number, crc?: number): number;
+	/**
+	 * bytes[from, end) written into out from index at (at + (end - from) <= out's
+	 * length, else RangeError, nothing written), as out.set(bytes.subarray(from, end), at)
+	 * would, overlapping ranges of one buffer too, with no view made: the index after them.
+	 */
+	export function copy(bytes: Uint8Array | ArrayBuffer, from: number, end: number, out: Uint8Array | ArrayBuffer, at: number): number;
 }

@@ -1030,3 +1030,18 @@ void xs_bytes_sseEvent(xsMachine *the)
 	memcpy(out, range, 8);
 	setIndex(the, next);
 }
+
+void xs_bytes_copy(xsMachine *the)
+{
+	size_t from, end, outLength;
+	const uint8_t *data = rangeArguments(the, "copy", &from, &end);
+	uint8_t *out = writableArgument(the, "copy", 3, &outLength);
+	size_t at = wholeArgument(the, "copy", 4, "at", outLength);
+	/* The arguments since data were buffers and numbers: no collection moved it. */
+	size_t count = end - from;
+	if (count > outLength - at)
+		xsRangeError("bytes: copy: out has room for %u bytes at %u, not %u", (unsigned)(outLength - at), (unsigned)at, (unsigned)count);
+	if (count)
+		memmove(out + at, data + from, count);   /* the same buffer may be both */
+	setIndex(the, (long)(at + count));
+}

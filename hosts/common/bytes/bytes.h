@@ -13,7 +13,7 @@
  * 0 <= from <= end <= its byte length; anything else throws a TypeError or a
  * RangeError naming the function and the argument. Nothing is read outside
  * [from, end) and nothing is written but the out of jsonMembers, jsonFields,
- * jsonTextInto and sseEvent;
+ * jsonTextInto, sseEvent and copy;
  * no entry point allocates but jsonText (the string it returns).
  */
 #ifndef XSCLAW_BYTES_H
@@ -73,5 +73,10 @@ void xs_bytes_equal(xsMachine *the);
  * continuing crc (a previous result; 0, the default, starts one): an unsigned
  * 32-bit number. */
 void xs_bytes_crc32(xsMachine *the);
+/* copy(bytes, from, end, out, at): bytes[from, end) written into out (a writable
+ * Uint8Array or ArrayBuffer) from index at, as TypedArray set() of a subarray
+ * would (overlapping ranges of one buffer too): the index after them; a
+ * RangeError when out has no room for them (nothing written). */
+void xs_bytes_copy(xsMachine *the);
 
 #endif

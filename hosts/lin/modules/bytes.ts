@@ -17,3 +17,4 @@ export const jsonTextInto: typeof Bytes.jsonTextInto = native.jsonTextInto;
 export const sseEvent: typeof Bytes.sseEvent = native.sseEvent;
 export const equal: typeof Bytes.equal = native.equal;
 export const crc32: typeof Bytes.crc32 = native.crc32;
+export const copy: typeof Bytes.copy = native.copy;

@@ -21,5 +21,6 @@ void hostInstallBytes(xsMachine *the, xsSlot *native)
 	hostDefineFunction(the, &xsVar(0), "sseEvent", xs_bytes_sseEvent, 4);
 	hostDefineFunction(the, &xsVar(0), "equal", xs_bytes_equal, 4);
 	hostDefineFunction(the, &xsVar(0), "crc32", xs_bytes_crc32, 4);
+	hostDefineFunction(the, &xsVar(0), "copy", xs_bytes_copy, 5);
 	xsDefine(*native, xsID("Bytes"), xsVar(0), xsDontEnum);
 }
