@@ -271,23 +271,38 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 	// The window of the last stored message and its arena's ring: the next message of
 	// that window whose piece is there is read in place, without a call or a lookup
 	// (a body is mostly one window's messages, in order).
-	let group: object | undefined = undefined, view: RunView<number> | undefined = undefined, arena: PieceArena | undefined = undefined;
-	const messages = request.messages;
-	for (let i = lead.start; i < messages.length; i++) {
+	// The ring's fields are held in locals (no property read per message), and what the
+	// body reads of the arena is counted in locals, added to the arena when it changes.
+	let group: object | undefined = undefined, arena: PieceArena | undefined = undefined;
+	let items: readonly (number | undefined)[] = [], lo = 0, hi = 0, offset = 0, mask = 0, usedBytes = 0, usedPieces = 0;
+	const messages = request.messages, count = messages.length;
+	for (let i = lead.start; i < count; i++) {
 		const message = messages[i];
 		const stored = message.stored;
 		let inArena = false;
 		if (stored !== undefined && group !== undefined && stored.group === group) {
-			const v = view as RunView<number>, key = stored.key ?? 0;
-			const packed = key >= v.lo && key < v.hi ? v.items[(v.offset + key) & v.mask] : undefined;
+			const key = stored.key ?? 0;
+			const packed = key >= lo && key < hi ? items[(offset + key) & mask] : undefined;
 			if (packed !== undefined) {
 				const rest = packed % PIECE_SHIFT, start = (packed - rest) / PIECE_SHIFT, length = rest >> 1;
+				usedBytes += length;
+				usedPieces++;
+				if (list) {
+					// Straight into the run (a list needs no piece): the first message goes without its comma.
+					const from = listed++ ? start : start + 1;
+					if (run === arena && runEnd === from) runEnd = start + length;
+					else {
+						flushRun();
+						run = arena;
+						runStart = from;
+						runEnd = start + length;
+					}
+					continue;
+				}
 				piece.role = rest & 1 ? ASSISTANT : USER;
 				piece.from = arena as PieceArena;
 				piece.start = start;
 				piece.end = start + length;
-				(arena as PieceArena).usedBytes += length;
-				(arena as PieceArena).usedPieces++;
 				inArena = true;
 			}
 		}
@@ -295,9 +310,20 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 			pieceOf(spec, message, buffers, notes, piece);
 			inArena = piece.from instanceof PieceArena;
 			if (inArena && stored?.group !== undefined) {
+				if (arena) {
+					arena.usedBytes += usedBytes;
+					arena.usedPieces += usedPieces;
+				}
+				usedBytes = usedPieces = 0;
 				group = stored.group;
 				arena = piece.from as PieceArena;
-				view = arena.at.view();   // after pieceOf: its set() may have moved the ring
+				// After pieceOf: its set() may have moved the ring.
+				const view: RunView<number> = arena.at.view();
+				items = view.items;
+				lo = view.lo;
+				hi = view.hi;
+				offset = view.offset;
+				mask = view.mask;
 			}
 		}
 		if (list) {
@@ -338,6 +364,10 @@ export function writeBody(spec: PieceSpec, request: ChatRequest, profile: ModelP
 		closeTurn(pending);
 		writer.write(CLOSE_TURNS);
 	} else writer.write(CLOSE_LIST);
+	if (arena) {
+		arena.usedBytes += usedBytes;
+		arena.usedPieces += usedPieces;
+	}
 	// An arena mostly of pieces this body did not use (records that left the window) is rewritten.
 	for (let i = 0; i < touched.length; i++) {
 		const arena = touched[i];
