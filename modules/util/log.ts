@@ -12,9 +12,10 @@
 // ends (a Timer of 0 ms: after the callback and its promise jobs, before the
 // machine waits again), in one write, not one write each in the middle of its
 // work. On lin each write to stderr wakes whoever reads it, and a reader woken
-// in the middle of a turn costs the firmware's thread far more than the write
+// in the middle of a turn cost the firmware's thread far more than the write
 // (the peer bench: about 0.4 ms a line, for the tool line logged between the
-// two LLM calls of a turn). At most LOG_BURST_MAX_CHARS wait; flushLog()
+// two LLM calls of a turn, while the host's threads ran on any CPU; with them
+// on one CPU, --cpus one, the difference is within the noise). At most LOG_BURST_MAX_CHARS wait; flushLog()
 // writes them at once (before a message to the other machine, and before the
 // firmware exits or reboots). Known limit: a machine that dies inside a
 // callback (out of memory, a host abort) loses the lines of that callback.
