@@ -34,7 +34,7 @@ import { messageOf } from "util/errors";
 import { files as filesRoot, openKeyValue } from "util/io";
 import { wifiCommands } from "wifi/console";
 import { WifiStation } from "wifi/station";
-import { flushLog, log } from "util/log";
+import { log } from "util/log";
 
 const bootMs = now();
 const CONFIG_NAMESPACE = "config";
@@ -131,7 +131,6 @@ const restart = async () => {
 	repl?.stop();
 	await Promise.all([telegram.stop(), qq.stop(), agent.stop()]);
 	network.disconnect();
-	flushLog();
 	reboot();
 };
 commands.add(
@@ -167,10 +166,7 @@ const ready = await agent.start();
 
 // The console edits and echoes lines on a UART and on a terminal; piped input is read as is.
 // At end of input the agent closes its files first, as for a reboot.
-repl = openConsole({ table: commands, consoleKind, onEnd: () => void Promise.all([telegram.stop(), qq.stop(), agent.stop()]).then(() => {
-	flushLog();
-	exit(0);
-}) });
+repl = openConsole({ table: commands, consoleKind, onEnd: () => void Promise.all([telegram.stop(), qq.stop(), agent.stop()]).then(() => exit(0)) });
 const output = repl.output;
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
 if (warning) output.line(`warning: ${warning}`);

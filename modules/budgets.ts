@@ -220,7 +220,6 @@ export const FACTORY_RESET_MAX_ENTRIES = 10_000;   // files and directories fact
 // ---- logging ----
 export const LOG_SECRETS_MAX = 16;                // secret values masked in log lines (the declared secret settings)
 export const LOG_SECRET_MIN_CHARS = 6;            // shorter values are not masked: masking "1" would garble every number
-export const LOG_BURST_MAX_CHARS = 8 * 1024;      // log lines waiting for the end of a callback to be written as one (util/log); more are written at once
 
 // ---- config (key-value) ----
 export const CONFIG_KEY_MAX_CHARS = 15;           // NVS key names are at most 15 characters

@@ -29,7 +29,7 @@ import type { HeapFigures } from "host/platform";
 import { OnlineWaiters, type OnlineGate, type OnlineState } from "net/online";
 import { messageOf } from "util/errors";
 import type { WipeResult } from "util/files";
-import { flushLog, log as logLine } from "util/log";
+import { log as logLine } from "util/log";
 import { CONSOLE_CHAT, PortError, readToAgent, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent } from "agent/protocol";
 import { SettingsMirror } from "agent/settings";
 
@@ -156,14 +156,12 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 	// tool's start is emitted before the tool runs, and the next LLM request is
 	// built and sent in the same callback), not in the middle of it, where its
 	// wake-up costs this thread's caches. Replies and out events go at once,
-	// the waiting events first, so the order stays; the log lines of the
-	// callback are written before anything crosses (util/log flushLog).
+	// the waiting events first, so the order stays.
 	const outbox: FromAgent[] = [];
 	let outboxTimer: ReturnType<typeof Timer.set> | undefined;
 	const flush = () => {
 		if (outboxTimer !== undefined) Timer.clear(outboxTimer);
 		outboxTimer = undefined;
-		flushLog();
 		for (let i = 0; i < outbox.length; i++) send(outbox[i]);
 		outbox.length = 0;
 	};

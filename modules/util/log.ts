@@ -7,20 +7,7 @@
 // path) is replaced by its masked form (util/secrets) wherever it appears, so a
 // secret echoed by a server or put into a message by mistake never reaches the
 // log. On lin the sink is stderr (trace); on the device the debug UART.
-//
-// The lines a machine logs during one callback are written together when it
-// ends (a Timer of 0 ms: after the callback and its promise jobs, before the
-// machine waits again), in one write, not one write each in the middle of its
-// work. On lin each write to stderr wakes whoever reads it, and a reader woken
-// in the middle of a turn cost the firmware's thread far more than the write
-// (the peer bench: about 0.4 ms a line, for the tool line logged between the
-// two LLM calls of a turn, while the host's threads ran on any CPU; with them
-// on one CPU, --cpus one, the difference is within the noise). At most LOG_BURST_MAX_CHARS wait; flushLog()
-// writes them at once (before a message to the other machine, and before the
-// firmware exits or reboots). Known limit: a machine that dies inside a
-// callback (out of memory, a host abort) loses the lines of that callback.
-import Timer from "timer";
-import { LOG_BURST_MAX_CHARS, LOG_SECRET_MIN_CHARS, LOG_SECRETS_MAX } from "budgets";
+import { LOG_SECRET_MIN_CHARS, LOG_SECRETS_MAX } from "budgets";
 import { findPrinted, maskSecret, type SecretPrint } from "util/secrets";
 
 export const LOG_LEVELS = Object.freeze(["error", "warn", "info", "debug"] as const);
@@ -29,52 +16,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 let threshold = LOG_LEVELS.indexOf("info");
 let secrets: string[] = [];
 let prints: SecretPrint[] = [];
-/**
- * Lines written together when the current callback ends (a Timer of 0 ms runs
- * after the callback and its promise jobs, before the machine waits again), in
- * one write; at once when they reach maxChars, or on flush().
- */
-export class LineBurst {
-	#text = "";
-	#timer: ReturnType<typeof Timer.set> | undefined = undefined;
-	readonly #write: (text: string) => void;
-	readonly #maxChars: number;
-	readonly #ended = () => {
-		this.#timer = undefined;
-		this.flush();
-	};
-
-	constructor(write: (text: string) => void, maxChars: number) {
-		this.#write = write;
-		this.#maxChars = maxChars;
-	}
-
-	/** Adds a line (its line end is added). */
-	add(line: string): void {
-		this.#text = this.#text.concat(line, "\n");
-		if (this.#text.length >= this.#maxChars) this.flush();
-		else if (this.#timer === undefined) this.#timer = Timer.set(this.#ended, 0);
-	}
-
-	/** Writes what waits now. */
-	flush(): void {
-		if (this.#timer !== undefined) Timer.clear(this.#timer);
-		this.#timer = undefined;
-		const text = this.#text;
-		if (!text) return;
-		this.#text = "";
-		this.#write(text);
-	}
-}
-
-// This machine's log on the trace output (stderr on lin, the debug UART on the device).
-const traced = new LineBurst((text) => trace(text), LOG_BURST_MAX_CHARS);
-let sink = (line: string) => traced.add(line);
-
-/** Writes the log lines waiting for the end of this callback now (before the firmware exits, or a message crosses to the other machine). */
-export function flushLog(): void {
-	traced.flush();
-}
+let sink = (line: string) => trace(`${line}\n`);
 
 /** The level in force. */
 export function logLevel(): LogLevel {

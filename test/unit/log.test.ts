@@ -2,8 +2,7 @@
 // secret is masked wherever it appears (also inside a URL path), short values are
 // not treated as secrets, and a bad level is refused with a sentence.
 import { test, assert } from "testing";
-import Timer from "timer";
-import { LineBurst, log, logLevel, logLine, maskSecrets, maskSecretsDeep, maskSecretsGrowing, setLogLevel, setLogPrints, setLogSecrets, setLogSink } from "util/log";
+import { log, logLevel, logLine, maskSecrets, maskSecretsDeep, maskSecretsGrowing, setLogLevel, setLogPrints, setLogSecrets, setLogSink } from "util/log";
 import { findPrinted, secretPrint } from "util/secrets";
 
 const lines: string[] = [];
@@ -83,24 +82,4 @@ test("a secret this machine knows only by its fingerprint is found and masked wh
 	assert.equal(maskSecretsDeep({ content: `x${token}` }).content, "x****oken");
 	setLogPrints([]);
 	assert.equal(maskSecrets(token), token);
-});
-
-test("the lines of one callback are written together when it ends; flush writes at once; a long burst does not wait", async () => {
-	const writes: string[] = [];
-	const burst = new LineBurst((text) => void writes.push(text), 40);
-	burst.add("tool get_time ok");
-	burst.add("METRIC a=1");
-	assert.deepEqual(writes, [], "nothing is written inside the callback");
-	await new Promise((resolve) => Timer.set(resolve, 0));
-	assert.deepEqual(writes, ["tool get_time ok\nMETRIC a=1\n"], "one write with both lines, in order");
-	burst.add("before a message");
-	burst.flush();
-	assert.deepEqual(writes.at(-1), "before a message\n", "flush writes at once");
-	burst.flush();
-	assert.equal(writes.length, 2, "nothing waits: no write");
-	burst.add("x".repeat(25));
-	burst.add("y".repeat(25));
-	assert.equal(writes.at(-1), `${"x".repeat(25)}\n${"y".repeat(25)}\n`, "past the bound the burst is written at once");
-	await new Promise((resolve) => Timer.set(resolve, 0));
-	assert.equal(writes.length, 3, "and its timer wrote nothing more");
 });
