@@ -192,15 +192,21 @@ test("the data is flushed with every batch, the index every SESSION_INDEX_SYNC_A
 	assert.deepEqual(lines, []);
 });
 
-test("a turn's batches wait for its committing batch: one data flush per commit (or per SESSION_UNSYNCED_BATCHES_MAX batches), data before index, the rest at close", () => {
-	const id = fresh();
-	const ops: string[] = [];   // "write dat", "flush idx", ... in order
+/** The files root with every write and flush of a file opened through it noted in `ops` ("write dat", "flush idx", ...), in order. */
+function writesWatched(): { ops: string[]; root: Directory } {
+	const ops: string[] = [];
 	const watch = (file: File, path: string) => replacing(file, (k, r) => k !== "write" && k !== "flush" ? r : (...args: unknown[]) => {
 		ops.push(`${String(k)} ${path.slice(-3)}`);
 		return (r as (...a: unknown[]) => unknown)(...args);
 	});
 	const root = replacing(files, (key, real) => key !== "openFile" ? real
 		: (options: { path: string; mode?: FileMode }) => watch((real as Directory["openFile"])(options), options.path));
+	return { ops, root };
+}
+
+test("a turn's batches wait for its committing batch: one data flush per commit (or per SESSION_UNSYNCED_BATCHES_MAX batches), data before index, the rest at close", () => {
+	const id = fresh();
+	const { ops, root } = writesWatched();
 	const { log, lines } = logger();
 	const session = SessionFile.open(root, id, log);
 	const flushes = (kind: string) => ops.filter((o) => o === `flush ${kind}`).length;
@@ -244,13 +250,7 @@ test("a turn's batches wait for its committing batch: one data flush per commit 
 
 test("tool rounds wait in memory up to SESSION_WAITING_FRAMES_MAX_BYTES: more are written at once (with those waiting), unflushed; reads find each where it is", () => {
 	const id = fresh();
-	const ops: string[] = [];
-	const watch = (file: File, path: string) => replacing(file, (k, r) => k !== "write" && k !== "flush" ? r : (...args: unknown[]) => {
-		ops.push(`${String(k)} ${path.slice(-3)}`);
-		return (r as (...a: unknown[]) => unknown)(...args);
-	});
-	const root = replacing(files, (key, real) => key !== "openFile" ? real
-		: (options: { path: string; mode?: FileMode }) => watch((real as Directory["openFile"])(options), options.path));
+	const { ops, root } = writesWatched();
 	const { log, lines } = logger();
 	const session = SessionFile.open(root, id, log);
 	const round = (n: number, bytes: number): NewRecord[] => records([
