@@ -90,7 +90,7 @@ export function runXs(specifier, options = {}, { variant = VARIANT, timeoutMs = 
 	});
 }
 
-/** When, on what and of which commit the figures were taken: quote it with them (README). */
+/** When, on what and of which commit the figures were taken: quote it with them (docs/performance.md). */
 function provenance() {
 	let commit = "unknown commit";
 	try {

@@ -27,7 +27,7 @@
 // repository whose `git describe` says v6.0 (the SDK's EXPECTED_ESP_IDF), so
 // the cache also holds a STAND-IN for ESP-IDF: an empty git repository with an
 // annotated tag v6.0 and nothing else. Nothing here calls the IDF; a board
-// image needs the real one (README: Building and flashing).
+// image needs the real one (docs/device.md).
 // The build output stays in the cache too (per checked tree), so a second run
 // recompiles only what changed.
 import { execFileSync, spawnSync } from "node:child_process";

@@ -41,6 +41,12 @@ export async function resolve(specifier, context, next) {
 const code = (text) => "`" + text + "`";
 const cell = (text) => String(text).replace(/\|/g, "\\|").replace(/\n/g, " ");
 
+/** The name of every declared setting. */
+export async function settingNames() {
+	registerModuleMap();
+	return (await import("config/settings")).SETTINGS.map((spec) => spec.name);
+}
+
 /** The text of docs/configuration.md, from the built modules. */
 export async function configurationPage() {
 	registerModuleMap();

@@ -6,7 +6,7 @@
 // is read: on lin the host's input ring fills and it stops reading stdin, so a
 // pipe's writer waits and no line is lost; when a line has run, the Repl's
 // onRoom reads on. (On the device the UART driver's receive buffer holds what
-// comes meanwhile; input beyond it is lost: see the README.) After `reboot` the
+// comes meanwhile; input beyond it is lost: see docs/device.md.) After `reboot` the
 // rest stays unread in the port, and the restarted firmware's console runs it
 // (the lin host keeps unread input across a reboot). At end of input (onError
 // "end of input", lin only, once every byte was read) the Repl finishes its

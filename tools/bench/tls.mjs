@@ -2,7 +2,7 @@
 // `openssl s_server` on 127.0.0.1 (test CA of tools/testca.mjs, given as --ca),
 // for each Mbed TLS the host is built with: `mbedtls2` (Debian's 2.28, the
 // release host; TLS 1.2 only) and `mbedtls4` (4.0, ESP-IDF v6.0's version;
-// built by `npm run bench` when the tarball is there, see README "TLS").
+// built by `npm run bench` when the tarball is there, see docs/development.md, "Mbed TLS 4.0").
 //   tls.handshake_ms.<tls12|tls13>_<ecdsa|rsa>.<lib>   constructor -> onWritable,
 //                                       a full handshake (ECDSA P-256 / RSA 2048)
 //   tls.resumed_handshake_ms.<tls12|tls13>.<lib>     the same, resuming the
@@ -14,7 +14,7 @@
 //   tls.memory_handshake_peak_bytes.<...>.<lib>      the most it held during it
 // On lin a handshake costs crypto at x86 speed; the board's hardware AES, SHA
 // and ECC make it slower in wall time but not in memory, which is why the
-// memory figures are the board's cost (README "TLS").
+// memory figures are the board's cost (docs/device.md, "TLS on the board").
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
