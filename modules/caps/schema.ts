@@ -114,8 +114,7 @@ export function checkValue(value: JsonValue, schema: JsonObject, path: string, d
 		return `${path} must be ${types.map((t) => (t === "integer" ? "an integer" : t === "array" || t === "object" ? `an ${t}` : t === "null" ? "null" : `a ${t}`)).join(" or ")}, not ${kindOf(value)}`;
 	}
 	if (Array.isArray(schema.enum)) {
-		const json = JSON.stringify(value);
-		if (!schema.enum.some((option) => JSON.stringify(option) === json)) return `${path} must be one of ${schema.enum.map(shown).join(", ")}, not ${shown(value)}`;
+		if (!schema.enum.some((option) => sameJson(option, value))) return `${path} must be one of ${schema.enum.map(shown).join(", ")}, not ${shown(value)}`;
 	}
 	if (typeof value === "number") {
 		if (typeof schema.minimum === "number" && value < schema.minimum) return `${path} must be at least ${schema.minimum}, not ${value}`;
@@ -159,6 +158,33 @@ export function checkValue(value: JsonValue, schema: JsonObject, path: string, d
 }
 
 const NO_PROPERTIES: JsonObject = Object.freeze({}) as JsonObject;
+
+/**
+ * JSON Schema's equality: the same type, numbers by value, arrays item by item,
+ * objects by the same keys with equal values in any order (JSON.stringify would make
+ * {"b":2,"a":1} differ from {"a":1,"b":2}). The walk follows `option` (a schema's
+ * enum member), so a deep value costs no more than the option; past
+ * TOOL_SCHEMA_MAX_DEPTH levels (a deep member from a schema written elsewhere) the
+ * rest is compared as JSON text, which has no recursion of ours.
+ */
+export function sameJson(option: JsonValue, value: JsonValue, depth = 0): boolean {
+	if (option === value) return true;
+	if (typeof option !== "object" || typeof value !== "object" || option === null || value === null) return false;
+	if (depth > TOOL_SCHEMA_MAX_DEPTH) return JSON.stringify(option) === JSON.stringify(value);
+	if (Array.isArray(option)) {
+		if (!Array.isArray(value) || value.length !== option.length) return false;
+		for (let i = 0; i < option.length; i++) if (!sameJson(option[i], value[i], depth + 1)) return false;
+		return true;
+	}
+	if (Array.isArray(value)) return false;
+	const keys = Object.keys(option);
+	if (keys.length !== Object.keys(value).length) return false;
+	for (let k = 0; k < keys.length; k++) {
+		const key = keys[k];
+		if (!hasOwn(value, key) || !sameJson(option[key], value[key], depth + 1)) return false;
+	}
+	return true;
+}
 
 /** Whether value has one of the types a schema names (true when its type is not a name or list of names: typesOf's undefined, not checked). */
 function fitsSchemaType(value: JsonValue, type: JsonValue | undefined): boolean {

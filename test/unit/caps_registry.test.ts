@@ -107,6 +107,23 @@ test("schema violations are reported one at a time, the first problem named with
 	assert.equal(seen.length, 0, "the tool never ran");
 });
 
+test("enum compares values structurally: an object's keys in any order, arrays in order, numbers by value", async () => {
+	const { spec, seen } = recorder({ type: "object", properties: { mode: { enum: [{ a: 1, b: [2, { c: 3, d: null }] }, 10, "x"] } }, required: ["mode"] });
+	const box = toolbox([spec]);
+	const fits = async (args: string) => !(await box.callCap(call("gpio_write", args), context())).is_error;
+	assert.equal(await fits(`{"mode": {"b": [2, {"d": null, "c": 3}], "a": 1}}`), true, "keys in another order are the same object");
+	assert.equal(await fits(`{"mode": {"a": 1, "b": [2, {"c": 3, "d": null}]}}`), true);
+	assert.equal(await fits(`{"mode": 10.0}`), true, "10.0 is 10");
+	assert.equal(await fits(`{"mode": "x"}`), true);
+	assert.equal(await fits(`{"mode": {"a": 1, "b": [{"c": 3, "d": null}, 2]}}`), false, "an array's order counts");
+	assert.equal(await fits(`{"mode": {"a": 1, "b": [2, {"c": 3}]}}`), false, "a missing key");
+	assert.equal(await fits(`{"mode": {"a": 1, "b": [2, {"c": 3, "d": null}], "e": 0}}`), false, "an extra key");
+	assert.equal(await fits(`{"mode": {"a": "1", "b": [2, {"c": 3, "d": null}]}}`), false, "1 is not \"1\"");
+	assert.equal(await fits(`{"mode": [10]}`), false);
+	assert.equal(await fits(`{"mode": null}`), false);
+	assert.equal(seen.length, 4);
+});
+
 test("a required property named like an Object.prototype member must really be sent", async () => {
 	const { spec } = recorder({ type: "object", properties: { toString: { type: "string" } }, required: ["toString"] });
 	const result = await toolbox([spec]).callCap(call("gpio_write", "{}"), context());
