@@ -7,7 +7,8 @@
 // Known limits: only the Mm.w.d form of DST rules (what every zone below uses),
 // not Jn or n; historical rule changes are not known (the current rule is used
 // for every date). A local time that a DST change skips does not exist (fromLocal
-// returns undefined); one that repeats is taken at its first occurrence.
+// returns undefined; localInstants says where the gap ends); one that repeats is
+// taken at its first occurrence (localInstants gives both).
 const NAMED: Readonly<Record<string, string>> = {
 	"UTC": "UTC0", "Etc/UTC": "UTC0", "GMT": "GMT0",
 	"Asia/Shanghai": "CST-8", "Asia/Hong_Kong": "HKT-8", "Asia/Taipei": "CST-8", "Asia/Singapore": "<+08>-8",
@@ -121,12 +122,43 @@ export function localParts(utcMs: number, zone: TimeZone): LocalParts {
 
 /** The UTC instant of a local wall time in zone; undefined when a DST change skips it. */
 export function fromLocal(year: number, month: number, day: number, hour: number, minute: number, zone: TimeZone): number | undefined {
+	const at = localInstants(year, month, day, hour, minute, zone);
+	return at.skipped ? undefined : at.first;
+}
+
+/**
+ * Where a local wall time falls: its instant (the first, when a DST change repeats
+ * it, with the second), or, when a change skips it, skipped and the first instant
+ * after the gap (the change itself: 02:30 on the night New York springs forward
+ * gives 03:00 EDT).
+ */
+export interface LocalInstants {
+	first: number;
+	second?: number;
+	skipped?: true;
+}
+
+export function localInstants(year: number, month: number, day: number, hour: number, minute: number, zone: TimeZone): LocalInstants {
 	const wall = Date.UTC(year, month - 1, day, hour, minute);
-	// The offsets in force just before and after the wall time; the earlier fitting one wins.
-	for (const guess of [wall - zone.offsetAt(wall - 86_400_000) * MINUTE_MS, wall - zone.offsetAt(wall + 86_400_000) * MINUTE_MS].sort((a, b) => a - b)) {
-		if (guess + zone.offsetAt(guess) * MINUTE_MS === wall) return guess;
+	// The offsets in force a day before and after the wall time (DST changes are months apart).
+	const before = wall - zone.offsetAt(wall - 86_400_000) * MINUTE_MS;
+	const after = wall - zone.offsetAt(wall + 86_400_000) * MINUTE_MS;
+	const low = Math.min(before, after), high = Math.max(before, after);
+	const lowFits = low + zone.offsetAt(low) * MINUTE_MS === wall;
+	const highFits = high !== low && high + zone.offsetAt(high) * MINUTE_MS === wall;
+	if (lowFits) return highFits ? { first: low, second: high } : { first: low };
+	if (highFits) return { first: high };
+	// Skipped: the clock jumped over it between low (still the old offset) and high
+	// (the new one); the change is the first instant with the new offset, found by
+	// halving that interval (an hour or two: ~22 halvings to the millisecond).
+	let from = low, to = high;
+	const newOffset = zone.offsetAt(high);
+	while (to - from > 1) {
+		const mid = Math.floor((from + to) / 2);
+		if (zone.offsetAt(mid) === newOffset) to = mid;
+		else from = mid;
 	}
-	return undefined;
+	return { first: to, skipped: true };
 }
 
 /** "2026-12-01 18:30 (+08:00)" */

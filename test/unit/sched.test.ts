@@ -67,6 +67,83 @@ test("a daily cron in a zone with DST keeps its local time across the change", (
 	assert.equal(nextCron(cron, at("2026-03-27T12:00:00Z"), berlin), at("2026-03-28T07:00:00Z"), "08:00 CET");
 });
 
+test("a cron item with more than one - or / is refused, not cut; leading zeros are numbers (007 is minute 7)", () => {
+	assert.throws(() => parseCron("1-5-7 * * * *"), /the minute field "1-5-7" has more than one -/);
+	assert.throws(() => parseCron("1/2/3 * * * *"), /the minute field "1\/2\/3" has more than one \//);
+	assert.throws(() => parseCron("0 1-3-5/2 * * *"), /the hour field .* has more than one -/);
+	assert.throws(() => parseCron("0 0 * * mon-wed-fri"), /the day of week field .* has more than one -/);
+	assert.throws(() => parseCron("0 0 1,1/2/3 * *"), /the day of month field .* has more than one \//);
+	assert.deepEqual([...parseCron("007 * * * *").minutes], [7]);
+	assert.deepEqual([...parseCron("00-02/01 * * * *").minutes], [0, 1, 2]);
+	assert.equal(nextCron(parseCron("007 * * * *"), at("2026-12-01T10:30:00Z"), UTC), at("2026-12-01T11:07:00Z"));
+});
+
+test("the day rule depends on the days named, not the spelling: */1 and 1-31 are *, */2 is restricted", () => {
+	const from = at("2026-12-01T10:30:00Z"); // a Tuesday
+	// Day of month unrestricted (*, */1, 1-31): only Mondays.
+	for (const days of ["*", "*/1", "1-31"]) assert.equal(nextCron(parseCron(`0 9 ${days} * mon`), from, UTC), at("2026-12-07T09:00:00Z"), days);
+	// Day of month restricted by a step: odd days or Mondays, the earlier first.
+	assert.equal(nextCron(parseCron("0 9 */2 * mon"), from, UTC), at("2026-12-03T09:00:00Z"), "December 3 (odd)");
+	assert.equal(nextCron(parseCron("0 9 2-31/2 * mon"), from, UTC), at("2026-12-02T09:00:00Z"));
+	// Day of week unrestricted however written (*, */1, 0-6, 0-7, 1-7): only the day of month.
+	for (const weekdays of ["*", "*/1", "0-6", "0-7", "1-7", "sun-sat"]) assert.equal(nextCron(parseCron(`0 9 15 * ${weekdays}`), from, UTC), at("2026-12-15T09:00:00Z"), weekdays);
+	// Both restricted, one by a step: the 15th or Sun/Tue/Thu/Sat; both unrestricted: every day.
+	assert.equal(nextCron(parseCron("0 9 15 * */2"), from, UTC), at("2026-12-03T09:00:00Z"), "Thursday December 3");
+	assert.equal(nextCron(parseCron("0 9 1-31 * 0-6"), from, UTC), at("2026-12-02T09:00:00Z"));
+});
+
+test("a daily job in the hour a DST change skips fires that day, at the first time after the gap (New York, Berlin, Sydney, Auckland, Dublin)", () => {
+	const cases: Array<[string, string, string, string]> = [
+		// zone, the job, the evening before, the instant the clock jumps (the first valid time after the gap)
+		["America/New_York", "30 2 * * *", "2026-03-07T12:00:00Z", "2026-03-08T07:00:00Z"],
+		["Europe/Berlin", "30 2 * * *", "2026-03-28T12:00:00Z", "2026-03-29T01:00:00Z"],
+		["Australia/Sydney", "30 2 * * *", "2026-10-03T06:00:00Z", "2026-10-03T16:00:00Z"],
+		["Pacific/Auckland", "30 2 * * *", "2026-09-26T06:00:00Z", "2026-09-26T14:00:00Z"],
+		["Europe/Dublin", "30 1 * * *", "2026-03-28T12:00:00Z", "2026-03-29T01:00:00Z"],
+	];
+	for (const [name, spec, before, gapEnd] of cases) {
+		const zone = parseTimeZone(name);
+		const cron = parseCron(spec);
+		const fired = nextCron(cron, at(before), zone)!;
+		assert.equal(fired, at(gapEnd), `${name}: ${spec} fires when the gap ends`);
+		assert.equal(zone.offsetAt(fired) !== zone.offsetAt(fired - 1), true, `${name}: that is the change itself`);
+		// And once: the next firing is the next day's, at the usual local time.
+		const next = nextCron(cron, fired, zone)!;
+		assert.equal(next - fired > 20 * 3_600_000, true, `${name}: next day`);
+		assert.equal(formatLocal(next, zone).slice(11, 16), spec.startsWith("30 2") ? "02:30" : "01:30", name);
+	}
+	// Two fixed times in the gap fire once, at the change.
+	const ny = parseTimeZone("America/New_York");
+	const two = parseCron("0,30 2 * * *");
+	const first = nextCron(two, at("2026-03-07T12:00:00Z"), ny)!;
+	assert.equal(first, at("2026-03-08T07:00:00Z"));
+	assert.equal(nextCron(two, first, ny), at("2026-03-09T06:00:00Z"), "02:00 EDT the next day");
+	// A wild job (every minute of hour 2) has no minutes that night.
+	assert.equal(nextCron(parseCron("* 2 * * *"), at("2026-03-07T12:00:00Z"), ny), at("2026-03-09T06:00:00Z"), "02:00 EDT on the 9th");
+});
+
+test("in the repeated hour a wild job (*/20 * * * *) fires in both halves, a fixed one (30 1 * * *) in the first only", () => {
+	const ny = parseTimeZone("America/New_York"); // 2026-11-01: 01:00-02:00 happens twice (EDT, then EST)
+	const every20 = parseCron("*/20 * * * *");
+	const times: string[] = [];
+	let t = at("2026-11-01T04:50:00Z"); // 00:50 EDT
+	for (let i = 0; i < 8; i++) {
+		t = nextCron(every20, t, ny)!;
+		times.push(formatLocal(t, ny).slice(11));
+	}
+	assert.deepEqual(times, [
+		"01:00:00 (-04:00)", "01:20:00 (-04:00)", "01:40:00 (-04:00)",
+		"01:00:00 (-05:00)", "01:20:00 (-05:00)", "01:40:00 (-05:00)",
+		"02:00:00 (-05:00)", "02:20:00 (-05:00)",
+	]);
+	const daily = parseCron("30 1 * * *");
+	const once = nextCron(daily, at("2026-11-01T04:50:00Z"), ny)!;
+	assert.equal(once, at("2026-11-01T05:30:00Z"), "01:30 EDT");
+	assert.equal(nextCron(daily, once, ny), at("2026-11-02T06:30:00Z"), "not 01:30 EST again: the next day");
+	const hourOne = parseCron("*/20 1 * * *"); // fixed hour, not every hour: first half only
+	assert.equal(nextCron(hourOne, at("2026-11-01T05:40:00Z"), ny), at("2026-11-02T06:00:00Z"));
+});
+
 class FakeTimer {
 	pending: Array<{ callback: () => void; ms: number; id: number }> = [];
 	#next = 1;
