@@ -26,10 +26,6 @@ export function exit(_code: number): void { System.restart(); }
 export function reboot(): void { System.restart(); }
 export function option(_name: string): string | undefined { return undefined; }
 export function now(): number { return Time.ticks; }
-// XS on the ESP32 takes Math.random from c_rand(), which is esp_random(): the hardware RNG (the SDK's xs/platforms/esp/xsHost.h).
-export function randomBytes(bytes: Uint8Array): void {
-	for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(Math.random() * 256) & 0xFF;
-}
 
 let chunkPeak = 0, slotPeak = 0;
 function figure(key: Parameters<typeof Instrumentation.map>[0]): number {

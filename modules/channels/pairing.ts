@@ -10,15 +10,15 @@
 // Revoking the owner leaves no owner: the next chat that pairs becomes it (no
 // user is promoted behind the owner's back).
 //
-// Known limit: codes come from Math.random (XS has no crypto RNG on lin; the
-// device's comes from the hardware RNG through the same call); the attempt limit,
-// not the generator, is what stops guessing.
+// Codes come from util/random (host/random: getrandom on lin, the hardware RNG
+// on the board), never Math.random, which XS seeds alike on every lin start.
 import {
 	PAIRING_HINT_INTERVAL_MS, PAIRING_HINTS_PER_HOUR, PAIRING_ATTEMPTS_MAX, PAIRING_CODE_CHARS,
 	PAIRING_CODE_TTL_MS, PAIRING_CHATS_MAX, PAIRING_UNPAIRED_TRACKED_MAX,
 } from "budgets";
 import type { Role } from "router/types";
 import { isObject } from "util/values";
+import { randomCode } from "util/random";
 
 export interface PairedChat {
 	chat_id: string;
@@ -81,9 +81,8 @@ export class Pairing {
 	}
 
 	/** A new one-time code (the previous one stops working). */
-	newCode(random: () => number = Math.random): string {
-		let text = "";
-		for (let i = 0; i < PAIRING_CODE_CHARS; i++) text += ALPHABET[Math.floor(random() * ALPHABET.length) % ALPHABET.length];
+	newCode(): string {
+		const text = randomCode(ALPHABET, PAIRING_CODE_CHARS);
 		this.#code = { text, expires: this.#now() + PAIRING_CODE_TTL_MS, wrong: 0 };
 		return text;
 	}

@@ -26,6 +26,7 @@ import {
 import { messageOf } from "util/errors";
 import { BodyWriter, loadStored, writeBody, type PieceSpec, type Prefix } from "llm/body";
 import { logLine } from "util/log";
+import { randomUint32 } from "util/random";
 
 export interface ParsedReply {
 	message: AssistantMessage;
@@ -156,7 +157,7 @@ export function authHeaders(profile: ModelProfile): Record<string, string> {
 let markerCount = 0;
 /** A string that appears nowhere else in a request body. */
 export function imageMarker(): string {
-	return `@@xsclaw-image-${++markerCount}-${Math.floor(Math.random() * 1e9)}@@`;
+	return `@@xsclaw-image-${++markerCount}-${randomUint32()}@@`;
 }
 
 /** Replaces every occurrence of the key in text (errors may echo what was sent). */

@@ -21,9 +21,6 @@ declare module "host/platform" {
 	export function option(name: string): string | undefined;
 	/** Monotonic milliseconds since an arbitrary origin. */
 	export function now(): number;
-	/** Fills bytes with random values: the hardware RNG on the device (XS's Math.random is esp_random()
-	 * there); on lin Math.random, which is not a cryptographic generator (WebSocket masks only). */
-	export function randomBytes(bytes: Uint8Array): void;
 	export function heap(): HeapFigures;
 	export function collectGarbage(): void;
 	/** Resets the peak heap figures to the current use. */

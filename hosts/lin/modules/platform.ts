@@ -9,10 +9,6 @@ export function exit(code: number): void { native.exit(code); }
 export function reboot(): void { native.reboot(); }
 export function option(name: string): string | undefined { return native.option(name); }
 export function now(): number { return native.now(); }
-// Math.random: XS on lin has no cryptographic generator exposed; used for WebSocket masks, where RFC 6455 asks only for unpredictability to a page script.
-export function randomBytes(bytes: Uint8Array): void {
-	for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(Math.random() * 256) & 0xFF;
-}
 export function heap(): HeapFigures { return native.heap(); }
 export function collectGarbage(): void { native.gc(); }
 export function resetPeak(): void { native.resetPeak(); }

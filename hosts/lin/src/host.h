@@ -202,6 +202,7 @@ void hostInstallBuffers(xsMachine *the, xsSlot *native);
 void hostInstallWorker(xsMachine *the, xsSlot *native);
 void hostInstallSandbox(xsMachine *the, xsSlot *native);
 void hostInstallBytes(xsMachine *the, xsSlot *native);
+void hostInstallRandom(xsMachine *the, xsSlot *native);
 
 /* sandbox.c: unwinds a sandboxed call on an abort status it bounds (never
  * returns then); 0 when no sandboxed call runs in this machine. */

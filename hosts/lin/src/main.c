@@ -1328,7 +1328,7 @@ static const HostInstaller gInstallers[] = {
 	hostInstallSystem, hostInstallTimer, hostInstallTCP, hostInstallTLS, hostInstallDNS,
 	hostInstallFiles, hostInstallKeyValue, hostInstallSerial, hostInstallDigital, hostInstallBuffers,
 	hostInstallWorker,
-	hostInstallSandbox, hostInstallBytes,
+	hostInstallSandbox, hostInstallBytes, hostInstallRandom,
 };
 
 /* Each installer runs in a host function of its own, so it may use xsVars. */

@@ -31,15 +31,11 @@ import { encodeFrame, FrameParser, isValidUtf8, Opcode } from "net/websocket/fra
 import { checkAnswer, newKey, requestHead } from "net/websocket/handshake";
 import { WebSocketError, type WebSocketClose, type WebSocketOptions } from "net/websocket/types";
 import { messageOf } from "util/errors";
+import { randomFill } from "util/random";
 
 export type WebSocketState = "connecting" | "open" | "closing" | "closed";
 
 const TLS_FAILURE = /tls|ssl|certificat|handshake|verif|x509|alert|cipher/i;
-
-/** Math.random bytes: XS on lin has no crypto RNG. Pass the board's RNG as options.random where there is one. */
-export function mathRandom(bytes: Uint8Array): void {
-	for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(Math.random() * 256) & 0xFF;
-}
 
 /** Close codes an endpoint may send (RFC 6455 §7.4, IANA registry): not 1004-1006, 1015, nor unassigned. */
 export function isValidCloseCode(code: number): boolean {
@@ -79,7 +75,7 @@ export class WebSocketClient {
 
 	constructor(options: WebSocketOptions) {
 		this.#options = options;
-		this.#random = options.random ?? mathRandom;
+		this.#random = options.random ?? randomFill;
 		this.opened = new Promise<void>((resolve, reject) => { this.#resolveOpened = resolve; this.#rejectOpened = reject; });
 		this.opened.catch(() => {}); // a caller may only watch `closed`
 		this.closed = new Promise<WebSocketClose>((resolve) => { this.#resolveClosed = resolve; });

@@ -44,7 +44,7 @@ export interface WebSocketOptions {
 	certificate?: ArrayBuffer;
 	/** Extra request headers for the opening handshake (e.g. Authorization). */
 	headers?: Record<string, string>;
-	/** Fills bytes with random values: the handshake key and every frame's mask (default Math.random). */
+	/** Fills bytes with random values: the handshake key and every frame's mask (default util/random's randomFill: host/random). */
 	random?: (bytes: Uint8Array) => void;
 	signal?: AbortSignalLike;
 	/** DNS + TCP + TLS + 101 answer. Default budgets.WS_HANDSHAKE_TIMEOUT_MS. */
