@@ -2,7 +2,7 @@
 // in its name and a one-line reason. Nothing numeric hides elsewhere; tools and
 // benchmarks read this file too.
 
-// ---- agent core (SPEC §4, §10; modules/core) ----
+// ---- agent core (SPEC §4, §10; modules/agent/core) ----
 export const REQUEST_QUEUE_DEPTH = 4;          // requests waiting for the serial core; more is backpressure
 export const RESPONSE_QUEUE_DEPTH = 4;         // parked responses awaiting their owner; a 5th unclaimed one drops the oldest
 export const INSERT_QUEUE_DEPTH = 4;           // user interrupts waiting for a checkpoint
@@ -26,7 +26,7 @@ export const SUBAGENT_REPORT_MAX_CHARS = 4000; // a subagent's final text wrappe
 export const SUBAGENT_REPORT_SUBMIT_TIMEOUT_MS = 30_000; // a subagent's report waits this long for room in the root's queue
 export const SUBAGENT_TASK_MAX_CHARS = 2000;   // spawn_subagent's task text: the subagent's only user message, a paragraph or two
 
-// ---- the agent port and its supervision (ARCHITECTURE.md; modules/agent) ----
+// ---- the agent port and its supervision (ARCHITECTURE.md; modules/shared/agent) ----
 export const AGENT_PORT_CALLS_MAX = 32;        // calls from main awaiting the agent's reply at once; more are refused, never queued without end
 export const AGENT_PORT_TEXT_MAX_CHARS = 32 * 1024; // one text field of a port message (user text, a reply, a command line): a message, not a file
 export const AGENT_PORT_ID_MAX_CHARS = 128;    // a channel name, chat id, session id or setting name: an identifier, never a text
@@ -98,7 +98,7 @@ export const HTTP_POOL_IDLE_MS = 30_000;            // an idle pooled connection
 export const HTTP_STALE_RETRIES = 1;                // a reused connection that dies before any response byte is replaced this many times
 export const HTTP_URL_CACHE_MAX = 4;                 // parsed URLs an HTTP client keeps (an LLM call repeats its URL; parsing one costs ~3 KB of heap)
 
-// ---- WebSocket client (modules/net/websocket) ----
+// ---- WebSocket client (modules/shared/net/websocket) ----
 export const WS_HANDSHAKE_TIMEOUT_MS = 15_000;      // DNS + TCP + TLS + the 101 answer: as HTTP_CONNECT_TIMEOUT_MS, a dead route past this
 export const WS_HANDSHAKE_HEAD_MAX_BYTES = 8 * 1024; // the server's 101 head; as HTTP_HEADER_MAX_BYTES
 export const WS_MESSAGE_START_BYTES = 4 * 1024;     // a message's PSRAM buffer starts here, doubling; kept between messages up to this
@@ -111,7 +111,7 @@ export const WS_CLOSE_REASON_MAX_BYTES = 123;       // RFC 6455 §5.5: a control
 export const SSE_EVENT_MAX_BYTES = 64 * 1024;       // one server-sent event (all its lines); bigger is an error, not unbounded growth
 export const SSE_LINE_START_BYTES = 256;            // SSE line and data buffers at first; most events fit, bigger ones double
 
-// ---- sessions (SPEC §6; modules/store) ----
+// ---- sessions (SPEC §6; modules/agent/store) ----
 export const SESSION_FILE_MAX_BYTES = 150 * 1024; // a completed turn leaving the data file above this compacts it; still above: blocked
 export const MESSAGE_MAX_BYTES = 4096;            // one history message in the prompt (capped on read; the file keeps more)
 export const SESSION_RECORD_MAX_BYTES = 32 * 1024; // one stored record's JSON: bigger messages are capped on write, so a length field above this is damage
@@ -133,7 +133,7 @@ export const SESSION_CHATS_FILE_MAX_BYTES = 16 * 1024; // sessions/chats.json: S
 export const STORAGE_BAD_COPIES_MAX = 8;          // damaged copies kept per file (x.bad, x.bad1 .. x.bad7; then the last is replaced), store and memory
 export const SESSION_INSPECT_RECORDS_DEFAULT = 10_000; // tools/session-inspect prints this many newest records unless told: more than a 150 KiB session holds, so "all"
 
-// ---- memory and profile (SPEC §6; modules/memory) ----
+// ---- memory and profile (SPEC §6; modules/agent/memory) ----
 export const MEMORY_RECORDS_MAX = 200;             // full mode: records kept; a full store refuses writes until one is forgotten
 export const MEMORY_RECORD_MAX_BYTES = 1024;       // one record's (or MEMORY.md line's) UTF-8 text: a fact, not a document
 export const MEMORY_TOTAL_TEXT_MAX_BYTES = 48 * 1024; // full mode: all records' text; the file is rewritten whole on every change
@@ -242,7 +242,7 @@ export const WORKER_QUEUE_WAIT_MS = 1000;         // postMessage waits this long
 export const WORKER_DELIVER_MARGIN_BYTES = 16 * 1024; // a received message is demarshalled without collecting: the heap collects first unless twice its size plus this is free
 export const WORKER_TERMINATE_WAIT_MS = 1000;     // terminate() waits this long for the worker to finish its turn; a busier one ends later alone
 
-// ---- capabilities: tools, scheduler, skills, macros, scripts (modules/caps, sched, skills) ----
+// ---- capabilities: tools, scheduler, skills, macros, scripts (modules/agent/caps, sched, skills) ----
 export const CAPS_TIME_ZONES_CACHED = 8;        // time zones get_time keeps parsed, by name: a conversation asks in one or a few
 export const CAPS_OFFER_CACHE_MAX = 16;         // tool lists kept per (role, visible groups, macros): a few roles x skills
 export const GPIO_PIN_MAX = 48;                // ESP32-S3 GPIO 0..48
@@ -271,7 +271,7 @@ export const SCRIPT_MAX_CHUNK_BYTES = 256 * 1024; // chunk heap a script may add
 export const SCRIPT_MAX_SLOTS = 8192;          // slots a script may add (objects, values): 256 KiB at 32 bytes on lin
 export const SCRIPT_RESULT_MAX_CHARS = 4000;   // a script's result text
 
-// ---- the board's network (Wi-Fi, DNS, SNTP; hosts/esp32, modules/wifi) ----
+// ---- the board's network (Wi-Fi, DNS, SNTP; hosts/esp32, modules/main/wifi) ----
 export const DNS_FALLBACK_SERVERS = ["1.1.1.1", "8.8.8.8"] as const; // asked when DHCP gave no DNS server
 export const WIFI_RECONNECT_FIRST_MS = 1_000;    // first retry after losing or failing to join the network
 export const WIFI_RECONNECT_MAX_MS = 60_000;     // back-off doubles up to this: a lost AP is not hammered

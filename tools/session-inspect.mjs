@@ -7,7 +7,7 @@
 // Prints each session's records and what the firmware would repair when it
 // opens it (torn tail, damaged records, index out of date, leftovers of a cut
 // compaction). It does not parse the format itself: it runs the firmware's own
-// reader (modules/store/inspect.ts) on the lin host, read-only. Needs a build
+// reader (modules/agent/store/inspect.ts) on the lin host, read-only. Needs a build
 // (node tools/build.mjs). Exit code: 0 clean, 1 findings, 2 nothing to inspect.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";

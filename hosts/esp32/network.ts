@@ -1,6 +1,6 @@
 // host/network on the ESP32-S3 (declaration: typings/shared/network.d.ts): the
 // Wi-Fi station over the SDK's embedded:network/interface/wifi, and the clock
-// over its sntp module. modules/wifi decides when to connect, retry and ask
+// over its sntp module. modules/main/wifi decides when to connect, retry and ask
 // for the time; this only drives the radio and reports what it does.
 import WiFi from "embedded:network/interface/wifi";
 import type { AccessPoint, LinkEvent } from "host/network";

@@ -48,7 +48,7 @@ test("a specifier unmapped for lin fails, naming it", (t) => {
 	delete broken.platforms.lin.modules["embedded:storage/key-value"];
 	const copy = withCopy(t, "manifest.json", rooted(broken));
 	const { problems } = checkManifest({ manifest: copy });
-	assert.deepEqual(problems, ['lin: "embedded:storage/key-value" (imported by modules/util/io.ts) is not mapped']);
+	assert.deepEqual(problems, ['lin: "embedded:storage/key-value" (imported by modules/shared/util/io.ts) is not mapped']);
 });
 
 test("overlapping partitions fail, naming both", (t) => {

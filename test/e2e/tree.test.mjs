@@ -18,13 +18,13 @@ function sources(dir = join(ROOT, "modules"), out = []) {
 
 const files = [...sources(), join(ROOT, "main.ts")].map((path) => ({ path: relative(ROOT, path), text: readFileSync(path, "utf8") }));
 
-test("isObject, clip, oneLine and the heap-use figure are each defined once, in modules/util", () => {
+test("isObject, clip, oneLine and the heap-use figure are each defined once, in modules/shared/util", () => {
 	for (const name of ["isObject", "clip", "oneLine", "heapUsedBytes"]) {
 		const defining = files.filter((f) => new RegExp(`function ${name}\\b`).test(f.text)).map((f) => f.path);
 		assert.equal(defining.length, 1, `${name} is defined in ${defining.join(", ")}`);
-		assert.match(defining[0], /^modules\/util\//);
+		assert.match(defining[0], /^modules\/shared\/util\//);
 	}
-	const inlineSums = files.filter((f) => /chunkUsed \+ \w*\.?slotUsed/.test(f.text) && !f.path.startsWith("modules/util/"));
+	const inlineSums = files.filter((f) => /chunkUsed \+ \w*\.?slotUsed/.test(f.text) && !f.path.startsWith("modules/shared/util/"));
 	assert.deepEqual(inlineSums.map((f) => f.path), [], "chunk + slot sums outside util/heap");
 });
 
@@ -52,12 +52,12 @@ test("channel names are written as constants (core/types Channel), not string li
 });
 
 test("the llm backend registry has no unused register/get wrappers", () => {
-	const backends = readFileSync(join(ROOT, "modules", "llm", "backends.ts"), "utf8");
+	const backends = readFileSync(join(ROOT, "modules", "agent", "llm", "backends.ts"), "utf8");
 	assert.doesNotMatch(backends, /export function (register|get)\b/);
 });
 
 test("core/core.ts is the loop: queues, prompt layout and formatting live in their own modules", () => {
-	const core = readFileSync(join(ROOT, "modules", "core", "core.ts"), "utf8");
+	const core = readFileSync(join(ROOT, "modules", "agent", "core", "core.ts"), "utf8");
 	for (const part of ["mailbox", "context", "format", "request"]) assert.match(core, new RegExp(`from "core/${part}"`));
 	assert.doesNotMatch(core, /\[request context\]|METRIC agent=|#parked|#submitWaiters/);
 	const loop = /\n\tasync #loop\([^]*?\n\t}\n/.exec(core);
@@ -67,9 +67,9 @@ test("core/core.ts is the loop: queues, prompt layout and formatting live in the
 
 test("one masking function and one secret-field rule (util/secrets); settings are secret by declaration", () => {
 	const patterns = files.filter((f) => /\/[^/\n]*\b(key|token)\|[^/\n]*secret[^/\n]*\/i?/.test(f.text)).map((f) => f.path);
-	assert.deepEqual(patterns, ["modules/util/secrets.ts"]);
+	assert.deepEqual(patterns, ["modules/shared/util/secrets.ts"]);
 	const masks = files.filter((f) => /"\*\*\*\*"\s*\+|\? "\*\*\*\*"/.test(f.text)).map((f) => f.path);
-	assert.deepEqual(masks, ["modules/util/secrets.ts"]);
+	assert.deepEqual(masks, ["modules/shared/util/secrets.ts"]);
 });
 
 test("the main machine reaches the agent only through the port: main.ts imports no store, memory, LLM runtime or core module", () => {

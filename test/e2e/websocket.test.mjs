@@ -1,4 +1,4 @@
-// The WebSocket client (modules/net/websocket) end to end: test/peer/websocket.ts
+// The WebSocket client (modules/shared/net/websocket) end to end: test/peer/websocket.ts
 // runs inside the lin host on the real TCP/TLS sockets and PSRAM buffers,
 // against the `ws` npm package's server (an independent RFC 6455
 // implementation: it refuses unmasked client frames) on 127.0.0.1, over plain

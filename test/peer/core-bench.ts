@@ -1,7 +1,7 @@
 // The XS side of tools/bench/core.mjs, run as the host's main: a root Core as
 // core/setup builds it (framework prompt, the default persona, built-in tools) over the real Llm, HTTP client
 // and TLS socket, against the mock LLM on 127.0.0.1 (test CA via --ca), with the
-// real session store (modules/store): the bench session is first filled to
+// real session store (modules/agent/store): the bench session is first filled to
 // --session-kib of plain exchanges, so every request reads a full history window
 // and appends to a big file. It stays under the compaction threshold for the whole
 // run (the figures are the loop's, not compaction's).

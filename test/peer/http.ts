@@ -1,4 +1,4 @@
-// The HTTP client (modules/net/http.ts) on the lin host's real TCP/TLS sockets
+// The HTTP client (modules/shared/net/http.ts) on the lin host's real TCP/TLS sockets
 // and PSRAM buffers, against the mock LLM over TLS with the test CA, started
 // by test/e2e/http.test.mjs. Options:
 //   --mock-url      https://localhost:PORT (certificate from the test CA)

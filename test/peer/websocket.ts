@@ -1,4 +1,4 @@
-// The WebSocket client (modules/net/websocket/client.ts) on the lin host's real
+// The WebSocket client (modules/shared/net/websocket/client.ts) on the lin host's real
 // TCP/TLS sockets and PSRAM buffers, against the `ws` server started by
 // test/e2e/websocket.test.mjs (routes listed there). Options:
 //   --ws-url        ws://127.0.0.1:PORT

@@ -1,4 +1,4 @@
-// The agent port (modules/agent): its messages round-trip through their
+// The agent port (modules/shared/agent): its messages round-trip through their
 // checks, malformed and unknown messages are refused with a sentence while both
 // ends keep working, and the client, the service and the supervisor work
 // together over an in-process link that copies every message.

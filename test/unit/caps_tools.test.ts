@@ -1,4 +1,4 @@
-// The board's tools in modules/caps and modules/skills, each with good and bad
+// The board's tools in modules/agent/caps and modules/agent/skills, each with good and bad
 // arguments: the sandboxed folder (no path escapes, bounded sizes), GPIO on the
 // allow-list over the lin host's simulated pins, skills (the catalogue bytes do
 // not change on activation), macros (persisted, at most 8), scripts (bounded in

@@ -1,4 +1,4 @@
-// Request bodies in byte pieces (modules/llm/body.ts): for both protocols the
+// Request bodies in byte pieces (modules/agent/llm/body.ts): for both protocols the
 // bytes written into the pool buffer are exactly JSON.stringify of the body
 // toBody() builds, with history messages given as stored placeholders or
 // whole; a stored message is loaded once per protocol and then copied; the

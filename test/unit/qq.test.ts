@@ -1,4 +1,4 @@
-// The QQ channel's parts (modules/channels/qq) with fakes for the HTTP client,
+// The QQ channel's parts (modules/main/channels/qq) with fakes for the HTTP client,
 // the WebSocket and the clock: the token's reading and refresh schedule, the
 // gateway's state machine (Hello -> Identify, heartbeats with the last seq,
 // Resume after a drop, op 7, op 9, repeated dispatches, fatal close codes) and

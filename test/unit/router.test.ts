@@ -1,4 +1,4 @@
-// The event router (modules/router): the rules file's parser names the field at
+// The event router (modules/main/router): the rules file's parser names the field at
 // fault, a malformed file leaves the rules in force, the first matching rule's
 // action runs (run_agent with its flags, send_message, call_cap) and the fallback
 // takes the rest, outbound events reach their channel's binding, and the local

@@ -1,4 +1,4 @@
-// The scheduler (modules/sched): cron parsing and next times, time zones with
+// The scheduler (modules/agent/sched): cron parsing and next times, time zones with
 // DST, and the Scheduler's persistence, firing and missed-entry rule, on a fake
 // clock and timer.
 import { SCHED_CATCH_UP_MS, SCHED_ENTRIES_MAX, SCHED_MIN_INTERVAL_S } from "budgets";

@@ -1,4 +1,4 @@
-// Session files (modules/store/session.ts, format.ts): every record kind
+// Session files (modules/agent/store/session.ts, format.ts): every record kind
 // round-trips, and each kind of damage a power loss or a bad flash leaves is
 // detected at open, repaired with one clear log line, and never throws.
 import files from "embedded:storage/files";

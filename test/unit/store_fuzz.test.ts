@@ -1,4 +1,4 @@
-// Fuzz and failure tests for the session files (modules/store/session.ts,
+// Fuzz and failure tests for the session files (modules/agent/store/session.ts,
 // format.ts): open() meets hundreds of seeded garbled, truncated, swapped and
 // random data + index pairs and must never throw and always end with a session
 // that reads (after the whole-file check a damaged read asks for), appends and

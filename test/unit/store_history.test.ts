@@ -1,4 +1,4 @@
-// The "history" provider (modules/store/history.ts, sessions.ts): newest records
+// The "history" provider (modules/agent/store/history.ts, sessions.ts): newest records
 // within the byte budget, oldest first, a tool round whole or not at all, each
 // message capped at MESSAGE_MAX_BYTES, the request in flight left out.
 import { test, assert } from "testing";

@@ -1,4 +1,4 @@
-// The session manager (modules/store/sessions.ts, console.ts): compaction, the
+// The session manager (modules/agent/store/sessions.ts, console.ts): compaction, the
 // blocked marker and the request gate, ids per channel and chat, and the
 // console's `session` commands.
 import files from "embedded:storage/files";

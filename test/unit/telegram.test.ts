@@ -1,4 +1,4 @@
-// The Telegram channel's parts (modules/channels/telegram): chunking at 4096 on
+// The Telegram channel's parts (modules/main/channels/telegram): chunking at 4096 on
 // line boundaries with code fences kept whole, HTML with escaping, the Bot API
 // envelope and its errors (the token never in a message), the update reader, the
 // pairing (codes expire and die after wrong guesses; first chat owner, later ones

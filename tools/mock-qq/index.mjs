@@ -2,7 +2,7 @@
 // access token endpoint, GET /gateway, the WebSocket gateway (on the `ws`
 // package) with its opcodes and events, and the passive-reply endpoints, with
 // faults and a record of everything it receives. The protocol as QQ documents
-// it is in modules/channels/qq/NOTES.md.
+// it is in modules/main/channels/qq/NOTES.md.
 //
 //   const qq = await startMockQQ({ appId, secret, expiresIn?, heartbeatMs?, maxChars?, groupWindowMs?, c2cWindowMs? });
 //   qq.url                   the OpenAPI base, for qq.api_url (GET /gateway and /gateway/bot)

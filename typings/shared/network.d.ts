@@ -1,4 +1,4 @@
-// host/network: the board's Wi-Fi radio and clock, which modules/wifi drives.
+// host/network: the board's Wi-Fi radio and clock, which modules/main/wifi drives.
 // The device implements it over the SDK's embedded:network/interface/wifi and
 // sntp modules (hosts/esp32/network.ts); the lin host has no radio: it is on
 // the host's network from the start and its clock is already set

@@ -1,7 +1,7 @@
 // host/network on the lin host (declaration: typings/shared/network.d.ts): no
 // radio. The process is on the host's network from the start and the host's
 // clock is set, so connect() reports the host's link at once and scan() finds
-// nothing to list; modules/wifi tells the person what a board would do instead.
+// nothing to list; modules/main/wifi tells the person what a board would do instead.
 import type { AccessPoint, LinkEvent } from "host/network";
 
 export const kind = "host";

@@ -1,7 +1,7 @@
 /*
  * sandbox.c — "host/sandbox" on the lin host: calls a function under XS
  * metering (the engine is built with mxMetering) with three bounds, for the
- * script tool (modules/caps/script.ts):
+ * script tool (modules/agent/caps/script.ts):
  *   steps   XS's meter count (bytecodes, calls and allocations), checked on
  *           every backward branch and call;
  *   chunks  bytes of XS chunk heap the call may add (after a collection);

@@ -22,7 +22,7 @@
  * Terminal: when stdin is a terminal, an open Serial holds it in character
  * mode, as a UART is: no line editing and no echo (ICANON, ECHO, ECHONL and
  * IEXTEN off), so each key reaches the console at once and the console draws
- * it (modules/console/line.ts). ISIG stays on, so Ctrl-C and Ctrl-Z still
+ * it (modules/main/console/line.ts). ISIG stays on, so Ctrl-C and Ctrl-Z still
  * signal. Input flags and output processing stay as they were, so a "\n" on
  * stdout or stderr still returns the carriage: the console writes "\n" on a
  * terminal (host/platform's consoleKind "tty"; "\r\n" only on a UART). The

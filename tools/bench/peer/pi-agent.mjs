@@ -43,7 +43,7 @@ const model = {
 
 const started = Date.now();
 
-/** The firmware's get_time (modules/caps/board.ts), for the zones the bench asks about. */
+/** The firmware's get_time (modules/agent/caps/board.ts), for the zones the bench asks about. */
 function getTime({ timezone = "UTC" } = {}) {
 	const offset = /^([+-])(\d\d):(\d\d)$/.exec(timezone);
 	if (timezone !== "UTC" && !offset) throw new Error(`unknown time zone ${timezone}: use UTC or an offset such as +08:00`);

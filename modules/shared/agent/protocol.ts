@@ -1,0 +1,397 @@
+// agent/protocol: the agent port's messages, the only way the main machine
+// (console, config, later channels and router) reaches the agent machine (core,
+// LLM runtime, sessions, memory, tools) and back. ARCHITECTURE.md says who owns
+// what; modules/shared/agent/NOTES.md why the port looks like this.
+//
+// Every message is plain data (strings, numbers, booleans, null, arrays and
+// objects of them), copied by XS marshalling between the machines. Each side
+// checks what it receives with readToAgent / readFromAgent before acting on it:
+// a malformed or unknown message is refused with a sentence naming what is
+// wrong (a PortError), and the receiver goes on; neither machine ends.
+//
+// Calls: a message from main with a `call` number (1..2^31) gets exactly one
+// final reply carrying the same number ("accepted"+"response" for an ask,
+// otherwise one reply), or a "failed" with a sentence. Notifications ("start",
+// "setting", "online", "out", "ready", "refused") carry no call.
+import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_ID_MAX_CHARS, AGENT_PORT_LIST_MAX, AGENT_PORT_TEXT_MAX_CHARS, MAX_SUBAGENTS } from "budgets";
+import { Channel, type AgentEvent, type AgentResponse, type OutEvent, type Phase } from "core/types";
+import type { HeapFigures } from "host/platform";
+import { ONLINE_STATES, type OnlineState } from "net/online";
+import { isObject } from "util/values";
+
+/** Bumped when a message changes shape; both machines come from one build, so this only names the protocol in errors. */
+export const PORT_VERSION = 1;
+
+/** The console's chat: where console requests come from and which session they talk in. */
+export const CONSOLE_CHAT = Object.freeze({ channel: Channel.CONSOLE, chat_id: "local" });
+
+export interface ChatRef {
+	channel: string;
+	chat_id: string;
+}
+
+/**
+ * A request as a client submits it: core/types' AgentRequest without the id the
+ * core assigns. session_id left out means "the current session of the source's
+ * chat" (the agent machine owns chats.json and resolves it); "" means none.
+ */
+export interface PortRequest {
+	flags: number;
+	session_id?: string;
+	user_text: string;
+	source: { channel: string; chat_id: string; sender_id: string; message_id: string; cap: string };
+	target?: ChatRef;
+	/** Who asks, from a channel's pairing (router/types Role); carried for the capability layer. */
+	role?: "owner" | "user";
+}
+
+/**
+ * The AgentEvent types a submitter may watch (the rest stay in the agent
+ * machine), and "tool_execution_failed": only the tool_execution_end events of
+ * tools that failed (the console's "… name failed"), so a tool that worked
+ * sends no message for its end.
+ */
+export const WATCHABLE_EVENTS = Object.freeze([
+	"agent_start", "turn_start", "message_start", "message_update", "message_end",
+	"tool_execution_start", "tool_execution_update", "tool_execution_end", "turn_end", "agent_end", "tool_execution_failed",
+] as const);
+export type WatchableEvent = (typeof WATCHABLE_EVENTS)[number];
+
+/** A console command the agent machine owns, as the main machine's command table shows it. */
+export interface CommandInfo {
+	name: string;
+	usage: string;
+	help: string;
+}
+
+export interface AgentStatus {
+	phase: Phase;
+	in_flight: number;
+	queued: number;
+	subagents: Array<{ agent_id: string; phase: Phase }>;
+	/** The agent machine's own XS heap. */
+	heap: HeapFigures;
+}
+
+// ---- main -> agent ----
+
+export type ToAgent =
+	/** First message after the Worker is created: the settings the agent reads (agent/settings), and whether the board is online. */
+	| { type: "start"; settings: Record<string, string>; online: OnlineState }
+	/** A setting changed on the console (value null: unset). */
+	| { type: "setting"; name: string; value: string | null }
+	/** The Wi-Fi station's state changed: the agent's name lookups (the LLM's) wait for "online" (net/online). */
+	| { type: "online"; state: OnlineState }
+	/**
+	 * Queue a request; replies "accepted" (or "failed"), then, if response, "response"
+	 * (with response, accepted false leaves "accepted" out: nobody waits on it).
+	 * wait_ms: how long to wait for room in the queue.
+	 */
+	| { type: "submit"; call: number; request: PortRequest; wait_ms: number; response: boolean; response_ms: number; events: WatchableEvent[]; accepted?: boolean }
+	/** Cancel a request (0: the one in flight); replies "cancelled". */
+	| { type: "cancel"; call: number; request_id: number }
+	/** The agent's phase, queue and heap; collect: garbage-collect its heap first, so the figures are what is live. */
+	| { type: "status"; call: number; collect?: boolean }
+	/** Run a tool without the LLM (a router call_cap rule) for request; replies "cap_result". */
+	| { type: "call_cap"; call: number; name: string; args: Record<string, unknown>; request: PortRequest }
+	/** Run one of the agent's console commands for a chat; replies "command_result". */
+	| { type: "command"; call: number; name: string; args: string; chat: ChatRef }
+	/** Stop the cores and close the files (before a reboot); replies "stopped". */
+	| { type: "stop"; call: number }
+	/** Stop as for "stop", then delete the agent's storage directories (factory-reset); replies "wiped". */
+	| { type: "wipe"; call: number };
+
+// ---- agent -> main ----
+
+export type FromAgent =
+	/** The agent machine is open; commands for the console's table, warnings for the person. */
+	| { type: "ready"; commands: CommandInfo[]; warnings: string[] }
+	| { type: "accepted"; call: number; request_id: number }
+	| { type: "response"; call: number; response: AgentResponse }
+	/** A watched event of a submitted request. */
+	| { type: "event"; call: number; event: AgentEvent }
+	/** An outbound event for a channel (an answer nobody waits for, a stage message). */
+	| { type: "out"; event: OutEvent }
+	/** request_id: what was cancelled, 0 when nothing matched. */
+	| { type: "cancelled"; call: number; request_id: number }
+	| { type: "status"; call: number; status: AgentStatus }
+	/** error: the command failed with this sentence; usage: its arguments did not fit its usage (main prints the usage). */
+	| { type: "command_result"; call: number; lines: string[]; error?: string; usage?: boolean }
+	| { type: "stopped"; call: number }
+	/** What the wipe deleted ("sessions (3 files)") and a sentence for each directory it could not. */
+	| { type: "wiped"; call: number; wiped: string[]; errors: string[] }
+	/** The tool's result text. */
+	| { type: "cap_result"; call: number; content: string }
+	/** A call that could not be done, with a sentence for a person. */
+	| { type: "failed"; call: number; error: string }
+	/** A message that could not even be read (no usable call number). */
+	| { type: "refused"; error: string };
+
+/** A message one side refused; its message is a sentence naming what is wrong. */
+export class PortError extends Error {
+	override name = "PortError";
+	/** The call the message carried, when it had a usable one (so the refusal can answer it). */
+	readonly call: number;
+	constructor(message: string, call = 0) {
+		super(message);
+		this.call = call;
+	}
+}
+
+// ---- checking ----
+
+type Fields = Record<string, unknown>;
+
+// Reads one message's fields; every failure names the message type and the field.
+class Reader {
+	readonly type: string;
+	readonly call: number;
+	constructor(readonly message: Fields, readonly from: string) {
+		this.type = String(message.type);
+		this.call = isCall(message.call) ? message.call : 0;
+	}
+	fail(what: string): never {
+		throw new PortError(`the agent port refused a "${this.type}" message ${this.from}: ${what}`, this.call);
+	}
+	string(value: unknown, name: string, max = AGENT_PORT_TEXT_MAX_CHARS): string {
+		if (typeof value !== "string") this.fail(`${name} must be a string`);
+		if (value.length > max) this.fail(`${name} is ${value.length} characters, more than ${max}`);
+		return value;
+	}
+	count(value: unknown, name: string): number {
+		if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 0x7fffffff) this.fail(`${name} must be a whole number from 0`);
+		return value;
+	}
+	boolean(value: unknown, name: string): boolean {
+		if (typeof value !== "boolean") this.fail(`${name} must be true or false`);
+		return value;
+	}
+	object(value: unknown, name: string): Fields {
+		if (!isObject(value)) this.fail(`${name} must be an object`);
+		return value;
+	}
+	list(value: unknown, name: string, max: number): unknown[] {
+		if (!Array.isArray(value)) this.fail(`${name} must be a list`);
+		if (value.length > max) this.fail(`${name} has ${value.length} entries, more than ${max}`);
+		return value;
+	}
+	callNumber(): number {
+		if (!isCall(this.message.call)) this.fail("call must be a whole number from 1");
+		return this.message.call;
+	}
+	chat(value: unknown, name: string): ChatRef {
+		const chat = this.object(value, name);
+		return { channel: this.string(chat.channel, `${name}.channel`, AGENT_PORT_ID_MAX_CHARS), chat_id: this.string(chat.chat_id, `${name}.chat_id`, AGENT_PORT_ID_MAX_CHARS) };
+	}
+}
+
+
+function isCall(value: unknown): value is number {
+	return typeof value === "number" && Number.isInteger(value) && value > 0 && value <= 0x7fffffff;
+}
+
+function opening(message: unknown, from: string): Reader {
+	if (!isObject(message)) throw new PortError(`the agent port refused a message ${from}: it is not an object with a type`);
+	if (typeof message.type !== "string") throw new PortError(`the agent port refused a message ${from}: it has no type`, isCall(message.call) ? message.call : 0);
+	return new Reader(message, from);
+}
+
+function unknownType(r: Reader): never {
+	const shown = r.type.length > 40 ? r.type.slice(0, 40) + "…" : r.type;
+	throw new PortError(`the agent port (version ${PORT_VERSION}) does not know the message type "${shown}" ${r.from}; both machines must come from the same build`, r.call);
+}
+
+function readRequest(r: Reader, value: unknown): PortRequest {
+	const request = r.object(value, "request");
+	const source = r.object(request.source, "request.source");
+	const result: PortRequest = {
+		flags: r.count(request.flags, "request.flags"),
+		user_text: r.string(request.user_text, "request.user_text"),
+		source: {
+			channel: r.string(source.channel, "request.source.channel", AGENT_PORT_ID_MAX_CHARS),
+			chat_id: r.string(source.chat_id, "request.source.chat_id", AGENT_PORT_ID_MAX_CHARS),
+			sender_id: r.string(source.sender_id ?? "", "request.source.sender_id", AGENT_PORT_ID_MAX_CHARS),
+			message_id: r.string(source.message_id ?? "", "request.source.message_id", AGENT_PORT_ID_MAX_CHARS),
+			cap: r.string(source.cap ?? "", "request.source.cap", AGENT_PORT_ID_MAX_CHARS),
+		},
+	};
+	if (request.session_id !== undefined) result.session_id = r.string(request.session_id, "request.session_id", AGENT_PORT_ID_MAX_CHARS);
+	if (request.target !== undefined) result.target = r.chat(request.target, "request.target");
+	if (request.role !== undefined) {
+		if (request.role !== "owner" && request.role !== "user") r.fail("request.role must be owner or user");
+		result.role = request.role;
+	}
+	return result;
+}
+
+/** Checks a message the agent machine received. Throws a PortError with a sentence. */
+export function readToAgent(message: unknown): ToAgent {
+	const r = opening(message, "for the agent");
+	const m = r.message;
+	switch (m.type) {
+		case "start": {
+			const given = r.object(m.settings, "settings");
+			const names = Object.keys(given);
+			if (names.length > AGENT_PORT_LIST_MAX) r.fail(`settings has ${names.length} entries, more than ${AGENT_PORT_LIST_MAX}`);
+			const settings: Record<string, string> = {};
+			for (const name of names) settings[r.string(name, "a setting's name", AGENT_PORT_ID_MAX_CHARS)] = r.string(given[name], `settings.${name}`);
+			return { type: "start", settings, online: readOnline(r, m.online) };
+		}
+		case "online":
+			return { type: "online", state: readOnline(r, m.state) };
+		case "setting":
+			if (m.value !== null) r.string(m.value, "value");
+			return { type: "setting", name: r.string(m.name, "name", AGENT_PORT_ID_MAX_CHARS), value: m.value as string | null };
+		case "submit": {
+			const call = r.callNumber();
+			const events = r.list(m.events ?? [], "events", WATCHABLE_EVENTS.length).map((e) => {
+				if (!WATCHABLE_EVENTS.includes(e as WatchableEvent)) r.fail(`events names "${String(e)}", which is not an event a submitter can watch`);
+				return e as WatchableEvent;
+			});
+			return {
+				type: "submit", call, request: readRequest(r, m.request), wait_ms: r.count(m.wait_ms, "wait_ms"),
+				response: r.boolean(m.response, "response"), response_ms: r.count(m.response_ms ?? 0, "response_ms"), events,
+				...(m.accepted === undefined ? {} : { accepted: r.boolean(m.accepted, "accepted") }),
+			};
+		}
+		case "cancel":
+			return { type: "cancel", call: r.callNumber(), request_id: r.count(m.request_id, "request_id") };
+		case "status":
+			return { type: "status", call: r.callNumber(), ...(m.collect === undefined ? {} : { collect: r.boolean(m.collect, "collect") }) };
+		case "command":
+			return {
+				type: "command", call: r.callNumber(), name: r.string(m.name, "name", AGENT_PORT_ID_MAX_CHARS), args: r.string(m.args, "args"),
+				chat: r.chat(m.chat, "chat"),
+			};
+		case "stop":
+			return { type: "stop", call: r.callNumber() };
+		case "wipe":
+			return { type: "wipe", call: r.callNumber() };
+		case "call_cap": {
+			const call = r.callNumber();
+			const args = r.object(m.args, "args");
+			r.string(JSON.stringify(args), "args as JSON");
+			return { type: "call_cap", call, name: r.string(m.name, "name", AGENT_PORT_ID_MAX_CHARS), args, request: readRequest(r, m.request) };
+		}
+		default:
+			return unknownType(r);
+	}
+}
+
+function readOnline(r: Reader, value: unknown): OnlineState {
+	if (!ONLINE_STATES.includes(value as OnlineState)) r.fail(`the online state must be one of ${ONLINE_STATES.join(", ")}`);
+	return value as OnlineState;
+}
+
+function readResponse(r: Reader, value: unknown): AgentResponse {
+	const response = r.object(value, "response");
+	const result: AgentResponse = {
+		request_id: r.count(response.request_id, "response.request_id"),
+		session_id: r.string(response.session_id, "response.session_id", AGENT_PORT_ID_MAX_CHARS),
+		ok: r.boolean(response.ok, "response.ok"),
+		text: r.string(response.text, "response.text"),
+	};
+	if (response.error !== undefined) result.error = r.string(response.error, "response.error");
+	return result;
+}
+
+function readHeap(r: Reader, value: unknown): HeapFigures {
+	const heap = r.object(value, "status.heap");
+	const figure = (name: keyof HeapFigures) => r.count(heap[name], `status.heap.${name}`);
+	return {
+		chunkUsed: figure("chunkUsed"), chunkPeak: figure("chunkPeak"), chunkSize: figure("chunkSize"),
+		slotUsed: figure("slotUsed"), slotPeak: figure("slotPeak"), slotSize: figure("slotSize"), sockets: figure("sockets"),
+	};
+}
+
+const PHASES: readonly Phase[] = ["IDLE", "BEFORE_BUILDING_CONTEXT", "BUILDING_CONTEXT", "BEFORE_LLM_HTTP", "IN_LLM_HTTP", "AFTER_LLM_BEFORE_TOOL", "RUNNING_TOOL", "FINALIZING"];
+
+function readPhase(r: Reader, value: unknown, name: string): Phase {
+	if (!PHASES.includes(value as Phase)) r.fail(`${name} is not a phase of the agent core`);
+	return value as Phase;
+}
+
+
+/** Checks a message the main machine received. Throws a PortError with a sentence. */
+export function readFromAgent(message: unknown): FromAgent {
+	const r = opening(message, "from the agent");
+	const m = r.message;
+	switch (m.type) {
+		case "ready":
+			return {
+				type: "ready",
+				commands: r.list(m.commands, "commands", AGENT_PORT_LIST_MAX).map((value, i) => {
+					const c = r.object(value, `commands[${i}]`);
+					return {
+						name: r.string(c.name, `commands[${i}].name`, AGENT_PORT_ID_MAX_CHARS), usage: r.string(c.usage, `commands[${i}].usage`, AGENT_PORT_ID_MAX_CHARS),
+						help: r.string(c.help, `commands[${i}].help`),
+					};
+				}),
+				warnings: r.list(m.warnings, "warnings", AGENT_PORT_LIST_MAX).map((w, i) => r.string(w, `warnings[${i}]`)),
+			};
+		case "accepted":
+			return { type: "accepted", call: r.callNumber(), request_id: r.count(m.request_id, "request_id") };
+		case "response":
+			return { type: "response", call: r.callNumber(), response: readResponse(r, m.response) };
+		case "event": {
+			const call = r.callNumber();
+			const event = r.object(m.event, "event");
+			if (!WATCHABLE_EVENTS.includes(event.type as WatchableEvent) || event.type === "tool_execution_failed") r.fail("event.type is not an agent event");
+			r.count(event.request_id, "event.request_id");
+			// The rest is the core's own plain data, read by whoever watches that type.
+			return { type: "event", call, event: event as unknown as AgentEvent };
+		}
+		case "out": {
+			const event = r.object(m.event, "event");
+			if (event.type !== "out_message" && event.type !== "agent_stage") r.fail("event.type must be out_message or agent_stage");
+			r.string(event.channel, "event.channel", AGENT_PORT_ID_MAX_CHARS);
+			r.string(event.chat_id, "event.chat_id", AGENT_PORT_ID_MAX_CHARS);
+			r.string(event.text, "event.text");
+			r.count(event.request_id, "event.request_id");
+			if (event.type === "out_message") r.string(event.correlation_id, "event.correlation_id", AGENT_PORT_ID_MAX_CHARS);
+			return { type: "out", event: event as unknown as OutEvent };
+		}
+		case "cancelled":
+			return { type: "cancelled", call: r.callNumber(), request_id: r.count(m.request_id, "request_id") };
+		case "status": {
+			const call = r.callNumber();
+			const s = r.object(m.status, "status");
+			return {
+				type: "status", call,
+				status: {
+					phase: readPhase(r, s.phase, "status.phase"), in_flight: r.count(s.in_flight, "status.in_flight"), queued: r.count(s.queued, "status.queued"),
+					subagents: r.list(s.subagents, "status.subagents", MAX_SUBAGENTS).map((value, i) => {
+						const sub = r.object(value, `status.subagents[${i}]`);
+						return { agent_id: r.string(sub.agent_id, `status.subagents[${i}].agent_id`, AGENT_PORT_ID_MAX_CHARS), phase: readPhase(r, sub.phase, `status.subagents[${i}].phase`) };
+					}),
+					heap: readHeap(r, s.heap),
+				},
+			};
+		}
+		case "command_result": {
+			const result: FromAgent = {
+				type: "command_result", call: r.callNumber(),
+				lines: r.list(m.lines, "lines", AGENT_COMMAND_LINES_MAX + 1).map((line, i) => r.string(line, `lines[${i}]`)),
+			};
+			if (m.error !== undefined) result.error = r.string(m.error, "error");
+			if (m.usage !== undefined) result.usage = r.boolean(m.usage, "usage");
+			return result;
+		}
+		case "stopped":
+			return { type: "stopped", call: r.callNumber() };
+		case "wiped":
+			return {
+				type: "wiped", call: r.callNumber(),
+				wiped: r.list(m.wiped, "wiped", AGENT_PORT_LIST_MAX).map((line, i) => r.string(line, `wiped[${i}]`)),
+				errors: r.list(m.errors, "errors", AGENT_PORT_LIST_MAX).map((line, i) => r.string(line, `errors[${i}]`)),
+			};
+		case "cap_result":
+			return { type: "cap_result", call: r.callNumber(), content: r.string(m.content, "content") };
+		case "failed":
+			return { type: "failed", call: r.callNumber(), error: r.string(m.error, "error") };
+		case "refused":
+			return { type: "refused", error: r.string(m.error, "error") };
+		default:
+			return unknownType(r);
+	}
+}
