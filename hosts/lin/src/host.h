@@ -22,7 +22,8 @@
  *
  * Native classes are installed on a hidden object (the "native" object) that
  * the platform modules in hosts/lin/modules/ read: main.c calls one
- * hostInstall* per native module file (gInstallers).
+ * hostInstall* per native module file (gInstallers). The helpers below
+ * ("classes") are natives.c's; no native module calls main.c.
  */
 #ifndef XSCLAW_HOST_H
 #define XSCLAW_HOST_H
@@ -73,7 +74,7 @@ void hostUncaught(xsMachine *the);
 void hostRunJobs(xsMachine *the);
 int hostMachineAborted(xsMachine *the);
 
-/* ---- loops and machines (main.c; used by main() and worker.c) ----------- */
+/* ---- loops and machines (loop.c, machine.c; used by main() and worker.c) */
 
 #define HOST_REASON_CHARS 512   /* why a machine ended: a sentence for onerror */
 
@@ -113,8 +114,22 @@ void hostReleaseFreeMemory(void);
  * process-wide count); creation sets the calling thread's loop's machine. */
 xsMachine *hostCreateMachine(const xsCreation *creation, const char *name);
 void hostDeleteMachine(xsMachine *machine);
-const xsCreation *hostCreation(void);   /* manifest.json's creation sizes */
-void hostInstallNative(xsMachine *the); /* __xsclaw and trace on the global object */
+const xsCreation *hostCreation(void);   /* manifest.json's creation sizes (modules.c) */
+int hostLiveMachines(void);             /* machines not yet deleted, every thread's */
+/* __xsclaw and trace on the global object: the installer main() registers
+ * (it knows every native module; machine.c and worker.c do not). */
+void hostInstallNative(xsMachine *the);
+void hostSetNativeInstaller(void (*install)(xsMachine *the));
+/* fxAbort calls hook first (main() registers sandbox.c's hostSandboxAbort). */
+void hostSetAbortHook(int (*hook)(xsMachine *the, int status));
+/* The pending exception as text; on stderr as "xsclaw: <prefix>: <text>". */
+void hostExceptionText(xsMachine *the, char *message, size_t size);
+void hostPrintException(xsMachine *the, const char *prefix);
+/* Per machine, for heap(): garbage collections so far, and the figures'
+ * property IDs (looked up once per machine, forgotten when it is deleted). */
+enum { HEAP_CHUNK_USED, HEAP_CHUNK_PEAK, HEAP_CHUNK_SIZE, HEAP_SLOT_USED, HEAP_SLOT_PEAK, HEAP_SLOT_SIZE, HEAP_SOCKETS, HEAP_COLLECTIONS, HEAP_FIGURES };
+unsigned long hostCollections(void);
+const xsIdentifier *hostHeapIds(xsMachine *the);
 /* import(specifier).then(fulfilled, rejected) */
 void hostImport(xsMachine *the, const char *specifier, xsCallback fulfilled, xsCallback rejected);
 /* SIGUSR2 ends the oldest living worker as if it had crashed (worker.c). */
@@ -176,10 +191,31 @@ void *hostBytes(xsMachine *the, xsSlot *value, size_t *length, const char *cls);
 void hostThrowMessage(xsMachine *the, int error, const char *format, ...)
 	__attribute__((noreturn, format(printf, 3, 4)));
 
-/* ---- configuration ---------------------------------------------------- */
+/* ---- configuration (options.c) ----------------------------------------- */
 
+#define HOST_USAGE "usage: xsclaw --modules MAP [--main SPECIFIER] [--data DIR] [--ca FILE] [--cpus one|any] [--sizes]"
 const char *hostDataDir(void);       /* --data DIR, default ./data */
 const char *hostOption(const char *name); /* --name value from the command line, or NULL */
+/* Reads and checks the command line (exit 64 on a problem); 1 for --sizes. */
+int hostReadOptions(int argc, char **argv);
+void hostUsage(const char *message) __attribute__((noreturn));   /* one line on stderr, exit 64 */
+void hostKeepToOneCpu(void);         /* --cpus one (the default) | any */
+
+/* ---- the module map and loader (modules.c) ------------------------------ */
+
+/* Reads the map (exit 64 when it cannot); its creation sizes, which main() may change. */
+xsCreation *hostLoadModuleMap(const char *path);
+void hostFreeModuleMap(void);
+void hostFreeModules(void);          /* the kept code: once no machine is left */
+void hostPrintSizes(xsMachine *the); /* --sizes: every module's bytecode size */
+
+/* ---- the system natives (system.c) -------------------------------------- */
+
+/* exit(code) and reboot() asked by the main machine (its loop stops then). */
+int hostExitRequested(int *code);
+int hostRebootRequested(void);
+void hostClearReboot(void);
+void hostTrace(xsMachine *the);      /* the global trace(...) */
 
 /* ---- the console (serial.c) ------------------------------------------- */
 

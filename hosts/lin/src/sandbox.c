@@ -13,7 +13,7 @@
  * RangeError "sandbox: step limit" / "memory limit" / "stack limit". A normal
  * exception of the function is rethrown as it is.
  *
- * fxAbort (main.c) calls hostSandboxAbort first: it unwinds when a sandboxed
+ * fxAbort (machine.c) calls hostSandboxAbort first: it unwinds when a sandboxed
  * call is running in this machine, and returns 0 otherwise (the firmware's own
  * out-of-memory still ends the program). One call at a time per thread (run()
  * inside run() throws).

@@ -27,7 +27,7 @@
  * queue empty: the receiver takes every waiting message per wake-up), in the
  * order it was posted.
  *
- * Failure isolation: fxAbort and hostUncaught (main.c) end a worker's machine
+ * Failure isolation: fxAbort and hostUncaught (machine.c) end a worker's machine
  * alone. Its thread deletes the machine (the destructors close its sockets,
  * files and timers) and exits; the creator is told on its loop: messages the
  * worker posted before it ended are delivered first, then onerror(reason).

@@ -34,7 +34,7 @@
 #define mxUseDefaultParseScript 1
 #define mxUseDefaultSharedChunks 1
 #define mxUseDefaultDebug 1
-/* fxCStackLimit is main.c's: once per thread, not at every compile. */
+/* fxCStackLimit is machine.c's: once per thread, not at every compile. */
 #define mxUseDefaultCStackLimit 0
 
 /* The waiter fields are used by xsAtomics.c; promiseJobs is set by fxQueuePromiseJobs. */
