@@ -50,7 +50,7 @@ test("every page of docs/ is there and has a title", () => {
 	}
 });
 
-test("docs/configuration.md is what tools/docs.mjs makes of modules/config/settings.ts", async () => {
+test("docs/configuration.md is what tools/docs.mjs makes of modules/shared/config/settings.ts", async () => {
 	assert.ok(existsSync(APP_MAP), "build first: node tools/build.mjs");
 	const page = await configurationPage();
 	assert.ok(page === readFileSync(CONFIGURATION_PAGE, "utf8"), "docs/configuration.md is out of date: run node tools/build.mjs && node tools/docs.mjs");

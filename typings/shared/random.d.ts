@@ -1,6 +1,6 @@
 // host/random: the one source of secret random bytes, on both targets
 // (hosts/common/random/random.h): getrandom(2) on the lin host, the hardware
-// RNG (esp_fill_random) on the ESP32-S3. modules/util/random builds codes and
+// RNG (esp_fill_random) on the ESP32-S3. modules/shared/util/random builds codes and
 // numbers on it; nothing secret comes from Math.random.
 declare module "host/random" {
 	/**

@@ -5,7 +5,7 @@
 // lists a,b and steps */n or a-b/n or a/n; an item with more than one - or / is
 // refused. Day-of-week 0-7 (0 and 7 are Sunday); months and days also by
 // three-letter name (jan, mon). The rules next() follows (stated in
-// modules/sched/NOTES.md, the same for every spelling):
+// modules/agent/sched/NOTES.md, the same for every spelling):
 // - Days: a day field is restricted when it leaves out some value of its range
 //   (so *, */1 and 1-31 are not; */2 is). When both day-of-month and day-of-week
 //   are restricted a day matches either; otherwise a day must match both (an
