@@ -25,12 +25,11 @@ import { boardHttp } from "net/board";
 import type { OnlineGate } from "net/online";
 import { sessionCommands } from "store/console";
 import { openSessions, type Sessions } from "store/sessions";
-import { AGENT_DIRECTORIES } from "console/reset";
 import { messageOf } from "util/errors";
 import { wipeDirectories } from "util/files";
 import { files as filesRoot } from "util/io";
 import { log } from "util/log";
-import { CONSOLE_CHAT, type ChatRef } from "agent/protocol";
+import { AGENT_DIRECTORIES, CONSOLE_CHAT, type ChatRef } from "agent/protocol";
 import type { AgentParts } from "agent/service";
 import type { SettingsMirror } from "agent/settings";
 

@@ -1,11 +1,14 @@
-// Checks on the source tree itself: a helper is defined once, every limit in
+// Checks on the source tree itself: the machines' folders and the layers imports
+// run down (modules/NOTES.md), a helper is defined once, every limit in
 // budgets.ts is used, channel names are constants, and the agent core's loop
 // file holds the loop only (its helpers live in their own modules).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { ROOT } from "../../tools/build.mjs";
+import { hostProblems, treeProblems } from "../../tools/tree.mjs";
 
 function sources(dir = join(ROOT, "modules"), out = []) {
 	for (const name of readdirSync(dir)) {
@@ -102,4 +105,42 @@ test("no message in modules/ names an internal API field or a command or tool th
 			if (PHRASES.test(literal[0])) offenders.push(`${path}: ${literal[0].slice(0, 80)}`);
 	}
 	assert.deepEqual(offenders, []);
+});
+
+// Issue 27: the tree shows the two machines, and imports run one way
+// (modules/NOTES.md; tools/tree.mjs reads them from the sources).
+test("no module imports the other machine's side, no import runs back up a layer, and no circle", () => {
+	assert.deepEqual(treeProblems(), []);
+});
+
+test("the lin host's C files form no circle: main.c is the boot, not the helpers' library", () => {
+	const { edges, problems } = hostProblems();
+	assert.deepEqual(problems, []);
+	assert.ok(edges.get("main.c").has("worker.c") && edges.get("files.c").has("natives.c"), "the graph is read");
+	for (const [file, uses] of edges) if (file !== "main.c") assert.ok(!uses.has("main.c"), `${file} calls main.c`);
+});
+
+test("the tree checks fail on a back-up import, a circle, the other machine's module, and a C circle", (t) => {
+	const mod = (specifier, path, machine, area, role, imports) => [specifier, { specifier, path, machine, area, role, imports }];
+	const broken = new Map([
+		mod("util/a", "modules/shared/util/a.ts", "shared", "util", "base", ["net/types"]),
+		mod("net/types", "modules/shared/net/types.ts", "shared", "net", "contract", ["util/a"]),
+		mod("core/core", "modules/agent/core/core.ts", "agent", "core", "code", ["router/router"]),
+		mod("router/router", "modules/main/router/router.ts", "main", "router", "code", ["core/core"]),
+		mod("config/settings", "modules/shared/config/settings.ts", "shared", "config", "contract", ["config/store"]),
+		mod("config/store", "modules/main/config/store.ts", "main", "config", "code", []),
+	]);
+	const problems = treeProblems(broken).join("\n");
+	assert.match(problems, /util\/a\.ts \(base\) imports net\/types \(contract\): an import running back up/);
+	assert.match(problems, /core\/core\.ts \(agent machine\) imports router\/router .* runs in the main machine/);
+	assert.match(problems, /config\/settings\.ts \(shared by both machines\) imports config\/store .* main machine only/);
+	assert.match(problems, /config\/settings\.ts \(contract\) imports config\/store \(code\)/);
+	assert.match(problems, /a circle of modules: core\/core -> router\/router -> core\/core/);
+	assert.match(problems, /a circle of areas: /);
+	const dir = mkdtempSync(join(tmpdir(), "xsclaw-tree-"));
+	t.after(() => rmSync(dir, { recursive: true, force: true }));
+	mkdirSync(join(dir, "hosts", "lin", "src"), { recursive: true });
+	writeFileSync(join(dir, "hosts", "lin", "src", "main.c"), "void hostHelp(void)\n{\n}\nint main(void)\n{\n\thostInstallFiles();\n}\n");
+	writeFileSync(join(dir, "hosts", "lin", "src", "files.c"), "void hostInstallFiles(void)\n{\n\thostHelp();\n}\n");
+	assert.deepEqual(hostProblems(dir).problems, ["a circle of the lin host's C files: files.c -> main.c -> files.c"]);
 });

@@ -29,14 +29,12 @@ import {
 	type PreparedImage,
 	type ContentPart, type ImagePart,
 } from "llm/types";
+import type { SettingsSource } from "config/settings";
 import { messageOf } from "util/errors";
 import { logLine } from "util/log";
 
 /** The part of config/store's Config the runtime reads. */
-export interface ConfigSource {
-	get(name: string): string | undefined;
-	onChange(listener: (name: string, value: string | undefined) => void): () => void;
-}
+export type ConfigSource = SettingsSource;
 
 export interface LlmOptions {
 	config: ConfigSource;

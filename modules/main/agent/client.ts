@@ -12,38 +12,17 @@
 import Timer from "timer";
 import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_REPLY_TIMEOUT_MS } from "budgets";
 import { RequestFlag, type AgentEvent, type AgentResponse, type OutEvent } from "core/types";
-import type { OnlineState } from "net/online";
+import type { OnlineState } from "net/types";
 import type { WipeResult } from "util/files";
-import type { AgentPort } from "router/types";
 import { messageOf } from "util/errors";
 import { log, maskSecretsDeep } from "util/log";
 import {
 	PortError, readFromAgent,
 	type AgentStatus, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent,
 } from "agent/protocol";
+import type { AgentPort, AskOptions, CommandResult, SubmitOptions } from "agent/types";
 
-export interface SubmitOptions {
-	/** How long to wait for room in the agent's request queue. */
-	waitMs: number;
-	/** Event types of this request to hear through onEvent. */
-	events?: WatchableEvent[];
-	onEvent?(event: AgentEvent): void;
-}
-
-export interface AskOptions extends SubmitOptions {
-	/** How long the agent waits for the answer before it cancels the request. */
-	responseMs: number;
-	/** Told the request's id once it is queued (for `cancel N`). */
-	onAccepted?(requestId: number): void;
-}
-
-export interface CommandResult {
-	lines: string[];
-	/** The command failed with this sentence (after printing lines). */
-	error?: string;
-	/** The arguments did not fit the command's usage. */
-	usage?: boolean;
-}
+export type { AskOptions, CommandResult, SubmitOptions } from "agent/types";
 
 export interface Ready {
 	commands: CommandInfo[];

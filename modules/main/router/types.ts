@@ -3,10 +3,9 @@
 // then its fallback, what each one starts; outbound events of the agent come back
 // through the router to the binding of their channel.
 //
-// AgentPort is the part of the agent port (modules/shared/agent's AgentClient, in the
-// main machine) that channels and the router use. It is declared here, narrowly,
-// so the router and the channels do not depend on how the agent is reached: the
-// port's client satisfies it as it is, and main.ts adapts whatever runs the agent.
+// AgentPort (agent/types) is the part of the agent port's client (agent/client)
+// that channels and the router use, declared narrowly so they do not depend on
+// how the agent is reached.
 import type { AgentEvent, OutEvent } from "core/types";
 
 /** Who may ask: from a channel's pairing (SPEC §8: owner, user; cron and subagent come from elsewhere). */
@@ -23,23 +22,9 @@ export interface InMessage {
 	role: Role;
 }
 
-// The request, chat, submit options and command result are the agent port's own.
+// The request, chat, submit options, command result and the agent itself are the agent port's own.
 export type { ChatRef, PortRequest } from "agent/protocol";
-export type { CommandResult, SubmitOptions } from "agent/client";
-import type { ChatRef, PortRequest } from "agent/protocol";
-import type { CommandResult, SubmitOptions } from "agent/client";
-
-/** What channels and the router need of the agent. Every method rejects with a sentence for a person. */
-export interface AgentPort {
-	/** Queues a request nobody waits for here; resolves with its id (its answer comes as an out event). */
-	submit(request: PortRequest, options: SubmitOptions): Promise<number>;
-	/** Cancels a request (0: the one in flight); resolves with the id cancelled, 0 when nothing matched. */
-	cancel(requestId: number): Promise<number>;
-	/** Hears outbound events; returns the removal. Listeners must not throw. */
-	onOut(listener: (event: OutEvent) => void): () => void;
-	/** Runs one of the agent's console commands ("session", "session new", ...) for a chat. */
-	command(name: string, args: string, chat: ChatRef): Promise<CommandResult>;
-}
+export type { AgentPort, CommandResult, SubmitOptions } from "agent/types";
 
 /** A channel's side of an outbound binding. deliver must not throw; failures are the channel's to log. */
 export interface OutboundSink {

@@ -8,7 +8,8 @@
 // Each change is one status line on the console. On lin (network kind "host")
 // the process is online from the start and nothing is driven.
 import type { AccessPoint, LinkEvent } from "host/network";
-import { OnlineWaiters, type OnlineState } from "net/online";
+import { OnlineWaiters } from "net/online";
+import type { OnlineState } from "net/types";
 import type { TimerLike } from "net/types";
 import { SNTP_RETRY_MS, SNTP_SERVER, WIFI_RECONNECT_FIRST_MS, WIFI_RECONNECT_MAX_MS } from "budgets";
 

@@ -16,8 +16,18 @@
 import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_ID_MAX_CHARS, AGENT_PORT_LIST_MAX, AGENT_PORT_TEXT_MAX_CHARS, MAX_SUBAGENTS } from "budgets";
 import { Channel, type AgentEvent, type AgentResponse, type OutEvent, type Phase } from "core/types";
 import type { HeapFigures } from "host/platform";
-import { ONLINE_STATES, type OnlineState } from "net/online";
+import { ONLINE_STATES, type OnlineState } from "net/types";
+import type { WipedDirectory } from "util/files";
 import { isObject } from "util/values";
+
+/** The agent machine's directories: it wipes them when asked (`wipe`); the main machine does when no agent machine runs. */
+export const AGENT_DIRECTORIES: readonly WipedDirectory[] = Object.freeze([
+	{ path: "sessions", what: "sessions" },
+	{ path: "memory", what: "memory and profile" },
+	{ path: "sched", what: "schedules" },
+	{ path: "workspace", what: "the agent's files" },
+	{ path: "caps", what: "macro tools" },
+]);
 
 /** Bumped when a message changes shape; both machines come from one build, so this only names the protocol in errors. */
 export const PORT_VERSION = 1;

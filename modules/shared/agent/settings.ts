@@ -7,8 +7,7 @@
 // secret ones it gets only their fingerprints (util/secrets), as the derived
 // setting SECRET_PRINTS_SETTING, so that its logger and its scrubbing of the
 // model's replies can mask one the model repeats without holding it.
-import type { ConfigSource } from "llm/runtime";
-import { isSecret } from "config/settings";
+import { isSecret, type SettingsSource } from "config/settings";
 import { messageOf } from "util/errors";
 import { log as logLine } from "util/log";
 import { secretPrint } from "util/secrets";
@@ -45,7 +44,7 @@ export function agentSettings(entries: Iterable<[string, string]>): Record<strin
 }
 
 /** The agent machine's copy of its settings: what llm/runtime and memory read (get, onChange). */
-export class SettingsMirror implements ConfigSource {
+export class SettingsMirror implements SettingsSource {
 	#values = new Map<string, string>();
 	#listeners = new Set<(name: string, value: string | undefined) => void>();
 	#log: (line: string) => void;

@@ -18,6 +18,13 @@ import {
 } from "budgets";
 import { clip } from "util/text";
 
+/** Where settings are read: config/store's Config, or the agent machine's copy (agent/settings). */
+export interface SettingsSource {
+	get(name: string): string | undefined;
+	/** Hears every change (undefined: unset); returns the removal. */
+	onChange(listener: (name: string, value: string | undefined) => void): () => void;
+}
+
 export type SettingType = "text" | "integer" | "boolean" | "choice" | "url" | "identifier";
 
 export interface SettingSpec {

@@ -4,18 +4,16 @@
 // secret (config/settings), refreshed whenever a setting changes. Each machine
 // has its own logger: the agent machine applies the same settings from its copy
 // of them (agent/settings forwards log.* and the LLM's secret).
-import { SETTINGS, settingValue } from "config/settings";
-import type { Config } from "config/store";
+import { SETTINGS, settingValue, type SettingsSource } from "config/settings";
 import { UsageError, words, type Command } from "console/types";
 import { LOG_LEVELS, logLevel, setLogLevel, setLogPrints, setLogSecrets } from "util/log";
 import { isSecretPrint, type SecretPrint } from "util/secrets";
 import { SECRET_PRINTS_SETTING } from "agent/settings";
 import { messageOf } from "util/errors";
 
-/** The settings the logger reads: a Config, or the agent machine's copy of its settings. */
-export interface LogSettingsSource {
-	get(name: string): string | undefined;
-	onChange(listener: (name: string, value: string | undefined) => void): () => void;
+/** The settings `log level` sets: config/store's Config (the main machine's). */
+export interface LogSettingsStore extends SettingsSource {
+	set(name: string, value: string): void;
 }
 
 // The agent machine's fingerprints of the secrets it does not hold (agent/settings); none in the main machine.
@@ -30,7 +28,7 @@ function readPrints(value: string | undefined): SecretPrint[] {
 }
 
 /** Applies log.level and the secret values (and fingerprints) to this machine's logger now and on every change. */
-export function applyLogSettings(config: LogSettingsSource): void {
+export function applyLogSettings(config: SettingsSource): void {
 	const apply = () => {
 		setLogSecrets(SETTINGS.filter((spec) => spec.secret).map((spec) => config.get(spec.name) ?? ""));
 		setLogPrints(readPrints(config.get(SECRET_PRINTS_SETTING)));
@@ -46,7 +44,7 @@ export function applyLogSettings(config: LogSettingsSource): void {
 }
 
 /** Applies the log settings (applyLogSettings); returns the `log` commands. */
-export function openLogSettings(config: Config): Command[] {
+export function openLogSettings(config: LogSettingsStore): Command[] {
 	applyLogSettings(config);
 	return [{
 		name: "log level", usage: "[LEVEL]", help: `show or set which log lines are shown: ${LOG_LEVELS.join(", ")} (kept across restarts)`,

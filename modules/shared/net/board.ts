@@ -1,7 +1,7 @@
 // net/board: the board's HTTP client, wired once: its TCP and TLS sockets, its DNS
 // resolver, its timer and clock, and the PSRAM pool for big buffers. main.ts and
 // the test peers that talk to real servers use this, so they run the same wiring.
-// The sockets come typed from util/io (the one adapter between the targets'
+// The sockets come typed from net/sockets (the one adapter between the targets'
 // declarations); net/websocket/board wires WebSockets the same way (a module of
 // its own, so the agent machine, which loads this one, does not load the
 // WebSocket client). `online` holds name lookups (and so every connection to a
@@ -14,7 +14,7 @@ import { HttpClient } from "net/http";
 import type { OnlineGate } from "net/online";
 import type { ResolveRequest, ResolverConstructor, ResolverLike } from "net/types";
 import { psramBuffers, type BufferPool } from "util/buffers";
-import { DnsResolver, TcpSocket, TlsSocket } from "util/io";
+import { DnsResolver, TcpSocket, TlsSocket } from "net/sockets";
 
 export interface BoardHttp {
 	http: HttpClient;

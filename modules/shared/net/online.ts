@@ -5,11 +5,9 @@
 // Wi-Fi station owns the state; the agent machine hears it over the agent
 // port. Each keeps its own OnlineWaiters over its own view of the state,
 // with the same bounds.
-import type { TimerLike } from "net/types";
+import type { OnlineState, TimerLike } from "net/types";
 import { ONLINE_WAIT_MAX_MS, ONLINE_WAITERS_MAX } from "budgets";
 
-export type OnlineState = "online" | "waiting" | "offline";
-export const ONLINE_STATES: readonly OnlineState[] = ["online", "waiting", "offline"];
 
 /** Calls ready() when lookups may go out, or fail() when they cannot (the wifi status says why). */
 export type OnlineGate = (ready: () => void, fail: () => void) => void;

@@ -226,3 +226,7 @@ export interface HttpClientOptions {
 	/** Idle pooled connections per origin kept (default budgets.HTTP_POOL_IDLE_PER_ORIGIN). */
 	maxIdlePerOrigin?: number;
 }
+
+/** Whether name lookups may go out (net/online): online, waiting for Wi-Fi and the clock, or no network configured. */
+export type OnlineState = "online" | "waiting" | "offline";
+export const ONLINE_STATES: readonly OnlineState[] = ["online", "waiting", "offline"];

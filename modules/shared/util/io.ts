@@ -1,29 +1,16 @@
-// util/io: the one adapter between modules/ and the ECMA-419 IO modules of
+// util/io: the one adapter between modules/ and the ECMA-419 storage modules of
 // whichever target is being built. The device build type-checks against the
 // Moddable SDK's declarations, the lin build against ours (typings/lin/); where
 // the two differ this file bridges them, so nothing else in modules/ casts:
 // - embedded:storage/files: the SDK declares no default export (files.js has
 //   one, the root Directory);
 // - embedded:storage/key-value: the SDK's read() may return number or bigint
-//   (numeric formats, which we never open); ours returns ArrayBuffer | string;
-// - the sockets: the SDK declares read() as always returning data and write()
-//   as void, where the C (and the lin host) return undefined when nothing is
-//   there and the writable count; net/http states the real shapes (net/types);
-// - the SDK's TLS socket builds its TCP socket from options.TCP (an ECMA-419
-//   IO descriptor); the DNS resolver needs servers and a UDP socket, which the
-//   board gives (host/platform resolverOptions).
-// On the device embedded:io/socket/tcp/tls is our mbedtls module
-// (hosts/esp32/tls), which ignores options.TCP; the SDK's JavaScript example
-// needed it.
-// Only this module imports the embedded:storage and embedded:io/socket specifiers.
+//   (numeric formats, which we never open); ours returns ArrayBuffer | string.
+// The sockets' adapter is net/sockets.
+// Only this module imports the embedded:storage specifiers.
 import * as filesModule from "embedded:storage/files";
 import type { Directory as DirectoryType, File as FileType } from "embedded:storage/files";
 import keyValue from "embedded:storage/key-value";
-import TCP from "embedded:io/socket/tcp";
-import TLS from "embedded:io/socket/tcp/tls";
-import Resolver from "embedded:network/dns/resolver/udp";
-import { resolverOptions } from "host/platform";
-import type { ResolverConstructor, TcpConstructor, TlsConstructor, TlsOptions } from "net/types";
 
 export type Directory = DirectoryType;
 export type File = FileType;
@@ -56,17 +43,3 @@ export function openKeyValue(path: string, mode: "r" | "r+" = "r+"): KeyValueSto
 		close: () => store.close(),
 	};
 }
-
-export const TcpSocket = TCP as unknown as TcpConstructor;
-
-const TlsBase = TLS as unknown as TlsConstructor;
-/** The TLS socket, told which TCP socket to build on (the SDK's needs it; ours ignores it). */
-export const TlsSocket: TlsConstructor = function (options: TlsOptions) {
-	return new TlsBase({ ...options, TCP: { io: TCP } } as TlsOptions);
-} as unknown as TlsConstructor;
-
-const ResolverBase = Resolver as unknown as ResolverConstructor;
-/** The DNS resolver with the board's servers and UDP socket. */
-export const DnsResolver: ResolverConstructor = function (options: object) {
-	return new ResolverBase({ ...resolverOptions(), ...options });
-} as unknown as ResolverConstructor;

@@ -10,7 +10,7 @@ import type { OnlineGate } from "net/online";
 import type { AbortSignalLike } from "net/types";
 import { WebSocketClient } from "net/websocket/client";
 import type { BufferPool } from "util/buffers";
-import { DnsResolver, TcpSocket, TlsSocket } from "util/io";
+import { DnsResolver, TcpSocket, TlsSocket } from "net/sockets";
 import { randomFill } from "util/random";
 
 /** Opens a WebSocket on the board's sockets (what the QQ gateway asks for). */

@@ -17,15 +17,7 @@ import type { Config } from "config/store";
 import { UsageError, type Command } from "console/types";
 import { messageOf } from "util/errors";
 import { wipeDirectories, type WipeResult, type WipedDirectory } from "util/files";
-
-/** The agent machine's directories (it wipes them when asked). */
-export const AGENT_DIRECTORIES: readonly WipedDirectory[] = Object.freeze([
-	{ path: "sessions", what: "sessions" },
-	{ path: "memory", what: "memory and profile" },
-	{ path: "sched", what: "schedules" },
-	{ path: "workspace", what: "the agent's files" },
-	{ path: "caps", what: "macro tools" },
-]);
+import { AGENT_DIRECTORIES } from "agent/protocol";
 
 export interface ResetDeps {
 	config: Config;
