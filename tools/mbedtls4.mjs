@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // Builds Mbed TLS 4.0 (the version ESP-IDF v6.0 ships) for the lin host's
 // `mbedtls4` variant, from the tarball the environment lays beside the clone
-// (../shared/mbedtls/mbedtls-4.0.0.tar.gz; see its README). The tarball is
+// (../shared/mbedtls/mbedtls-4.0.0.tar.gz; see its README), or the release archive
+// Mbed TLS attaches to its v4.0.0 release (mbedtls-4.0.0.tar.bz2: the source
+// with its submodules under mbedtls-4.0.0/; GitHub's generated "Source code"
+// archives lack the submodules and do not build). The tarball is
 // extracted and built with cmake in a cache outside the tree, keyed by the
 // tarball's and our config's hashes, so it builds once (~20-60 s), then costs
 // nothing.
@@ -16,13 +19,14 @@
 // Cache: $XSCLAW_CACHE, else $XDG_CACHE_HOME/xsclaw, else ~/.cache/xsclaw.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const TARBALL = "mbedtls-4.0.0.tar.gz";
+/** The names looked for, in each folder: the shared tarball, then Mbed TLS's release archive. */
+const TARBALLS = ["mbedtls-4.0.0.tar.gz", "mbedtls-4.0.0.tar.bz2"];
 /** The lin host's m32 variant (hosts/lin/Makefile, M32: the same flags): its Mbed TLS is built with the same word size and type sizes. */
 export const M32_CFLAGS = "-m32 -msse2 -mfpmath=sse -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64";
 export const MBEDTLS4_USER_CONFIG = join(ROOT, "hosts", "lin", "mbedtls4", "crypto_user_config.h");
@@ -56,7 +60,7 @@ export function sharedFolders(sub, root = ROOT) {
 export function findMbedtls4Tarball(looked = []) {
 	const candidates = [];
 	if (process.env.XSCLAW_MBEDTLS_TARBALL) candidates.push(process.env.XSCLAW_MBEDTLS_TARBALL);
-	for (const dir of sharedFolders("mbedtls")) candidates.push(join(dir, TARBALL));
+	for (const dir of sharedFolders("mbedtls")) for (const name of TARBALLS) candidates.push(join(dir, name));
 	for (const path of new Set(candidates)) {
 		looked.push(path);
 		if (existsSync(path)) return path;
@@ -98,13 +102,17 @@ export function mbedtls4Prefix({ log = (m) => process.stderr.write(m + "\n"), lo
 	mkdirSync(src, { recursive: true });
 	mkdirSync(install, { recursive: true });
 	try {
-		execFileSync("tar", ["-xzf", tarball, "-C", src], { stdio: "inherit" });
+		// tar finds the compression (gzip, bzip2) itself.
+		execFileSync("tar", ["-xf", tarball, "-C", src], { stdio: "inherit" });
+		// The release archive holds everything under mbedtls-4.0.0/, the shared tarball at its top.
+		const entries = readdirSync(src);
+		const top = !entries.includes("CMakeLists.txt") && entries.length === 1 ? join(src, entries[0]) : src;
 		// The user config is kept beside the install, so the headers our C sees
 		// and the libraries always agree, whatever happens to the tree later.
 		const config = join(install, "crypto_user_config.h");
 		writeFileSync(config, readFileSync(MBEDTLS4_USER_CONFIG));
 		const quiet = { stdio: ["ignore", "ignore", "inherit"] };
-		execFileSync("cmake", ["-S", src, "-B", join(src, "build"), "-DENABLE_TESTING=OFF", "-DENABLE_PROGRAMS=OFF",
+		execFileSync("cmake", ["-S", top, "-B", join(src, "build"), "-DENABLE_TESTING=OFF", "-DENABLE_PROGRAMS=OFF",
 			"-DCMAKE_BUILD_TYPE=Release", `-DCMAKE_INSTALL_PREFIX=${install}`,
 			`-DTF_PSA_CRYPTO_USER_CONFIG_FILE=${config}`, ...(m32 ? [`-DCMAKE_C_FLAGS=${M32_CFLAGS}`] : [])], quiet);
 		execFileSync("make", ["-C", join(src, "build"), "-j2"], quiet);

@@ -9,11 +9,14 @@ import assert from "node:assert/strict";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { TEST_MAP, hostBinary } from "../../tools/build.mjs";
+import { MBEDTLS4_HOW, REQUIRE_ALL, TEST_MAP, hostBinary } from "../../tools/build.mjs";
 import { UNIT_MODULES, assertClean, runHost, runXsTests } from "./xs.mjs";
 
 // What the heap figures measured on it rest on: npm test built it, an i386 ELF program.
-test("the m32 host was built by npm test, and is a 32-bit x86 program", () => {
+// Where the build left it out (no Mbed TLS 4.0 tarball, gcc-multilib or qemu-user: the
+// build's NOTICE said which), its tests are skipped; CI (XSCLAW_REQUIRE_ALL=1) builds it.
+const skip = !REQUIRE_ALL && !existsSync(hostBinary("m32")) && `the 32-bit host is not built (see the build's NOTICE; to add it: ${MBEDTLS4_HOW}, apt-get install -y gcc-multilib qemu-user)`;
+test("the m32 host was built by npm test, and is a 32-bit x86 program", { skip }, () => {
 	assert.ok(existsSync(hostBinary("m32")), `no ${hostBinary("m32")}: npm test builds it (node tools/build.mjs --m32)`);
 	const header = Buffer.alloc(20);
 	const fd = openSync(hostBinary("m32"), "r");

@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// npm test: builds the hosts (release, ASan/UBSan, Mbed TLS 4.0, 32-bit), runs
+// every test file of test/e2e (node --test, two at a time), and ends with the
+// wall time and, when something could not run here, one line saying what and how
+// to add it. On a clone with nothing beside it (no ../shared, no $MODDABLE) the
+// Mbed TLS 4.0 and 32-bit hosts and the SDK check are left out; CI has them all
+// and sets XSCLAW_REQUIRE_ALL=1, which makes leaving one out an error.
+//
+//   node tools/test.mjs [node --test arguments ...]
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { OPTIONAL_HOSTS, REQUIRE_ALL, ROOT, build } from "./build.mjs";
+import { SDK_HOW, sdkMissing } from "./check-device.mjs";
+
+const started = Date.now();
+let notBuilt;
+try {
+	({ notBuilt } = await build({ asan: true, mbedtls4: true, m32: true }));
+} catch (error) {
+	process.stderr.write(`${error.message}\n`);
+	process.exit(1);
+}
+const code = await new Promise((resolve) => {
+	const child = spawn(process.execPath, ["--test", "--test-concurrency=2", ...process.argv.slice(2), "test/e2e/"], { cwd: ROOT, stdio: "inherit" });
+	child.on("close", (status, signal) => resolve(status ?? (signal ? 1 : 0)));
+});
+const seconds = Math.round((Date.now() - started) / 1000);
+process.stdout.write(`npm test: ${code === 0 ? "passed" : "FAILED"} in ${Math.floor(seconds / 60)} min ${seconds % 60} s\n`);
+const notRun = notBuilt.map(({ host, how }) => ({ what: OPTIONAL_HOSTS[host], how }));
+const sdk = REQUIRE_ALL ? undefined : sdkMissing(ROOT);
+if (sdk) notRun.push({ what: "the device C's compile against the SDK's XS headers (bytes-device.test.mjs)", how: SDK_HOW });
+if (notRun.length) {
+	const hows = [...new Set(notRun.map((n) => n.how))];
+	process.stdout.write(`npm test: not run here: ${notRun.map((n) => n.what).join("; ")}. To add them: ${hows.join("; ")}.\n`);
+}
+process.exit(code);
