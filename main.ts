@@ -1,9 +1,9 @@
 // main: assembles the main machine of the firmware: the config store, the
 // agent machine's supervisor with the agent port's client, the event router,
-// the chat channels (Telegram, QQ), the Wi-Fi station and the serial console (SPEC §1).
-// The agent
-// machine (a Worker: core, LLM runtime, sessions, memory, tools) is reached only
-// through that client (ARCHITECTURE.md); the channels have their own HTTP client.
+// the chat channels (every one channels/all lists: the console, Telegram, QQ),
+// the Wi-Fi station and the serial console (SPEC §1). The agent machine (a
+// Worker: core, LLM runtime, sessions, memory, tools) is reached only through
+// that client (ARCHITECTURE.md); the channels have their own HTTP client.
 //
 // Boot: the agent machine is started and opened first (its own files: sessions,
 // memory, LLM usage), so the console's table has the agent's commands before the
@@ -21,11 +21,11 @@ import type { Repl } from "console/repl";
 import { systemCommands } from "console/system";
 import { CommandTable } from "console/table";
 import type { Command } from "console/types";
-import { agentCommands, agentStatusLines, consoleMessages, proxyCommand } from "agent/console";
+import { agentCommands, agentStatusLines, proxyCommand } from "agent/console";
 import { spawnAgentWorker } from "agent/spawn";
 import { AgentSupervisor } from "agent/supervisor";
-import { TELEGRAM_DIRECTORY, openTelegram } from "channels/telegram/setup";
-import { QQ_DIRECTORY, openQq } from "channels/qq/setup";
+import * as channelList from "channels/all";
+import { openChannels } from "channels/setup";
 import { boardHttp } from "net/board";
 import { boardWebSocket } from "net/websocket/board";
 import { openRouter } from "router/setup";
@@ -96,7 +96,6 @@ const agent: AgentSupervisor = new AgentSupervisor({
 		if (!restart) for (const line of ready.warnings) print(`warning: ${line}`);
 	},
 });
-agent.client.onOut(consoleMessages((line) => print(line)));
 
 // The event router: channels publish in_message; rules (router/rules.json) or the
 // fallback decide; call_cap rules run a tool in the agent machine, without the LLM.
@@ -113,23 +112,22 @@ const routing = openRouter({
 // name lookups wait for the station.
 const { http, buffers } = boardHttp(station.gate);
 const webSocket = boardWebSocket(buffers, station.gate);
-const telegram = openTelegram({
-	config, http, files: filesRoot, router: routing.router, port: agent.client, timers: Timer, now, log,
-	notify: (line) => print(line),
-});
-// QQ: the same router, pairing and agent port; its gateway is a WebSocket on the board's sockets.
-const qq = openQq({
-	config, http, openSocket: webSocket, files: filesRoot, router: routing.router, port: agent.client, timers: Timer, now, log,
-	notify: (line) => print(line),
+// Every chat channel (channels/all): bound to the router under its name; the
+// agent machine hears which of them run (send_message's targets).
+const channels = openChannels({
+	definitions: Object.values(channelList),
+	context: { config, http, openSocket: webSocket, files: filesRoot, router: routing.router, port: agent.client, timers: Timer, now, log, notify: (line) => print(line) },
+	bind: (name, sink) => routing.router.bind(name, sink),
+	onChange: (infos) => agent.client.channels(infos),
 });
 
 let repl: Repl | undefined;
 // reboot and factory-reset: the agent cancels its request in flight and closes its
-// files, Telegram stops and Wi-Fi disconnects, so no socket, timer or open file
+// files, the channels stop and Wi-Fi disconnects, so no socket, timer or open file
 // outlives either machine; then the firmware starts again.
 const restart = async () => {
 	repl?.stop();
-	await Promise.all([telegram.stop(), qq.stop(), agent.stop()]);
+	await Promise.all([channels.stop(), agent.stop()]);
 	network.disconnect();
 	reboot();
 };
@@ -149,7 +147,7 @@ commands.add(
 		config,
 		files: filesRoot,
 		// The channels' pairing is this machine's; the agent wipes its own.
-		directories: [{ path: TELEGRAM_DIRECTORY, what: "Telegram pairing" }, { path: QQ_DIRECTORY, what: "QQ pairing" }],
+		directories: channels.directories,
 		wipeAgent: () => (agent.client.attached ? agent.client.wipe() : undefined),
 		restart: () => void restart(),
 	}),
@@ -158,26 +156,23 @@ commands.add(
 	...wifiCommands({ station, network, settings: config }),
 	...logCommands,
 	...routing.commands,
-	...telegram.commands,
-	...qq.commands,
+	...channels.commands,
 );
 agent.client.online(station.onlineState());
 const ready = await agent.start();
 
 // The console edits and echoes lines on a UART and on a terminal; piped input is read as is.
 // At end of input the agent closes its files first, as for a reboot.
-repl = openConsole({ table: commands, consoleKind, onEnd: () => void Promise.all([telegram.stop(), qq.stop(), agent.stop()]).then(() => exit(0)) });
+repl = openConsole({ table: commands, consoleKind, onEnd: () => void Promise.all([channels.stop(), agent.stop()]).then(() => exit(0)) });
 const output = repl.output;
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
 if (warning) output.line(`warning: ${warning}`);
 if (!ready) output.line(`warning: the agent could not start, so ask and the session, memory, llm, tools, skills, cron and gpio commands are not available yet (${agent.statusLine()})`);
 for (const line of early) output.line(line);
 if (routing.warning) output.line(`warning: ${routing.warning}`);
-if (telegram.warning) output.line(`warning: ${telegram.warning}`);
-if (qq.warning) output.line(`warning: ${qq.warning}`);
+for (const line of channels.warnings) output.line(`warning: ${line}`);
 for (const problem of config.problems()) output.line(`warning: ${problem}`);
 print = (line) => output.line(line);
 repl.start();
-telegram.start();
-qq.start();
+channels.start();
 station.start();

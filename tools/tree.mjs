@@ -8,7 +8,7 @@
 // - Layers: every module has a role. base (budgets, util/*) imports only base;
 //   a contract (a types.ts, the agent port's protocol and settings, the
 //   settings table) imports only base and contracts; code imports base,
-//   contracts and code; an assembler (a setup.ts, agent/machine, agent/worker,
+//   contracts and code; an assembler (a setup.ts, channels/all, agent/machine, agent/worker,
 //   main.ts) may import anything. No import runs up a layer.
 // - No circles: between modules, nor between areas of one role ("core code"
 //   importing "caps code" and back is a circle even through other modules).
@@ -21,7 +21,7 @@ import { ROOT, readManifest } from "./build.mjs";
 
 const ROLES = ["base", "contract", "code", "assembler"];
 const CONTRACTS = new Set(["agent/protocol", "agent/settings", "config/settings"]);
-const ASSEMBLERS = new Set(["main", "agent/machine", "agent/worker"]);
+const ASSEMBLERS = new Set(["main", "agent/machine", "agent/worker", "channels/all"]);
 
 function tsFiles(dir, out = []) {
 	for (const name of readdirSync(dir)) {

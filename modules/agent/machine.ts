@@ -29,7 +29,7 @@ import { messageOf } from "util/errors";
 import { wipeDirectories } from "util/files";
 import { files as filesRoot } from "util/io";
 import { log } from "util/log";
-import { AGENT_DIRECTORIES, CONSOLE_CHAT, type ChatRef } from "agent/protocol";
+import { AGENT_DIRECTORIES, CONSOLE_CHAT, type ChannelInfo, type ChatRef } from "agent/protocol";
 import type { AgentParts } from "agent/service";
 import type { SettingsMirror } from "agent/settings";
 
@@ -51,7 +51,7 @@ function openSessionStore(): { sessions?: Sessions; warning?: string } {
 }
 
 /** Opens every part of the agent machine (agent/service's OpenAgent). */
-export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) => void, online: OnlineGate, options: AgentMachineOptions = {}): AgentParts {
+export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) => void, online: OnlineGate, channels: () => readonly ChannelInfo[], options: AgentMachineOptions = {}): AgentParts {
 	const bootMs = now();
 	// This machine's own logger: the level and the secrets to mask, from its settings.
 	applyLogSettings(settings);
@@ -81,8 +81,8 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 		publish,
 		consoleChat: CONSOLE_CHAT,
 		sessionFor,
-		// send_message's channels: the console, and Telegram through the router.
-		messageChannels: () => [CONSOLE_CHAT.channel, "telegram"],
+		// send_message's channels: those the main machine runs (it tells every change).
+		messageChannels: channels,
 		otherTools: memory.tools,
 		log,
 	});

@@ -31,7 +31,7 @@ import type { OnlineState } from "net/types";
 import { messageOf } from "util/errors";
 import type { WipeResult } from "util/files";
 import { log as logLine } from "util/log";
-import { CONSOLE_CHAT, PortError, readToAgent, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent } from "agent/protocol";
+import { CONSOLE_CHAT, PortError, readToAgent, type ChannelInfo, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent } from "agent/protocol";
 import { SettingsMirror } from "agent/settings";
 
 /** The part of the root Core the port uses. */
@@ -67,8 +67,12 @@ export interface AgentParts {
 	wipe(): WipeResult;
 }
 
-/** Opens the agent from its settings; publish carries outbound events to the main machine; online holds name lookups until the board is online. */
-export type OpenAgent = (settings: SettingsMirror, publish: (event: OutEvent) => void, online: OnlineGate) => AgentParts;
+/**
+ * Opens the agent from its settings; publish carries outbound events to the
+ * main machine; online holds name lookups until the board is online; channels
+ * says which chat channels run now (the main machine tells every change).
+ */
+export type OpenAgent = (settings: SettingsMirror, publish: (event: OutEvent) => void, online: OnlineGate, channels: () => readonly ChannelInfo[]) => AgentParts;
 
 export interface ServiceOptions {
 	post(message: FromAgent): void;
@@ -103,6 +107,7 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 	let settings: SettingsMirror | undefined;
 	let stopped = false;
 	let online: OnlineState = "online";
+	let channels: readonly ChannelInfo[] = [];
 	const waiters = new OnlineWaiters(Timer, () => online);
 	type Watch = { call: number; types: readonly WatchableEvent[] };
 	const watched = new Map<number, Watch>();
@@ -233,7 +238,8 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 		if (settings) throw new PortError("the agent port refused a second \"start\": the agent machine is already open");
 		settings = new SettingsMirror(message.settings, log);
 		online = message.online;
-		parts = options.open(settings, (event) => post({ type: "out", event }), waiters.gate);
+		channels = message.channels;
+		parts = options.open(settings, (event) => post({ type: "out", event }), waiters.gate, () => channels);
 		parts.core.addListener(onEvent, hears);
 		const commands: CommandInfo[] = parts.commands(CONSOLE_CHAT).map((c) => ({
 			name: c.name, usage: c.usage, help: c.help,
@@ -319,6 +325,9 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 			case "online":
 				online = m.state;
 				waiters.settle();
+				return;
+			case "channels":
+				channels = m.channels;
 				return;
 			case "submit":
 				void submit(agent, m);

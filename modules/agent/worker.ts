@@ -19,7 +19,7 @@ if (typeof lockdown === "function") lockdown();
 
 const serve = serveAgent({
 	post: (message) => self.postMessage(message),
-	open: (settings, publish, online) => openAgent(settings, publish, online),
+	open: (settings, publish, online, channels) => openAgent(settings, publish, online, channels),
 });
 // Room for the next message: it is copied in without collecting (util/heap).
 self.onmessage = (message: unknown) => {

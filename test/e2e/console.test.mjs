@@ -110,7 +110,7 @@ test("factory-reset confirm wipes settings, sessions and memory, says what it wi
 	assertClean(result);
 	const [before, after] = result.stdout.split(/factory reset: wiped [^\n]*restarting…\n/);
 	assert.ok(after !== undefined, result.stdout);
-	assert.match(result.stdout, /factory reset: wiped 1 setting, sessions \(\d+ files?\), memory and profile \(\d+ files?\), schedules \(\d+ files?\), the agent's files \(\d+ files?\), macro tools \(\d+ files?\)(, Telegram pairing \(\d+ files?\))?(, QQ pairing \(\d+ files?\))?; restarting…/);
+	assert.match(result.stdout, /factory reset: wiped 1 setting, sessions \(\d+ files?\), memory and profile \(\d+ files?\), schedules \(\d+ files?\), the agent's files \(\d+ files?\), macro tools \(\d+ files?\)(, QQ pairing \(\d+ files?\))?(, Telegram pairing \(\d+ files?\))?; restarting…/);
 	assert.match(before, /type factory-reset confirm to do it\.\nllm\.model = m \(set\)\n/, "without confirm nothing is wiped");
 	assert.match(after, /^xsclaw .*\nllm\.model is not set/);
 	assert.match(after, /long-term memory is empty/);

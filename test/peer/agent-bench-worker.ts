@@ -15,6 +15,6 @@ const instant: ChatModel = {
 
 self.onmessage = serveAgent({
 	post: (message) => self.postMessage(message),
-	open: (settings, publish, online) => openAgent(settings, publish, online, { model: instant }),
+	open: (settings, publish, online, channels) => openAgent(settings, publish, online, channels, { model: instant }),
 	log: () => {},
 });

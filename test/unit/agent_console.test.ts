@@ -1,7 +1,8 @@
 // The console's agent commands (agent/console) through the port's client: ask,
 // cancel, the agent's status lines, proxied agent commands, and answers nobody
 // waits for. The agent machine is in process (test/unit/agent_fakes).
-import { agentCommands, agentStatusLines, consoleMessages, proxyCommand } from "agent/console";
+import { agentCommands, agentStatusLines, proxyCommand } from "agent/console";
+import { consoleMessages } from "console/channel";
 import { AgentSupervisor } from "agent/supervisor";
 import { UsageError, type Command } from "console/types";
 import { assert, test } from "testing";

@@ -106,11 +106,11 @@ export class FakeAgents {
 				machine.sent.push(copied);
 				later(() => machine.alive && handlers.onmessage(copied));
 			},
-			open: (settings, publish, online) => {
+			open: (settings, publish, online, channels) => {
 				machine.settings = settings;
 				machine.publish = publish;
 				machine.online = online;
-				return this.#open(settings, publish, online);
+				return this.#open(settings, publish, online, channels);
 			},
 			log: (line) => this.logs.push(line),
 		});

@@ -18,7 +18,8 @@ const SOURCE = { channel: "console", chat_id: "local", sender_id: "console", mes
 const RESPONSE = { request_id: 3, session_id: "console-local", ok: true, text: "hi" };
 
 const TO_AGENT: ToAgent[] = [
-	{ type: "start", settings: { "llm.model": "m", "memory.mode": "light" }, online: "waiting" },
+	{ type: "start", settings: { "llm.model": "m", "memory.mode": "light" }, online: "waiting", channels: [{ name: "console", running: true, chats: ["local"] }] },
+	{ type: "channels", channels: [{ name: "console", running: true, chats: ["local"] }, { name: "qq", running: false, off: "off (no credentials)", chats: ["c2c:A"] }] },
 	{ type: "online", state: "online" },
 	{ type: "setting", name: "llm.model", value: "other" },
 	{ type: "setting", name: "llm.model", value: null },
@@ -86,6 +87,8 @@ test("malformed and unknown messages are refused with a sentence naming what is 
 		[{ type: "setting", name: "llm.model", value: 3 }, /value must be a string/, 0],
 		[{ type: "online", state: "maybe" }, /online state must be one of online, waiting, offline/, 0],
 		[{ type: "start", settings: {} }, /online state must be one of/, 0],
+		[{ type: "start", settings: {}, online: "online", channels: [{ name: "qq", running: "yes", chats: [] }] }, /channels\[0\]\.running must be/, 0],
+		[{ type: "channels", channels: [{ name: "qq", running: true, chats: [7] }] }, /channels\[0\]\.chats\[0\] must be a string/, 0],
 		[{ type: "submit", call: 6, request: { flags: 0, user_text: "x", source: SOURCE, role: "root" }, wait_ms: 0, response: false, events: [] }, /request\.role must be owner or user/, 6],
 		[{ type: "call_cap", call: 7, name: "gpio_write", args: [1, 2], request: { flags: 0, user_text: "x", source: SOURCE } }, /args must be an object/, 7],
 	];

@@ -189,18 +189,27 @@ test("a script that loops forever, catches its bound, recurses or allocates with
 	assert.equal(runScript("1 + 1", deps, []), "2", "the next script runs normally");
 });
 
-test("send_message reaches a known channel only, and inspect_image asks the model about one image from the folder or a URL", async () => {
+test("send_message reaches a running channel's paired chat only, saying why not, and inspect_image asks the model about one image from the folder or a URL", async () => {
 	const sent: string[] = [];
 	const asked: MediaRequest[] = [];
 	const reply = (content: string) => ({ message: { role: "assistant", content }, finish_reason: "stop", usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, model: "m", attempts: 1, bytes_sent: 0, bytes_received: 0, elapsed_ms: 1 }) as unknown as ChatResponse;
 	const registry = new Registry(messagingTools({
 		send: (channel, chat, text) => { sent.push(`${channel}:${chat}:${text}`); },
-		channels: () => ["console"],
+		channels: () => [
+			{ name: "console", running: true, chats: ["local"] },
+			{ name: "telegram", running: false, off: "no token: `config set telegram.token TOKEN` from BotFather", chats: ["42"] },
+			{ name: "qq", running: true, chats: ["c2c:A", "group:B"] },
+		],
 		inferMedia: async (r) => { asked.push(r); return reply("a red LED"); },
 	}));
-	assert.deepEqual(await call(registry, "send_message", `{"channel":"console","text":"hello"}`), { content: "sent to console" });
-	assert.deepEqual(sent, ["console::hello"]);
-	assert.match((await call(registry, "send_message", `{"channel":"fax","text":"x"}`)).content, /there is no channel "fax" on this board; the channels are console/);
+	assert.deepEqual(await call(registry, "send_message", `{"channel":"console","text":"hello"}`), { content: "sent to console:local" });
+	assert.deepEqual(await call(registry, "send_message", `{"channel":"qq","chat_id":"group:B","text":"hi"}`), { content: "sent to qq:group:B" });
+	assert.deepEqual(sent, ["console:local:hello", "qq:group:B:hi"]);
+	assert.match((await call(registry, "send_message", `{"channel":"fax","text":"x"}`)).content, /there is no channel "fax" on this board; the channels are console, telegram, qq/);
+	assert.match((await call(registry, "send_message", `{"channel":"telegram","chat_id":"42","text":"x"}`)).content, /nothing was sent: the telegram channel is off \(no token: `config set telegram.token TOKEN`/);
+	assert.match((await call(registry, "send_message", `{"channel":"qq","text":"x"}`)).content, /give chat_id: qq's paired chats are c2c:A, group:B/);
+	assert.match((await call(registry, "send_message", `{"channel":"qq","chat_id":"c2c:Z","text":"x"}`)).content, /chat c2c:Z is not paired with qq/);
+	assert.equal(sent.length, 2, "nothing more was sent");
 	assert.match((await call(registry, "send_message", `{"channel":"console","text":"x"}`, request("telegram"))).content, /only for the owner/);
 	assert.deepEqual(await call(registry, "inspect_image", `{"file":"cam.jpg","question":"what is lit?"}`), { content: "a red LED" });
 	assert.deepEqual(asked[0].image, { path: "workspace/cam.jpg" });

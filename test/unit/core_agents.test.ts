@@ -5,7 +5,8 @@
 import { assert, test } from "testing";
 import { heap, now } from "host/platform";
 import { MAX_SUBAGENTS } from "budgets";
-import { agentCommands, agentStatusLines, consoleMessages } from "agent/console";
+import { agentCommands, agentStatusLines } from "agent/console";
+import { consoleMessages } from "console/channel";
 import { AgentSupervisor } from "agent/supervisor";
 import { AgentManager } from "core/agents";
 import { spawnSubagentTool } from "caps/agents";

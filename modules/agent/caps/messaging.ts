@@ -7,12 +7,13 @@ import { MESSAGE_MAX_BYTES } from "budgets";
 import type { Capability } from "caps/types";
 import { WORKSPACE_DIRECTORY, checkName } from "caps/files";
 import type { ChatOptions, ChatResponse, MediaRequest } from "llm/types";
+import type { ChannelInfo } from "agent/protocol";
 
 export interface MessagingDeps {
 	/** Delivers text to a chat; throws a sentence for an unknown channel or chat. */
 	send(channel: string, chatId: string, text: string): void;
-	/** The channel names send() knows. */
-	channels(): string[];
+	/** The chat channels the main machine has now: whether each runs, and its chats. */
+	channels(): readonly ChannelInfo[];
 	/** llm/runtime's inferMedia. */
 	inferMedia(request: MediaRequest, options?: ChatOptions): Promise<ChatResponse>;
 }
@@ -31,7 +32,7 @@ export function messagingTools(deps: MessagingDeps): Capability[] {
 						type: "object",
 						properties: {
 							channel: { type: "string", minLength: 1, maxLength: 32, description: "e.g. console" },
-							chat_id: { type: "string", maxLength: 64 },
+							chat_id: { type: "string", maxLength: 64, description: "one of the channel's paired chats (not needed when it has one)" },
 							text: { type: "string", minLength: 1, maxLength: MESSAGE_MAX_BYTES },
 						},
 						required: ["channel", "text"],
@@ -40,10 +41,18 @@ export function messagingTools(deps: MessagingDeps): Capability[] {
 				},
 			},
 			run(args) {
-				const channel = String(args.channel);
-				if (!deps.channels().includes(channel)) throw new Error(`there is no channel "${channel}" on this board; the channels are ${deps.channels().join(", ")}`);
-				deps.send(channel, typeof args.chat_id === "string" ? args.chat_id : "", String(args.text));
-				return `sent to ${channel}${args.chat_id ? `:${args.chat_id}` : ""}`;
+				const name = String(args.channel);
+				const channels = deps.channels();
+				const channel = channels.find((c) => c.name === name);
+				if (!channel) throw new Error(`there is no channel "${name}" on this board; the channels are ${channels.map((c) => c.name).join(", ")}`);
+				if (!channel.running) throw new Error(`nothing was sent: the ${name} channel is off (${channel.off ?? "it is not running"})`);
+				const given = typeof args.chat_id === "string" ? args.chat_id : "";
+				const chat = given || (channel.chats.length === 1 ? channel.chats[0] : "");
+				if (!channel.chats.length) throw new Error(`nothing was sent: no chat is paired with ${name} yet (\`${name} pair\` on the console prints a code)`);
+				if (!chat) throw new Error(`give chat_id: ${name}'s paired chats are ${channel.chats.join(", ")}`);
+				if (!channel.chats.includes(chat)) throw new Error(`chat ${chat} is not paired with ${name}; its paired chats are ${channel.chats.join(", ")}`);
+				deps.send(name, chat, String(args.text));
+				return `sent to ${name}:${chat}`;
 			},
 		},
 		{

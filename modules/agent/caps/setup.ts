@@ -31,6 +31,7 @@ import { messagingTools } from "caps/messaging";
 import type { Registry } from "caps/registry";
 import { scriptTools } from "caps/script";
 import type { CapSource, Capability, VisibleGroups } from "caps/types";
+import type { ChannelInfo } from "agent/protocol";
 import { Scheduler, type ChatRef, type ScheduleEntry } from "sched/scheduler";
 import { cronCommands, scheduleTools } from "sched/tools";
 import { parseTimeZone, type TimeZone } from "sched/tz";
@@ -53,8 +54,8 @@ export interface CapsOptions {
 	inferMedia(request: MediaRequest, options?: ChatOptions): Promise<ChatResponse>;
 	/** Where send_message's texts go (the core's publish). */
 	publish(event: OutEvent): void;
-	/** The channels send_message may name (default: the console's). */
-	messageChannels?(): string[];
+	/** The chat channels send_message may name, with their chats (default: the console's). */
+	messageChannels?(): readonly ChannelInfo[];
 	/** The console's chat: `cron add` entries answer there, `tools call` runs from it. */
 	consoleChat: ChatRef;
 	/** The session a chat talks in ("" = none). */
@@ -145,7 +146,7 @@ export function openCaps(options: CapsOptions): CapsSetup {
 		...macroTools(macros),
 		...messagingTools({
 			send: (channel, chatId, text) => options.publish({ type: "out_message", channel, chat_id: chatId, text, request_id: 0, correlation_id: "" }),
-			channels: options.messageChannels ?? (() => [options.consoleChat.channel]),
+			channels: options.messageChannels ?? (() => [{ name: options.consoleChat.channel, running: true, chats: [options.consoleChat.chat_id] }]),
 			inferMedia: options.inferMedia,
 		}),
 		...scriptTools({ settings: options.config, gpio, wallClockMs, zone }),

@@ -10,7 +10,7 @@
 // once with the reason as a sentence. While detached, calls fail at once with
 // the sentence the supervisor gave.
 import Timer from "timer";
-import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_REPLY_TIMEOUT_MS } from "budgets";
+import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_PORT_LIST_MAX, AGENT_REPLY_TIMEOUT_MS } from "budgets";
 import { RequestFlag, type AgentEvent, type AgentResponse, type OutEvent } from "core/types";
 import type { OnlineState } from "net/types";
 import type { WipeResult } from "util/files";
@@ -18,7 +18,7 @@ import { messageOf } from "util/errors";
 import { log, maskSecretsDeep } from "util/log";
 import {
 	PortError, readFromAgent,
-	type AgentStatus, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent,
+	type AgentStatus, type ChannelInfo, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent,
 } from "agent/protocol";
 import type { AgentPort, AskOptions, CommandResult, SubmitOptions } from "agent/types";
 
@@ -59,6 +59,7 @@ interface Answered {
 export class AgentClient implements AgentPort {
 	#post?: (message: ToAgent) => void;
 	#online: OnlineState = "online";
+	#channels: ChannelInfo[] = [];
 	#down = "the agent is starting; try again in a moment";
 	#calls = new Map<number, Pending>();
 	// Event listeners by call. They outlive the call itself: a submit nobody
@@ -90,10 +91,10 @@ export class AgentClient implements AgentPort {
 		return this.#calls.size;
 	}
 
-	/** Attaches a new agent machine and sends it the settings it starts with, and the online state. */
+	/** Attaches a new agent machine and sends it the settings it starts with, the online state and the chat channels. */
 	attach(post: (message: ToAgent) => void, settings: Record<string, string>): void {
 		this.#post = post;
-		this.#send({ type: "start", settings, online: this.#online });
+		this.#send({ type: "start", settings, online: this.#online, channels: this.#channels });
 	}
 
 	/** The machine is gone: every call in flight fails now with reason, and so do new ones until the next attach. */
@@ -235,6 +236,14 @@ export class AgentClient implements AgentPort {
 		if (state === this.#online) return;
 		this.#online = state;
 		if (this.#post) this.#send({ type: "online", state });
+	}
+
+	/** Tells the agent which chat channels run and their paired chats; a machine attached later starts with the latest. */
+	channels(channels: ChannelInfo[]): void {
+		const list = channels.slice(0, AGENT_PORT_LIST_MAX).map((c) => ({ ...c, chats: c.chats.slice(0, AGENT_PORT_LIST_MAX) }));
+		if (JSON.stringify(list) === JSON.stringify(this.#channels)) return;
+		this.#channels = list;
+		if (this.#post) this.#send({ type: "channels", channels: list });
 	}
 
 	/** Asks the agent to stop, then delete its storage directories (factory-reset); resolves with what it wiped. */

@@ -1,8 +1,8 @@
 // agent/console: the agent on the serial console (SPEC §8), in the main machine,
 // through the agent port's client only: `ask`, `cancel`, the agent's lines of
 // `status`, the commands the agent machine owns (`session ...`, `memory ...`,
-// `profile ...`, `llm ...`) as proxies, and the printing of answers nobody
-// waits for (out_message events for the console channel).
+// `profile ...`, `llm ...`) as proxies. Answers nobody waits for reach the
+// console as a chat channel (console/channel).
 //
 // `ask TEXT` submits a request from channel "console" with no session id, so
 // the agent machine puts it in the console's current session, and waits for the
@@ -124,17 +124,4 @@ export async function agentStatusLines(client: AgentClient, options: StatusOptio
 		`subagents: ${s.subagents.length ? s.subagents.map((sub) => `${sub.agent_id} ${sub.phase}`).join(", ") : "none running"}`,
 		`agent heap: ${heapLine(s.heap)}`,
 	];
-}
-
-/**
- * An outbound-event listener (AgentClient.onOut) that prints out_message events
- * for the console channel: a line naming the request, then the text. Other
- * channels' events and stage messages are left to the router. print must not throw.
- */
-export function consoleMessages(print: (line: string) => void): (event: OutEvent) => void {
-	return (event) => {
-		if (event.type !== "out_message" || event.channel !== CONSOLE_CHAT.channel) return;
-		print(`agent (request ${event.request_id}):`);
-		for (const line of lines(event.text)) print(line);
-	};
 }

@@ -22,13 +22,6 @@ export interface ChannelCommandsOptions {
 	offHint: string;
 }
 
-/** Restarts a channel whenever one of its settings changes (a failure is logged). */
-export function restartOnChange(config: { onChange(listener: (name: string) => void): unknown }, names: readonly string[], name: string, restart: () => Promise<void>, log: (line: string) => void): void {
-	config.onChange((changed) => {
-		if (names.includes(changed)) restart().catch((error) => log(`${name}: restart failed: ${messageOf(error)}`));
-	});
-}
-
 /** The line printed with a new pairing code. */
 export function pairingCodeLine(name: string, code: string): string {
 	return `${name}: pairing code ${code} (valid ${PAIRING_CODE_TTL_MS / 60_000} min): send /pair ${code} to the bot from the chat to pair`;

@@ -1,10 +1,9 @@
 // channels/sleeps: a channel's waits (back-offs, retry delays) on its injected
 // timers, all woken at once when the channel stops, so a stop never waits out a
 // back-off and no timer outlives the channel.
-export interface Timers {
-	set(callback: () => void, ms: number): unknown;
-	clear(id: unknown): void;
-}
+import type { Timers } from "channels/types";
+
+export type { Timers };
 
 export class Sleeps {
 	readonly #timers: Timers;

@@ -10,7 +10,7 @@ import { ROUTER_RULES_FILE_MAX_BYTES, ROUTER_SUBMIT_WAIT_MS } from "budgets";
 import { Channel, type OutEvent } from "core/types";
 import { messageOf } from "util/errors";
 import { DEFAULT_RULES, fill, findRule, parseRules, type Action, type Rule, type RuleSet } from "router/rules";
-import type { AgentPort, CapRunner, InMessage, OutboundSink, PortRequest, RouteOutcome, SubmitOptions } from "router/types";
+import type { AgentPort, CapRunner, InMessage, OutboundSink, PortRequest, RouteOutcome, Watch } from "router/types";
 
 export interface RouterOptions {
 	port: AgentPort;
@@ -20,8 +20,7 @@ export interface RouterOptions {
 	log(line: string): void;
 }
 
-/** What a publisher wants to hear of an agent request it starts. */
-export type Watch = Pick<SubmitOptions, "events" | "onEvent">;
+export type { Watch } from "router/types";
 
 export class Router {
 	#port: AgentPort;

@@ -25,6 +25,10 @@ export interface InMessage {
 // The request, chat, submit options, command result and the agent itself are the agent port's own.
 export type { ChatRef, PortRequest } from "agent/protocol";
 export type { AgentPort, CommandResult, SubmitOptions } from "agent/types";
+import type { SubmitOptions } from "agent/types";
+
+/** What a publisher wants to hear of an agent request it starts. */
+export type Watch = Pick<SubmitOptions, "events" | "onEvent">;
 
 /** A channel's side of an outbound binding. deliver must not throw; failures are the channel's to log. */
 export interface OutboundSink {

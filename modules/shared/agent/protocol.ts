@@ -83,11 +83,23 @@ export interface AgentStatus {
 	heap: HeapFigures;
 }
 
+/** A chat channel of the main machine as the agent sees it: send_message's targets. */
+export interface ChannelInfo {
+	name: string;
+	running: boolean;
+	/** Why it does not run, as a sentence saying what to do (when it does not). */
+	off?: string;
+	/** Its paired chats' ids (the console's: its one chat). */
+	chats: string[];
+}
+
 // ---- main -> agent ----
 
 export type ToAgent =
-	/** First message after the Worker is created: the settings the agent reads (agent/settings), and whether the board is online. */
-	| { type: "start"; settings: Record<string, string>; online: OnlineState }
+	/** First message after the Worker is created: the settings the agent reads (agent/settings), whether the board is online, and the chat channels. */
+	| { type: "start"; settings: Record<string, string>; online: OnlineState; channels: ChannelInfo[] }
+	/** A chat channel started or stopped, or its paired chats changed: every channel, as in start. */
+	| { type: "channels"; channels: ChannelInfo[] }
 	/** A setting changed on the console (value null: unset). */
 	| { type: "setting"; name: string; value: string | null }
 	/** The Wi-Fi station's state changed: the agent's name lookups (the LLM's) wait for "online" (net/online). */
@@ -245,8 +257,10 @@ export function readToAgent(message: unknown): ToAgent {
 			if (names.length > AGENT_PORT_LIST_MAX) r.fail(`settings has ${names.length} entries, more than ${AGENT_PORT_LIST_MAX}`);
 			const settings: Record<string, string> = {};
 			for (const name of names) settings[r.string(name, "a setting's name", AGENT_PORT_ID_MAX_CHARS)] = r.string(given[name], `settings.${name}`);
-			return { type: "start", settings, online: readOnline(r, m.online) };
+			return { type: "start", settings, online: readOnline(r, m.online), channels: readChannels(r, m.channels) };
 		}
+		case "channels":
+			return { type: "channels", channels: readChannels(r, m.channels) };
 		case "online":
 			return { type: "online", state: readOnline(r, m.state) };
 		case "setting":
@@ -286,6 +300,19 @@ export function readToAgent(message: unknown): ToAgent {
 		default:
 			return unknownType(r);
 	}
+}
+
+function readChannels(r: Reader, value: unknown): ChannelInfo[] {
+	return r.list(value, "channels", AGENT_PORT_LIST_MAX).map((item, i) => {
+		const c = r.object(item, `channels[${i}]`);
+		const info: ChannelInfo = {
+			name: r.string(c.name, `channels[${i}].name`, AGENT_PORT_ID_MAX_CHARS),
+			running: r.boolean(c.running, `channels[${i}].running`),
+			chats: r.list(c.chats, `channels[${i}].chats`, AGENT_PORT_LIST_MAX).map((id, j) => r.string(id, `channels[${i}].chats[${j}]`, AGENT_PORT_ID_MAX_CHARS)),
+		};
+		if (c.off !== undefined) info.off = r.string(c.off, `channels[${i}].off`);
+		return info;
+	});
 }
 
 function readOnline(r: Reader, value: unknown): OnlineState {

@@ -23,21 +23,14 @@ import {
 import type { AbortSignalLike } from "net/types";
 import { Aborter } from "net/abort";
 import { messageOf } from "util/errors";
-import { WebSocketError } from "net/websocket/types";
+import { WebSocketError, type OpenWebSocket, type WebSocketLike } from "net/websocket/types";
 import { QqApiError } from "channels/qq/api";
 import { Sleeps, type Timers } from "channels/sleeps";
 import { GatewayPayloadError, Op, parseGatewayPayload, readHello, readReady, type GatewayPayload } from "channels/qq/payload";
 
 /** The WebSocket as the gateway uses it (net/websocket/client's WebSocketClient). */
-export interface GatewaySocket {
-	readonly opened: Promise<void>;
-	readonly closed: Promise<{ code: number; reason: string; error?: Error }>;
-	send(text: string): void;
-	close(code?: number, reason?: string): void;
-	abort(reason?: string): void;
-}
-
-export type OpenSocket = (url: string, onMessage: (data: string | Uint8Array) => void, signal: AbortSignalLike) => GatewaySocket;
+export type GatewaySocket = WebSocketLike;
+export type OpenSocket = OpenWebSocket;
 
 export interface GatewayOptions {
 	api: { token(signal?: AbortSignalLike): Promise<string>; gatewayUrl(signal?: AbortSignalLike): Promise<string> };

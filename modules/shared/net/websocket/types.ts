@@ -57,3 +57,15 @@ export interface WebSocketOptions {
 	onMessage?: (data: string | Uint8Array) => void;
 	onPong?: (payload: Uint8Array) => void;
 }
+
+/** A WebSocket as its users see it (net/websocket/client's WebSocketClient is one). */
+export interface WebSocketLike {
+	readonly opened: Promise<void>;
+	readonly closed: Promise<{ code: number; reason: string; error?: Error }>;
+	send(text: string): void;
+	close(code?: number, reason?: string): void;
+	abort(reason?: string): void;
+}
+
+/** Opens a WebSocket (net/websocket/board's, on the board's sockets); onMessage hears each message. */
+export type OpenWebSocket = (url: string, onMessage: (data: string | Uint8Array) => void, signal: AbortSignalLike) => WebSocketLike;
