@@ -107,6 +107,8 @@ const routing = openRouter({
 		flags: 0, session_id: "", user_text: message.text, role: message.role,
 		source: { channel: message.channel, chat_id: message.chat_id, sender_id: message.sender_id, message_id: message.message_id, cap: "router" },
 	}),
+	// run_script rules run the owner's stored scripts (those with the router trigger) in the agent machine.
+	runScript: (name, message) => agent.client.runScript(name, { text: message.text, channel: message.channel, chat_id: message.chat_id }),
 });
 // The channels' own HTTP client (the agent machine has its own for the LLM); its
 // name lookups wait for the station.

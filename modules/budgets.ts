@@ -270,6 +270,23 @@ export const SCRIPT_MAX_STEPS = 5_000_000;     // XS meter units (bytecodes, cal
 export const SCRIPT_MAX_CHUNK_BYTES = 256 * 1024; // chunk heap a script may add (strings, arrays), after a collection
 export const SCRIPT_MAX_SLOTS = 8192;          // slots a script may add (objects, values): 256 KiB at 32 bytes on lin
 export const SCRIPT_RESULT_MAX_CHARS = 4000;   // a script's result text
+export const SCRIPT_METER_INTERVAL = 500;      // meter units between two checks of a script's bounds (host/sandbox): a bound is met within this many steps, a check costs ~0.1 us
+export const SCRIPT_STACK_MAX_SLOTS = 1024;    // JS stack slots a script may use (recursion): with one interval's overshoot well inside the agent machine's 4096
+export const SCRIPT_MAX_KEYS = 128;            // new property names a script may make: lin's XS 13.3 never frees one (the board's XS 17 does)
+export const SCRIPT_KEYS_RESERVE = 256;        // lin: a script does not start when fewer names than this are free (the agent machine has ~1,000 free after boot), so the firmware keeps room for its own
+export const SCRIPTS_MAX = 16;                 // stored scripts (automations) the owner keeps; each may hold a pin's edge or a schedule
+export const SCRIPT_NAME_MAX_CHARS = 32;       // a stored script's name: lowercase letters, digits and _
+export const SCRIPT_DESCRIPTION_MAX_CHARS = 200; // what a stored script is for, one line
+export const SCRIPT_TRIGGERS_MAX = 4;          // triggers of one stored script besides schedules (boot, router, gpio edges)
+export const SCRIPTS_FILE_MAX_BYTES = 96 * 1024; // caps/scripts.json: 16 scripts of ~4.5 KiB; larger is damage
+export const SCRIPT_FAILURES_DISABLE = 3;      // a stored script that fails this many runs in a row is disabled (and its chat told)
+export const SCRIPT_NOTIFIES_PER_RUN = 3;      // notify() calls one run may make; more return false
+export const SCRIPT_NOTIFIES_PER_MINUTE = 6;   // notify() messages all scripts may send one chat in a minute; more are dropped and counted
+export const SCRIPT_NOTIFY_MAX_CHARS = 1000;   // one notify() text; longer is cut
+export const SCRIPT_ASKS_PER_HOUR = 10;        // ask() requests (an LLM call each) one script may make in an hour; more return false
+export const SCRIPT_RUNS_PER_MINUTE = 60;      // runs of one stored script in a minute; a trigger past it (a bouncing pin) is skipped and counted
+export const SCRIPT_ASK_SUBMIT_TIMEOUT_MS = 10_000; // an ask() waits this long for room in the agent's queue, then is dropped (counted)
+export const SCRIPT_YIELD_MS = 100;            // on the board a running script lets the idle task run (a tick) at least this often: the task watchdog watches it
 
 // ---- the board's network (Wi-Fi, DNS, SNTP; hosts/esp32, modules/main/wifi) ----
 export const DNS_FALLBACK_SERVERS = ["1.1.1.1", "8.8.8.8"] as const; // asked when DHCP gave no DNS server

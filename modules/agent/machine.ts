@@ -113,6 +113,8 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 		subagents: () => agent.agents.subagents(),
 		sessionFor,
 		callCap: async (name, argumentsJson, request) => agent.registry.callCap({ id: "router", name, arguments: argumentsJson }, { request, signal: new Aborter().signal, progress() {} }),
+		runScript: (name, data) => caps.automations.runFromRouter(name, data),
+		automationLines: () => caps.automations.lines(),
 		commands: (chat: ChatRef): Command[] => [...llm.commands, ...(sessions ? sessionCommands(sessions, chat) : []), ...memory.commands, ...capsCommands],
 		heap,
 		collect: collectGarbage,

@@ -21,7 +21,7 @@
 // and cross joined. Other watched events wait for the end of the machine's
 // callback (see `queue` below). "accepted" goes only to a submit that wants it.
 import Timer from "timer";
-import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX, AGENT_PORT_DELTA_HOLD_MS, AGENT_PORT_EVENTS_HELD_MAX, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
+import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX, AGENT_PORT_LIST_MAX, AGENT_PORT_DELTA_HOLD_MS, AGENT_PORT_EVENTS_HELD_MAX, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
 import { UsageError, type Command } from "console/types";
 import type { CoreStatus } from "core/core";
 import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent, type ToolOutcome } from "core/types";
@@ -56,6 +56,10 @@ export interface AgentParts {
 	commands(chat: ChatRef): Command[];
 	/** Runs a tool for request without the LLM (the toolbox's checks apply). */
 	callCap(name: string, argumentsJson: string, request: AgentRequest): Promise<ToolOutcome>;
+	/** Runs a stored script for a router rule (caps/automations); never throws. Absent: no stored scripts in this build. */
+	runScript?(name: string, data: { text: string; channel: string; chat_id: string }): { ok: boolean; text: string };
+	/** One line per stored script, for status. */
+	automationLines?(): string[];
 	heap(): HeapFigures;
 	/** Collects the agent machine's garbage (status with collect). */
 	collect(): void;
@@ -346,6 +350,7 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 						phase: root.phase, in_flight: root.in_flight, queued: root.queued,
 						subagents: agent.subagents().map((s) => ({ agent_id: s.agent_id, phase: s.phase })),
 						heap: agent.heap(),
+						...(agent.automationLines ? { automations: agent.automationLines().slice(0, AGENT_PORT_LIST_MAX).map((line) => line.slice(0, AGENT_PORT_TEXT_MAX_CHARS)) } : {}),
 					},
 				});
 				return;
@@ -356,6 +361,12 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 			case "call_cap":
 				void callCap(agent, m);
 				return;
+			case "run_script": {
+				if (!agent.runScript) return fail(m.call, "this build runs no stored scripts (its scripts cannot be bounded)");
+				const outcome = agent.runScript(m.name, m.data);
+				post({ type: "script_result", call: m.call, ok: outcome.ok, text: outcome.text.slice(0, AGENT_PORT_TEXT_MAX_CHARS) });
+				return;
+			}
 			case "stop":
 				if (!stopped) {
 					stopped = true;

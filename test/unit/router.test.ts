@@ -68,7 +68,7 @@ test("a malformed rules file names the field at fault", () => {
 	assert.match(parseError(`{"rules": [{"match": {"chanel": "telegram"}, "action": {"type": "run_agent"}}]}`), /^rules\[0\]\.match\.chanel: is not a field/);
 	assert.match(parseError(`{"rules": [{"action": {"type": "run_agent"}}, {"match": {"text": "(unclosed"}, "action": {"type": "run_agent"}}]}`), /^rules\[1\]\.match\.text: is not a valid regular expression/);
 	assert.match(parseError(`{"rules": [{"action": {"type": "run_agent", "flags": ["PUBLISH_OUT_MESSAGE", "LOUD"]}}]}`), /^rules\[0\]\.action\.flags\[1\]: must be one of/);
-	assert.match(parseError(`{"rules": [{"action": {"type": "explode"}}]}`), /^rules\[0\]\.action\.type: must be run_agent, call_cap or send_message/);
+	assert.match(parseError(`{"rules": [{"action": {"type": "explode"}}]}`), /^rules\[0\]\.action\.type: must be run_agent, call_cap, run_script or send_message/);
 	assert.match(parseError(`{"rules": [{"action": {"type": "send_message"}}]}`), /^rules\[0\]\.action\.text: must be a string/);
 	assert.match(parseError(`{"rules": [{"action": {"type": "call_cap", "cap": "x", "args": []}}]}`), /^rules\[0\]\.action\.args: must be an object/);
 	assert.match(parseError(`{"rules": [{"match": {"role": "root"}, "action": {"type": "run_agent"}}]}`), /^rules\[0\]\.match\.role: must be one of owner, user/);

@@ -1,6 +1,5 @@
-// Declarations for the lin host's "host/pins", which @moddable/typings lacks
-// (test/unit/digital.test.ts checks them against what the C returns), and what
-// the lin host's serial and digital do differently from the device.
+// What the lin host's serial and digital do differently from the device
+// ("host/pins", the simulated bank's outside world: typings/shared/pins.d.ts).
 //
 // "embedded:io/serial" and "embedded:io/digital" keep @moddable/typings'
 // declarations. What the lin host adds or does differently:
@@ -21,18 +20,3 @@
 //   Rising 1, Falling 2 (the SDK's values). onReadable is called with no
 //   argument. write() accepts only 0 or 1, and only in an output mode.
 
-// host/pins (lin only): the outside world of the simulated pin bank.
-declare module "host/pins" {
-	export type Level = 0 | 1;
-	/** Pins 0..count-1 exist. */
-	export const count: number;
-	/** Drives an input from outside; an owner with onReadable is called on the
-	 * next loop turn when the level changes along its edge. */
-	export function drive(pin: number, value: Level): void;
-	/** Stops driving: the pin falls back to its pull resistor (pull-up 1, else 0). */
-	export function release(pin: number): void;
-	/** The pin's level now: what an Output wrote, or an input's driven/pulled level. */
-	export function level(pin: number): Level;
-	/** The owner's Digital mode constant, or undefined when no Digital holds the pin. */
-	export function mode(pin: number): number | undefined;
-}

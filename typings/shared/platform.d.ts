@@ -41,19 +41,24 @@ declare module "host/platform" {
 	export const consoleKind: ConsoleKind;
 }
 
-// host/sandbox: a function call bounded in steps and memory, for the script tool.
-// lin: hosts/lin/src/sandbox.c (XS with mxMetering). Device: metered is false and
-// run() throws (the SDK's XS is built without metering).
+// host/sandbox: a function call bounded in steps, memory, stack (and, on lin,
+// new property names), with the promise jobs it queues run inside the same
+// bounds. One C file for both hosts: hosts/common/sandbox/sandbox.c (XS with
+// mxMetering and mxLockdown; it does not compile otherwise).
 declare module "host/sandbox" {
-	/** True when run() really bounds the call. */
+	/** True when run() really bounds the call (always, where the module exists). */
 	export const metered: boolean;
 	/**
-	 * Calls fn; past `steps` meter units, `chunkBytes` more chunk heap or `slots`
-	 * more slots (after a collection), or on a stack overflow inside it, throws
-	 * RangeError "sandbox: step limit" | "sandbox: memory limit" | "sandbox: stack
-	 * limit", past any try/catch in fn. fn's own exceptions are rethrown.
+	 * Calls fn, then runs the promise jobs it queued, then then(result) if given
+	 * (and its jobs), all inside the bounds; returns fn's result or then's. Past
+	 * `steps` meter units, `chunkBytes` more chunk heap or `slots` more slots
+	 * (after a collection), a stack deeper than SCRIPT_STACK_MAX_SLOTS, or (lin)
+	 * more than SCRIPT_MAX_KEYS new property names, throws RangeError "sandbox:
+	 * step limit" | "sandbox: memory limit" | "sandbox: stack limit" | "sandbox:
+	 * key limit", past any try/catch in fn; the jobs it left are dropped, as are
+	 * the rejections it left unhandled. fn's own exceptions are rethrown.
 	 */
-	export function run<T>(fn: () => T, steps: number, chunkBytes: number, slots: number): T;
+	export function run<T, R = T>(fn: () => T, steps: number, chunkBytes: number, slots: number, then?: (result: T) => R): R;
 }
 
 // XS globals @moddable/typings lacks (XS Compartment.md; xsLockdown.c).

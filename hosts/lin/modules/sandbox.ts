@@ -1,8 +1,8 @@
-// host/sandbox on the lin host: a function call bounded in steps and memory
-// (hosts/lin/src/sandbox.c, XS built with mxMetering). Declarations: typings/platform.d.ts.
+// host/sandbox on the lin host: hosts/common/sandbox/sandbox.c (shared with the
+// board), installed by hosts/lin/src/sandbox_lin.c. Declarations: typings/shared/platform.d.ts.
 const native = __xsclaw.Sandbox;
 
 export const metered: boolean = native.metered;
-export function run<T>(fn: () => T, steps: number, chunkBytes: number, slots: number): T {
-	return native.run(fn, steps, chunkBytes, slots);
+export function run<T, R = T>(fn: () => T, steps: number, chunkBytes: number, slots: number, then?: (result: T) => R): R {
+	return then ? native.run(fn, steps, chunkBytes, slots, then) : native.run(fn, steps, chunkBytes, slots);
 }

@@ -120,7 +120,7 @@ int hostLiveMachines(void);             /* machines not yet deleted, every threa
  * (it knows every native module; machine.c and worker.c do not). */
 void hostInstallNative(xsMachine *the);
 void hostSetNativeInstaller(void (*install)(xsMachine *the));
-/* fxAbort calls hook first (main() registers sandbox.c's hostSandboxAbort). */
+/* fxAbort calls hook first (main() registers hosts/common/sandbox's sandboxAbort). */
 void hostSetAbortHook(int (*hook)(xsMachine *the, int status));
 /* The pending exception as text; on stderr as "xsclaw: <prefix>: <text>". */
 void hostExceptionText(xsMachine *the, char *message, size_t size);
@@ -239,10 +239,6 @@ void hostInstallWorker(xsMachine *the, xsSlot *native);
 void hostInstallSandbox(xsMachine *the, xsSlot *native);
 void hostInstallBytes(xsMachine *the, xsSlot *native);
 void hostInstallRandom(xsMachine *the, xsSlot *native);
-
-/* sandbox.c: unwinds a sandboxed call on an abort status it bounds (never
- * returns then); 0 when no sandboxed call runs in this machine. */
-int hostSandboxAbort(xsMachine *the, int status);
 
 /* Fault injection for storage (files.c): counts writes/flushes and "loses
  * power" (exit 86 after tearing the pending write) past XSCLAW_CRASH_AFTER. */

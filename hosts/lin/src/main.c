@@ -14,6 +14,7 @@
  */
 #include "xsAll.h"
 #include "host.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -101,7 +102,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	hostKeepToOneCpu();
 	hostSetNativeInstaller(installNative);
-	hostSetAbortHook(hostSandboxAbort);
+	hostSetAbortHook(sandboxAbort);
 
 	hostWorkerStartKillHook();
 	int exitCode = 0;

@@ -10,7 +10,15 @@
 // marked cron so an owner's schedule (a watering routine) may still drive a pin.
 // Known limit: the allow-list is read at each call, so a change applies at once,
 // but a pin already driven stays driven after it is removed from the list.
+//
+// watch(pin, edge, onEdge) opens an allowed pin as an input whose edges call
+// onEdge (ECMA-419 Digital onReadable: an interrupt on the board, the simulated
+// bank on lin): a stored script's gpio trigger (caps/automations). A watched
+// pin cannot be driven, and a driven one cannot be watched. The `pins` command
+// (lin only: host/pins' count > 0) drives the simulated bank's inputs from
+// outside, as a wire would.
 import Digital from "embedded:io/digital";
+import * as world from "host/pins";
 import { GPIO_PIN_MAX } from "budgets";
 import type { Capability } from "caps/types";
 import { UsageError, words, type Command } from "console/types";
@@ -34,9 +42,24 @@ export function parseAllowList(text: string | undefined): number[] {
 	return [...pins].sort((a, b) => a - b);
 }
 
+export type Edge = "rising" | "falling" | "both";
+export const EDGES: readonly Edge[] = ["rising", "falling", "both"];
+
+/** A watch on a pin's edges; close() stops it. */
+export interface PinWatch {
+	close(): void;
+}
+
+interface Watched {
+	input: Digital;
+	edge: Edge;
+	listeners: Set<(level: 0 | 1) => void>;
+}
+
 export class GpioBank {
 	readonly #settings: SettingsReader;
 	readonly #outputs = new Map<number, Digital>();
+	readonly #watched = new Map<number, Watched>();
 
 	constructor(settings: SettingsReader) {
 		this.#settings = settings;
@@ -56,6 +79,8 @@ export class GpioBank {
 		this.#check(pin);
 		const output = this.#outputs.get(pin);
 		if (output) return output.read();
+		const watched = this.#watched.get(pin);
+		if (watched) return watched.input.read();
 		const input = new Digital({ pin, mode: Digital.Input });
 		try {
 			return input.read();
@@ -66,6 +91,7 @@ export class GpioBank {
 
 	write(pin: number, value: 0 | 1): void {
 		this.#check(pin);
+		if (this.#watched.has(pin)) throw new Error(`pin ${pin} is watched as an input (a script's trigger), so it cannot be driven; use another pin`);
 		let output = this.#outputs.get(pin);
 		if (!output) {
 			try {
@@ -78,10 +104,50 @@ export class GpioBank {
 		output.write(value);
 	}
 
+	/**
+	 * Calls onEdge(level) on each edge of an allowed pin (both: either way);
+	 * throws a sentence when the pin is not allowed, is driven, or is already
+	 * watched for another edge.
+	 */
+	watch(pin: number, edge: Edge, onEdge: (level: 0 | 1) => void): PinWatch {
+		this.#check(pin);
+		if (this.#outputs.has(pin)) throw new Error(`pin ${pin} is driven as an output, so its edges cannot be watched; use another pin`);
+		let watched = this.#watched.get(pin);
+		if (watched && watched.edge !== edge) throw new Error(`pin ${pin} is already watched for ${watched.edge} edges; watch it for the same edges, or use another pin`);
+		if (!watched) {
+			const listeners = new Set<(level: 0 | 1) => void>();
+			let input: Digital;
+			try {
+				input = new Digital({
+					pin, mode: Digital.Input, edge: edge === "rising" ? Digital.Rising : edge === "falling" ? Digital.Falling : Digital.Rising | Digital.Falling,
+					onReadable() {
+						const level = input.read();
+						for (const listener of [...listeners]) listener(level);
+					},
+				});
+			} catch (error) {
+				throw new Error(`pin ${pin} cannot be watched (${messageOf(error)}); it may be in use by the board`);
+			}
+			watched = { input, edge, listeners };
+			this.#watched.set(pin, watched);
+		}
+		const entry = watched, listener = (level: 0 | 1) => onEdge(level);
+		entry.listeners.add(listener);
+		return {
+			close: () => {
+				if (!entry.listeners.delete(listener) || entry.listeners.size) return;
+				entry.input.close();
+				if (this.#watched.get(pin) === entry) this.#watched.delete(pin);
+			},
+		};
+	}
+
 	/** Releases every pin (at reboot). */
 	close(): void {
 		for (const output of this.#outputs.values()) output.close();
 		this.#outputs.clear();
+		for (const watched of this.#watched.values()) watched.input.close();
+		this.#watched.clear();
 	}
 }
 
@@ -126,8 +192,25 @@ export function gpioTools(bank: GpioBank): Capability[] {
 	];
 }
 
-/** `gpio` (the allowed pins and their levels), `gpio PIN` (read), `gpio PIN 0|1` (drive). */
+/**
+ * `gpio` (the allowed pins and their levels), `gpio PIN` (read), `gpio PIN 0|1`
+ * (drive); on the lin host also `pins PIN 0|1|release`: the simulated world
+ * drives an input (an edge a watching script sees), as a wire would.
+ */
 export function gpioCommands(bank: GpioBank): Command[] {
+	const simulated: Command[] = world.count > 0 ? [{
+		name: "pins",
+		usage: "PIN 0|1|release",
+		help: "(lin) drive a simulated input pin from outside, as a wire would, or let it go",
+		run(args, out) {
+			const parts = words(args);
+			if (parts.length !== 2 || !/^\d{1,2}$/.test(parts[0]) || Number(parts[0]) >= world.count || !["0", "1", "release"].includes(parts[1])) throw new UsageError();
+			const pin = Number(parts[0]);
+			if (parts[1] === "release") world.release(pin);
+			else world.drive(pin, parts[1] === "1" ? 1 : 0);
+			out.line(`pin ${pin} ${parts[1] === "release" ? "released" : `driven to ${parts[1]}`} from outside`);
+		},
+	}] : [];
 	return [
 		{
 			name: "gpio",
@@ -149,5 +232,6 @@ export function gpioCommands(bank: GpioBank): Command[] {
 				} else out.line(`pin ${pin}: ${bank.read(pin)}`);
 			},
 		},
+		...simulated,
 	];
 }

@@ -19,15 +19,15 @@
 // owner only. On a build whose XS has no metering (the device, today) the tool
 // is not offered at all (scriptTools returns none) — see hosts/esp32/sandbox.ts.
 import { metered, run as sandboxed } from "host/sandbox";
-import { SCRIPT_MAX_CHUNK_BYTES, SCRIPT_MAX_SLOTS, SCRIPT_MAX_STEPS, SCRIPT_RESULT_MAX_CHARS, SCRIPT_SOURCE_MAX_CHARS } from "budgets";
+import { SCRIPT_MAX_CHUNK_BYTES, SCRIPT_MAX_KEYS, SCRIPT_MAX_SLOTS, SCRIPT_MAX_STEPS, SCRIPT_RESULT_MAX_CHARS, SCRIPT_SOURCE_MAX_CHARS } from "budgets";
 import type { Capability } from "caps/types";
 import type { GpioBank } from "caps/gpio";
 import { formatLocal, type TimeZone } from "sched/tz";
 import { messageOf } from "util/errors";
 
 export const SCRIPT_GRANTS_SETTING = "script.grants";
-const GRANTS = ["time", "gpio", "math"] as const;
-type Grant = (typeof GRANTS)[number];
+export const GRANTS = ["time", "gpio", "math"] as const;
+export type Grant = (typeof GRANTS)[number];
 const DEFAULT_GRANTS = "time,math";
 const REFUSED_SYNTAX = /\b(async|await|import)\b/;
 
@@ -52,8 +52,12 @@ export function lockedDown(): boolean {
 	return Object.isFrozen(Array.prototype) && Object.isFrozen(Function.prototype);
 }
 
-/** Runs code; returns its result as text, or throws a sentence (its error, or the bound it hit). */
-export function runScript(code: string, deps: ScriptDeps, grants: Grant[]): string {
+/**
+ * Runs code; returns its result as text, or throws a sentence (its error, or the
+ * bound it hit). extra: more globals (a stored script's trigger, notify, ask);
+ * started: called inside the bounds just before the script's first step.
+ */
+export function runScript(code: string, deps: ScriptDeps, grants: readonly Grant[], extra?: Record<string, unknown>, started?: () => void): string {
 	if (!metered) throw new Error("scripts cannot be bounded on this build, so they do not run; use the other tools");
 	if (!lockedDown()) throw new Error("scripts run only in a locked-down machine (lockdown() at boot), which this one is not; use the other tools");
 	if (code.length > SCRIPT_SOURCE_MAX_CHARS) throw new Error(`the script has ${code.length} characters; keep it under ${SCRIPT_SOURCE_MAX_CHARS}`);
@@ -77,20 +81,25 @@ export function runScript(code: string, deps: ScriptDeps, grants: Grant[]): stri
 			write: (pin: unknown, value: unknown) => deps.gpio.write(Number(pin), value ? 1 : 0),
 		});
 	}
+	if (extra) Object.assign(globals, extra);
 	let text: string;
 	try {
+		// The value is read after the script's promise jobs ran, inside its bounds (its getters are its code).
 		text = sandboxed(() => {
 			const compartment = new Compartment({ globals });
-			const value = compartment.evaluate(code);
+			started?.();
+			return compartment.evaluate(code);
+		}, SCRIPT_MAX_STEPS, SCRIPT_MAX_CHUNK_BYTES, SCRIPT_MAX_SLOTS, (value: unknown) => {
 			if (typeof value === "string") return value;
 			if (value === undefined) return "(no result: the script's last expression was undefined)";
 			return JSON.stringify(value) ?? String(value);
-		}, SCRIPT_MAX_STEPS, SCRIPT_MAX_CHUNK_BYTES, SCRIPT_MAX_SLOTS);
+		});
 	} catch (error) {
 		const message = messageOf(error);
 		if (message === "sandbox: step limit") throw new Error(`the script was stopped after ${SCRIPT_MAX_STEPS} steps (a loop that does not end?); make it shorter or bounded`);
 		if (message === "sandbox: memory limit") throw new Error(`the script was stopped: it used more than ${SCRIPT_MAX_CHUNK_BYTES} bytes or ${SCRIPT_MAX_SLOTS} values of memory`);
 		if (message === "sandbox: stack limit") throw new Error("the script was stopped: its calls nest too deep (endless recursion?)");
+		if (message === "sandbox: key limit") throw new Error(`the script was stopped: it made more than ${SCRIPT_MAX_KEYS} new property names, or the machine has too few left (reboot to free them)`);
 		throw new Error(`the script failed: ${message}`);
 	}
 	return text.length > SCRIPT_RESULT_MAX_CHARS ? `${text.slice(0, SCRIPT_RESULT_MAX_CHARS)}… (cut at ${SCRIPT_RESULT_MAX_CHARS} characters)` : text;

@@ -1,9 +1,11 @@
 // caps/setup: assembles the capability layer for the machine the agent runs in
 // (SPEC §1: ... -> providers -> caps): the board's tools (time, system, GPIO,
 // files, messaging, images, scripts), the scheduler (modules/agent/sched), skills
-// (modules/agent/skills) and macros, with the settings they read, the folders they own
-// under the storage root (workspace/, sched/, skills/, caps/), and the console
-// commands `tools`, `skills`, `cron` and `gpio`. The core gets the capabilities
+// (modules/agent/skills), macros and the owner's stored scripts with the
+// automations that run them (caps/scripts, caps/automations), with the settings
+// they read, the folders they own under the storage root (workspace/, sched/,
+// skills/, caps/), and the console commands `tools`, `skills`, `cron`, `gpio`
+// (`pins` on lin) and `script`. The core gets the capabilities
 // (plus memory's and spawn_subagent) through core/setup, which builds the one
 // registry; start() then starts the scheduler, firing through submit().
 //
@@ -15,6 +17,7 @@
 // Never throws for a part that works only partly: a folder that cannot be made
 // leaves that part on the storage root, a damaged file is kept aside (logged).
 import { files as filesRoot, type Directory } from "util/io";
+import { metered } from "host/sandbox";
 import type { HeapFigures } from "host/platform";
 import type { PoolStats } from "psram";
 import { SCHED_SUBMIT_TIMEOUT_MS } from "budgets";
@@ -29,7 +32,10 @@ import { GpioBank, gpioCommands, gpioTools } from "caps/gpio";
 import { Macros, macroTools } from "caps/macros";
 import { messagingTools } from "caps/messaging";
 import type { Registry } from "caps/registry";
+import { Automations } from "caps/automations";
 import { scriptTools } from "caps/script";
+import { ScriptStore } from "caps/scripts";
+import { scriptCommands, scriptTools as storedScriptTools } from "caps/script_tools";
 import type { CapSource, Capability, VisibleGroups } from "caps/types";
 import type { ChannelInfo } from "agent/protocol";
 import { Scheduler, type ChatRef, type ScheduleEntry } from "sched/scheduler";
@@ -76,7 +82,9 @@ export interface CapsSetup {
 	providers: ContextProvider[];
 	scheduler: Scheduler;
 	gpio: GpioBank;
-	/** `tools`, `skills`, `cron`, `gpio`; registry() is the core's (it exists once the core does). */
+	/** The stored scripts' runs: the port's run_script (router rules) and status reach it. */
+	automations: Automations;
+	/** `tools`, `skills`, `cron`, `gpio`, `script`; registry() is the core's (it exists once the core does). */
 	commands(registry: () => Registry): Command[];
 	/** Starts the scheduler; its entries fire through submit (the root core's). */
 	start(submit: (request: AgentRequest, timeoutMs: number) => Promise<unknown>): void;
@@ -116,12 +124,19 @@ export function openCaps(options: CapsOptions): CapsSetup {
 	const workspace = new Workspace(folder(root, WORKSPACE_DIRECTORY, log));
 	const skills = new SkillState(new SkillCatalog(folder(root, SKILLS_DIRECTORY, log), log));
 	let submit: ((request: AgentRequest, timeoutMs: number) => Promise<unknown>) | undefined;
+	// A schedule that names a stored script runs it here, without the LLM (caps/automations).
+	let automations: Automations | undefined;
 	const scheduler = new Scheduler({
 		directory: folder(root, "sched", log),
 		wallClockMs,
 		zone,
 		log,
 		fire(entry: ScheduleEntry) {
+			if (entry.script) {
+				if (!automations) throw new Error("the automations are not running");
+				automations.runScheduled(entry);
+				return;
+			}
 			if (!submit) throw new Error("the agent is not running");
 			const request: AgentRequest = {
 				request_id: 0,
@@ -135,8 +150,15 @@ export function openCaps(options: CapsOptions): CapsSetup {
 			return submit(request, SCHED_SUBMIT_TIMEOUT_MS).then(() => undefined);
 		},
 	});
+	const capsFolder = folder(root, "caps", log);
+	const scriptDeps = { settings: options.config, gpio, wallClockMs, zone };
+	const scripts = new ScriptStore(capsFolder, wallClockMs, log);
+	automations = new Automations({
+		store: scripts, scheduler, gpio, deps: scriptDeps, now: options.now, publish: options.publish, sessionFor: options.sessionFor, log,
+	});
+	const stored = { store: scripts, automations, scheduler, now: options.now };
 	const builtinNames = new Set<string>();
-	const macros = new Macros(folder(root, "caps", log), (name) => builtinNames.has(name), log);
+	const macros = new Macros(capsFolder, (name) => builtinNames.has(name), log);
 	const tools: Capability[] = [
 		...boardTools({ wallClockMs, now: options.now, bootMs: options.bootMs, heap: options.heap, pools: options.pools, network: options.network, zone, firmware: options.firmware }),
 		...gpioTools(gpio),
@@ -149,7 +171,8 @@ export function openCaps(options: CapsOptions): CapsSetup {
 			channels: options.messageChannels ?? (() => [{ name: options.consoleChat.channel, running: true, chats: [options.consoleChat.chat_id] }]),
 			inferMedia: options.inferMedia,
 		}),
-		...scriptTools({ settings: options.config, gpio, wallClockMs, zone }),
+		...scriptTools(scriptDeps),
+		...(metered ? storedScriptTools(stored) : []),
 		...(options.otherTools ?? []),
 	];
 	for (const cap of tools) builtinNames.add(cap.definition.function.name);
@@ -161,18 +184,22 @@ export function openCaps(options: CapsOptions): CapsSetup {
 		providers: [skills.provider],
 		scheduler,
 		gpio,
+		automations,
 		commands: (registry) => [
 			...toolCommands({ registry, chat: options.consoleChat, session: () => options.sessionFor(options.consoleChat) }),
 			...skillCommands(skills),
 			...cronCommands(scheduler, options.consoleChat),
 			...gpioCommands(gpio),
+			...(metered ? scriptCommands(stored) : []),
 		],
 		start(submitTo) {
 			submit = submitTo;
 			scheduler.start();
+			if (metered) automations?.start(submitTo);
 		},
 		stop() {
 			scheduler.stop();
+			automations?.stop();
 			gpio.close();
 		},
 	};

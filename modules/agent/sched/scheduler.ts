@@ -42,8 +42,10 @@ export interface ScheduleEntry {
 	spec: string;
 	/** The time zone the entry's cron fields are read in. */
 	zone: string;
-	/** What the fired request asks the agent. */
+	/** What the fired request asks the agent ("" when the entry runs a script). */
 	text: string;
+	/** A stored script (caps/scripts) the entry runs instead of asking the agent: no LLM call. */
+	script?: string;
 	/** Where the answer goes: the chat that made the entry. */
 	chat: ChatRef;
 	created_ms: number;
@@ -63,6 +65,8 @@ export interface NewSchedule {
 	/** once: seconds from now (instead of at). */
 	in_seconds?: number;
 	text: string;
+	/** Run this stored script instead of asking the agent (text is then ignored). */
+	script?: string;
 	/** Default: the configured zone. */
 	timezone?: string;
 	chat: ChatRef;
@@ -142,11 +146,13 @@ export class Scheduler {
 		const now = this.#options.wallClockMs();
 		if (now < CLOCK_SET_AFTER_MS) throw new Error("the board's clock is not set yet (no network time), so nothing can be scheduled; try again once it is online");
 		if (this.#entries.length >= SCHED_ENTRIES_MAX) throw new Error(`there are already ${SCHED_ENTRIES_MAX} schedules, the most the board keeps; delete one first`);
-		const text = typeof request.text === "string" ? request.text.trim() : "";
-		if (!text) throw new Error("a schedule needs a text: what the agent should do when it fires");
+		const script = typeof request.script === "string" && request.script ? request.script : undefined;
+		const text = script ? "" : typeof request.text === "string" ? request.text.trim() : "";
+		if (!text && !script) throw new Error("a schedule needs a text: what the agent should do when it fires");
 		if (text.length > SCHED_TEXT_MAX_CHARS) throw new Error(`the schedule's text has ${text.length} characters; keep it under ${SCHED_TEXT_MAX_CHARS}`);
 		const zone = request.timezone ? parseTimeZone(request.timezone) : this.#options.zone();
 		const entry: ScheduleEntry = { id: "", kind: request.kind, spec: "", zone: zone.name, text, chat: { channel: request.chat.channel, chat_id: request.chat.chat_id }, created_ms: now, next_ms: 0, fired: 0 };
+		if (script) entry.script = script;
 		if (request.kind === "cron") {
 			if (typeof request.cron !== "string") throw new Error("a cron schedule needs cron: 5 fields like \"0 8 * * *\"");
 			entry.spec = parseCron(request.cron).text;
@@ -172,6 +178,18 @@ export class Scheduler {
 		return entry;
 	}
 
+	/** Removes every entry that runs the script name (it was deleted); how many. Throws when the file cannot be written. */
+	removeScript(name: string): number {
+		refuseIfUnreadable(`sched/${FILE}`, this.#unreadable);
+		const entries = this.#entries.filter((entry) => entry.script !== name);
+		const removed = this.#entries.length - entries.length;
+		if (removed) {
+			this.#save(entries, this.#nextId);
+			this.#rearm();
+		}
+		return removed;
+	}
+
 	/** Removes an entry; false when there is none with that id. Throws when the file cannot be written. */
 	remove(id: string): boolean {
 		refuseIfUnreadable(`sched/${FILE}`, this.#unreadable);
@@ -191,7 +209,8 @@ export class Scheduler {
 		} catch {
 			zone = this.#options.zone();
 		}
-		return `${entry.id}: ${what}, next ${formatLocal(entry.next_ms, zone)}, to ${entry.chat.channel}:${entry.chat.chat_id}, fired ${entry.fired}x: ${entry.text}`;
+		const does = entry.script ? `runs script ${entry.script}` : entry.text;
+		return `${entry.id}: ${what}, next ${formatLocal(entry.next_ms, zone)}, to ${entry.chat.channel}:${entry.chat.chat_id}, fired ${entry.fired}x: ${does}`;
 	}
 
 	#after(entry: ScheduleEntry, afterMs: number): number | undefined {
@@ -303,5 +322,5 @@ function isEntry(value: unknown): value is ScheduleEntry {
 	return typeof e === "object" && e !== null && typeof e.id === "string" && (e.kind === "cron" || e.kind === "every" || e.kind === "once") &&
 		typeof e.spec === "string" && typeof e.zone === "string" && typeof e.text === "string" && typeof e.next_ms === "number" &&
 		typeof e.chat === "object" && e.chat !== null && typeof e.chat.channel === "string" && typeof e.chat.chat_id === "string" &&
-		typeof e.fired === "number" && typeof e.created_ms === "number";
+		typeof e.fired === "number" && typeof e.created_ms === "number" && (e.script === undefined || typeof e.script === "string");
 }

@@ -17,6 +17,25 @@ Use this when someone asks to blink, flash or test an LED or another output pin.
    call gpio_write yourself, once per change.)
 3. Leave the pin at 0 unless the person asked for it to stay on, and say what you did.
 `,
+	automation: `# An automation that runs without you
+summary: Propose a stored script the board runs by itself on a pin's edge, a schedule, a router rule or at boot, with no LLM call.
+groups: gpio, script
+
+Use this when someone wants the board to react by itself: "when the button on pin 5 is pressed,
+turn on pin 4 and tell me", "every morning at 7 switch the relay".
+
+1. Write the script as for run_script: plain JavaScript, its last expression is its result, no
+   async, no timers. Its globals: time, gpio, Math (as granted), trigger (what fired it:
+   {kind: "gpio", pin, level}, {kind: "cron", schedule}, {kind: "router", text, channel, chat_id},
+   {kind: "boot"}, {kind: "manual"}), notify(text) (a message to this chat) and ask(text) (a
+   request to you, which costs an LLM call: use it only when a person's judgement is needed).
+2. script_save it with a name, what it is for, its grants (gpio to drive pins) and its triggers:
+   on ["gpio 5 rising"] (or falling, both), ["boot"], ["router"]; a schedule with cron
+   "MM HH * * *" or every_seconds. Pins must be on the allow-list (gpio.allow).
+3. It is saved as a proposal: tell the person it runs once the owner confirms it on the console
+   with: script confirm NAME (after reading it with script show NAME). script_run tests it then.
+4. A script that fails is reported to this chat once, and disabled after repeated failures.
+`,
 	reminder: `# A daily reminder
 summary: Set up, list or cancel a reminder that fires every day (or once) and messages this chat.
 groups: sched

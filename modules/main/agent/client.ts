@@ -219,6 +219,14 @@ export class AgentClient implements AgentPort {
 		return (reply as Extract<FromAgent, { type: "cap_result" }>).content;
 	}
 
+	/** Runs a stored script for a router rule (it must have the router trigger); resolves with its result, rejects with why it did not run or failed. */
+	async runScript(name: string, data: { text: string; channel: string; chat_id: string }): Promise<string> {
+		const reply = await this.#call("script_result", AGENT_COMMAND_TIMEOUT_MS, (call) => ({ type: "run_script", call, name, data }));
+		const { ok, text } = reply as Extract<FromAgent, { type: "script_result" }>;
+		if (!ok) throw new Error(text);
+		return text;
+	}
+
 	/** Runs one of the agent's console commands for a chat. */
 	async command(name: string, args: string, chat: ChatRef): Promise<CommandResult> {
 		const reply = await this.#call("command_result", AGENT_COMMAND_TIMEOUT_MS, (call) => ({ type: "command", call, name, args, chat }));

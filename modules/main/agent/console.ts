@@ -116,12 +116,13 @@ export function proxyCommand(client: AgentClient, info: CommandInfo): Command {
 	};
 }
 
-/** The agent's `status` lines: its phase and queue, its subagents, its machine's heap. */
+/** The agent's `status` lines: its phase and queue, its subagents, its machine's heap, its stored scripts. */
 export async function agentStatusLines(client: AgentClient, options: StatusOptions = { collect: false }): Promise<string[]> {
 	const s = await client.status(options);
 	return [
 		`agent: ${s.phase}, ${s.in_flight ? `request ${s.in_flight} in flight` : "nothing in flight"}, ${s.queued} waiting`,
 		`subagents: ${s.subagents.length ? s.subagents.map((sub) => `${sub.agent_id} ${sub.phase}`).join(", ") : "none running"}`,
 		`agent heap: ${heapLine(s.heap)}`,
+		...(s.automations?.length ? s.automations : s.automations ? ["scripts: none stored"] : []),
 	];
 }

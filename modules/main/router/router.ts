@@ -10,12 +10,14 @@ import { ROUTER_RULES_FILE_MAX_BYTES, ROUTER_SUBMIT_WAIT_MS } from "budgets";
 import { Channel, type OutEvent } from "core/types";
 import { messageOf } from "util/errors";
 import { DEFAULT_RULES, fill, findRule, parseRules, type Action, type Rule, type RuleSet } from "router/rules";
-import type { AgentPort, CapRunner, InMessage, OutboundSink, PortRequest, RouteOutcome, Watch } from "router/types";
+import type { AgentPort, CapRunner, InMessage, OutboundSink, PortRequest, RouteOutcome, ScriptRunner, Watch } from "router/types";
 
 export interface RouterOptions {
 	port: AgentPort;
 	/** Runs call_cap rules; without it such rules answer that no capability can be called. */
 	callCap?: CapRunner;
+	/** Runs run_script rules; without it such rules answer that no script can be run. */
+	runScript?: ScriptRunner;
 	/** Lines about routing (bad rules, events with no binding). */
 	log(line: string): void;
 }
@@ -25,6 +27,7 @@ export type { Watch } from "router/types";
 export class Router {
 	#port: AgentPort;
 	#callCap?: CapRunner;
+	#runScript?: ScriptRunner;
 	#log: (line: string) => void;
 	#rules: RuleSet = DEFAULT_RULES;
 	#bindings = new Map<string, OutboundSink>();
@@ -32,6 +35,7 @@ export class Router {
 	constructor(options: RouterOptions) {
 		this.#port = options.port;
 		this.#callCap = options.callCap;
+		this.#runScript = options.runScript;
 		this.#log = options.log;
 		options.port.onOut((event) => this.deliver(event));
 	}
@@ -109,6 +113,12 @@ export class Router {
 					const result = await this.#callCap(action.cap, action.args, message);
 					if (action.reply) this.#reply(message, result, name);
 					return { kind: "cap", rule: name };
+				}
+				case "run_script": {
+					if (!this.#runScript) throw new Error(`the rule "${name ?? "fallback"}" runs the script ${action.script}, but no script can be run from rules in this build`);
+					const result = await this.#runScript(action.script, message);
+					if (action.reply) this.#reply(message, result, name);
+					return { kind: "script", rule: name };
 				}
 				case "send_message": {
 					this.deliver({

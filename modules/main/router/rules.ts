@@ -1,8 +1,9 @@
 // router/rules: the rules file's parser (router/rules.json in the storage; the
 // format is in modules/main/router/NOTES.md). A rule matches an event on its channel,
 // chat, sender, role, type and a text pattern, and names one action: run_agent
-// (with flags and an optional text template), call_cap (a tool without the LLM)
-// or send_message (a fixed reply). The first rule that matches wins; an event no
+// (with flags and an optional text template), call_cap (a tool without the LLM),
+// run_script (a stored script with the router trigger, without the LLM) or
+// send_message (a fixed reply). The first rule that matches wins; an event no
 // rule matches takes the fallback (by default run_agent with every flag on).
 //
 // The parser is strict: an unknown field, a wrong type, a bad pattern or a bad
@@ -28,6 +29,8 @@ export interface Match {
 export type Action =
 	| { type: "run_agent"; flags: number; text?: string }
 	| { type: "call_cap"; cap: string; args: Record<string, unknown>; reply: boolean }
+	/** Runs a stored script of the owner's (one with the router trigger) without the LLM; its result is replied when reply. */
+	| { type: "run_script"; script: string; reply: boolean }
 	| { type: "send_message"; text: string; channel?: string; chat?: string };
 
 export interface Rule {
@@ -120,7 +123,7 @@ function readFlags(value: unknown, path: string): number {
 }
 
 function readAction(value: unknown, path: string): Action {
-	if (!isObject(value)) fail(path, "must be an object with a type (run_agent, call_cap or send_message)");
+	if (!isObject(value)) fail(path, "must be an object with a type (run_agent, call_cap, run_script or send_message)");
 	switch (value.type) {
 		case "run_agent": {
 			const a = fields(value, path, ["type", "flags", "text"]);
@@ -136,6 +139,12 @@ function readAction(value: unknown, path: string): Action {
 			if (a.reply !== undefined && typeof a.reply !== "boolean") fail(`${path}.reply`, "must be true or false");
 			return { type: "call_cap", cap, args: (a.args as Record<string, unknown> | undefined) ?? {}, reply: a.reply !== false };
 		}
+		case "run_script": {
+			const a = fields(value, path, ["type", "script", "reply"]);
+			const script = text(a.script, `${path}.script`, 64) as string;
+			if (a.reply !== undefined && typeof a.reply !== "boolean") fail(`${path}.reply`, "must be true or false");
+			return { type: "run_script", script, reply: a.reply === true };
+		}
 		case "send_message": {
 			const a = fields(value, path, ["type", "text", "channel", "chat"]);
 			const action: Action = { type: "send_message", text: text(a.text, `${path}.text`) as string };
@@ -146,7 +155,7 @@ function readAction(value: unknown, path: string): Action {
 			return action;
 		}
 		default:
-			return fail(`${path}.type`, "must be run_agent, call_cap or send_message");
+			return fail(`${path}.type`, "must be run_agent, call_cap, run_script or send_message");
 	}
 }
 

@@ -9,7 +9,7 @@ import { messageOf } from "util/errors";
 import { decodeText, readWhole } from "util/files";
 import { Router } from "router/router";
 import type { Action } from "router/rules";
-import type { AgentPort, CapRunner } from "router/types";
+import type { AgentPort, CapRunner, ScriptRunner } from "router/types";
 
 export const RULES_DIRECTORY = "router";
 export const RULES_FILE = "rules.json";
@@ -18,6 +18,7 @@ export interface RouterSetupOptions {
 	port: AgentPort;
 	files: Directory;
 	callCap?: CapRunner;
+	runScript?: ScriptRunner;
 	log(line: string): void;
 }
 
@@ -39,6 +40,8 @@ function describe(action: Action): string {
 			return `run_agent (${flagNames(action.flags)})${action.text ? ` with "${action.text}"` : ""}`;
 		case "call_cap":
 			return `call_cap ${action.cap} ${JSON.stringify(action.args)}${action.reply ? " (result replied)" : ""}`;
+		case "run_script":
+			return `run_script ${action.script}${action.reply ? " (result replied)" : ""}`;
 		case "send_message":
 			return `send_message "${action.text}"${action.channel || action.chat ? ` to ${action.channel ?? "(same)"}:${action.chat ?? "(same)"}` : ""}`;
 	}
@@ -59,7 +62,7 @@ function readRules(files: Directory): { text?: string; error?: string } {
 }
 
 export function openRouter(options: RouterSetupOptions): RouterSetup {
-	const router = new Router({ port: options.port, callCap: options.callCap, log: options.log });
+	const router = new Router({ port: options.port, callCap: options.callCap, runScript: options.runScript, log: options.log });
 	const load = (): string | undefined => {
 		const { text, error } = readRules(options.files);
 		return error ?? router.load(text);

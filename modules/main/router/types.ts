@@ -35,6 +35,9 @@ export interface OutboundSink {
 	deliver(event: OutEvent): void;
 }
 
+/** Runs a stored script without the LLM for a run_script rule; resolves with its result text, rejects with why it did not run or failed. */
+export type ScriptRunner = (name: string, message: InMessage) => Promise<string>;
+
 /** Runs a capability (tool) without the LLM for a call_cap rule; resolves with its result text, rejects with a sentence. */
 export type CapRunner = (name: string, args: Record<string, unknown>, message: InMessage) => Promise<string>;
 
@@ -42,5 +45,6 @@ export type CapRunner = (name: string, args: Record<string, unknown>, message: I
 export type RouteOutcome =
 	| { kind: "agent"; request_id: number; rule?: string }
 	| { kind: "cap"; rule?: string }
+	| { kind: "script"; rule?: string }
 	| { kind: "sent"; rule?: string }
 	| { kind: "failed"; error: string; rule?: string };

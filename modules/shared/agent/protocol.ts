@@ -81,6 +81,8 @@ export interface AgentStatus {
 	subagents: Array<{ agent_id: string; phase: Phase }>;
 	/** The agent machine's own XS heap. */
 	heap: HeapFigures;
+	/** One line per stored script (caps/automations): state, triggers, counts, last run. */
+	automations?: string[];
 }
 
 /** A chat channel of the main machine as the agent sees it: send_message's targets. */
@@ -116,6 +118,8 @@ export type ToAgent =
 	| { type: "status"; call: number; collect?: boolean }
 	/** Run a tool without the LLM (a router call_cap rule) for request; replies "cap_result". */
 	| { type: "call_cap"; call: number; name: string; args: Record<string, unknown>; request: PortRequest }
+	/** Run a stored script for a router rule (it must have the router trigger), without the LLM; replies "script_result". */
+	| { type: "run_script"; call: number; name: string; data: { text: string; channel: string; chat_id: string } }
 	/** Run one of the agent's console commands for a chat; replies "command_result". */
 	| { type: "command"; call: number; name: string; args: string; chat: ChatRef }
 	/** Stop the cores and close the files (before a reboot); replies "stopped". */
@@ -144,6 +148,8 @@ export type FromAgent =
 	| { type: "wiped"; call: number; wiped: string[]; errors: string[] }
 	/** The tool's result text. */
 	| { type: "cap_result"; call: number; content: string }
+	/** A stored script's run: its result, or why it did not run or failed. */
+	| { type: "script_result"; call: number; ok: boolean; text: string }
 	/** A call that could not be done, with a sentence for a person. */
 	| { type: "failed"; call: number; error: string }
 	/** A message that could not even be read (no usable call number). */
@@ -291,6 +297,14 @@ export function readToAgent(message: unknown): ToAgent {
 			return { type: "stop", call: r.callNumber() };
 		case "wipe":
 			return { type: "wipe", call: r.callNumber() };
+		case "run_script": {
+			const call = r.callNumber();
+			const data = r.object(m.data, "data");
+			return {
+				type: "run_script", call, name: r.string(m.name, "name", AGENT_PORT_ID_MAX_CHARS),
+				data: { text: r.string(data.text, "data.text"), channel: r.string(data.channel, "data.channel", AGENT_PORT_ID_MAX_CHARS), chat_id: r.string(data.chat_id, "data.chat_id", AGENT_PORT_ID_MAX_CHARS) },
+			};
+		}
 		case "call_cap": {
 			const call = r.callNumber();
 			const args = r.object(m.args, "args");
@@ -402,6 +416,7 @@ export function readFromAgent(message: unknown): FromAgent {
 						return { agent_id: r.string(sub.agent_id, `status.subagents[${i}].agent_id`, AGENT_PORT_ID_MAX_CHARS), phase: readPhase(r, sub.phase, `status.subagents[${i}].phase`) };
 					}),
 					heap: readHeap(r, s.heap),
+					...(s.automations === undefined ? {} : { automations: r.list(s.automations, "status.automations", AGENT_PORT_LIST_MAX).map((line, i) => r.string(line, `status.automations[${i}]`)) }),
 				},
 			};
 		}
@@ -424,6 +439,8 @@ export function readFromAgent(message: unknown): FromAgent {
 			};
 		case "cap_result":
 			return { type: "cap_result", call: r.callNumber(), content: r.string(m.content, "content") };
+		case "script_result":
+			return { type: "script_result", call: r.callNumber(), ok: r.boolean(m.ok, "ok"), text: r.string(m.text, "text") };
 		case "failed":
 			return { type: "failed", call: r.callNumber(), error: r.string(m.error, "error") };
 		case "refused":
