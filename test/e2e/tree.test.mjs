@@ -35,11 +35,12 @@ test("every limit in budgets.ts is used somewhere else", () => {
 	const budgets = readFileSync(join(ROOT, "modules", "budgets.ts"), "utf8");
 	const names = [...budgets.matchAll(/^export const (\w+)/gm)].map((m) => m[1]);
 	assert.ok(names.length > 20);
-	const cSources = readdirSync(join(ROOT, "hosts", "lin", "src")).filter((n) => /\.[ch]$/.test(n)).map((n) => readFileSync(join(ROOT, "hosts", "lin", "src", n), "utf8"));
+	const cFolders = [join(ROOT, "hosts", "lin", "src"), ...readdirSync(join(ROOT, "hosts", "common")).map((n) => join(ROOT, "hosts", "common", n))];
+	const cSources = cFolders.flatMap((dir) => readdirSync(dir).filter((n) => /\.[ch]$/.test(n)).map((n) => readFileSync(join(dir, n), "utf8")));
 	const elsewhere = [
 		...files.filter((f) => f.path !== "modules/budgets.ts").map((f) => f.text),
 		...readdirSync(join(ROOT, "test", "unit")).map((n) => readFileSync(join(ROOT, "test", "unit", n), "utf8")),
-		// The host's C reads them as BUDGET_<NAME> (build/lin/budgets.h, made by tools/build.mjs).
+		// The hosts' C reads them as BUDGET_<NAME> (build/lin/budgets.h, made by tools/build.mjs).
 		...cSources.map((text) => text.replace(/\bBUDGET_(\w+)/g, "$1")),
 		// The board's own modules (platform, network) read theirs directly.
 		...readdirSync(join(ROOT, "hosts", "esp32")).filter((n) => n.endsWith(".ts")).map((n) => readFileSync(join(ROOT, "hosts", "esp32", n), "utf8")),

@@ -33,6 +33,7 @@ import { Channel, RequestFlag, type AgentRequest, type OutEvent } from "core/typ
 import type { ScheduleEntry, Scheduler } from "sched/scheduler";
 import { formatLocal } from "sched/tz";
 import { messageOf } from "util/errors";
+import { clip, oneLine } from "util/text";
 
 /** What fired a run, as the script sees it in `trigger`. */
 export type TriggerData =
@@ -96,9 +97,9 @@ function within(times: number[], now: number, windowMs: number): number[] {
 	return times.filter((t) => now - t < windowMs);
 }
 
-function oneLine(text: string, max: number): string {
-	const line = text.replace(/\s+/g, " ").trim();
-	return line.length > max ? `${line.slice(0, max)}…` : line;
+/** text on one line, at most max characters. */
+function shortLine(text: string, max: number): string {
+	return clip(oneLine(text), max);
 }
 
 export class Automations {
@@ -189,12 +190,12 @@ export class Automations {
 			trigger: Object.freeze({ ...trigger }),
 			notify: Object.freeze((text: unknown) => {
 				if (notes.length >= SCRIPT_NOTIFIES_PER_RUN) return false;
-				notes.push(oneLine(String(text), SCRIPT_NOTIFY_MAX_CHARS));
+				notes.push(shortLine(String(text), SCRIPT_NOTIFY_MAX_CHARS));
 				return true;
 			}),
 			ask: Object.freeze((text: unknown) => {
 				if (asks.length >= 1 || within(stats.asks, this.#o.now(), HOUR_MS).length >= SCRIPT_ASKS_PER_HOUR) return false;
-				asks.push(oneLine(String(text), SCRIPT_NOTIFY_MAX_CHARS));
+				asks.push(shortLine(String(text), SCRIPT_NOTIFY_MAX_CHARS));
 				return true;
 			}),
 		};
@@ -223,7 +224,7 @@ export class Automations {
 		this.#o.log(`automations: ${script.name} failed (${describeTrigger(trigger)}), ${stats.streak} in a row: ${why}`);
 		let report: string | undefined;
 		if (stats.streak >= SCRIPT_FAILURES_DISABLE) {
-			const note = `${SCRIPT_FAILURES_DISABLE} failures in a row, the last: ${oneLine(why, 200)}`;
+			const note = `${SCRIPT_FAILURES_DISABLE} failures in a row, the last: ${shortLine(why, 200)}`;
 			try {
 				this.#o.store.setState(script.name, "disabled", note);
 				report = `The script ${script.name} failed ${SCRIPT_FAILURES_DISABLE} times in a row, so it is disabled. The last failure: ${why}. Turn it on again with: script enable ${script.name}`;
@@ -304,9 +305,9 @@ export class Automations {
 		const triggers = this.triggers(script);
 		const s = this.#stats.get(script.name);
 		const counts = s ? `runs ${s.runs} (${s.failed} failed, ${s.skipped} skipped), notified ${s.notified}${s.dropped ? ` (${s.dropped} dropped)` : ""}, asked ${s.asked}` : "no runs since boot";
-		const last = s?.last ? `; last ${formatLocal(s.last.wall_ms, this.#o.deps.zone())} ${s.last.trigger}: ${s.last.ok ? "ok" : "failed"} in ${s.last.run_ms.toFixed(1)} ms: ${oneLine(s.last.text, 80)}` : "";
+		const last = s?.last ? `; last ${formatLocal(s.last.wall_ms, this.#o.deps.zone())} ${s.last.trigger}: ${s.last.ok ? "ok" : "failed"} in ${s.last.run_ms.toFixed(1)} ms: ${shortLine(s.last.text, 80)}` : "";
 		const problems = this.#problems.get(script.name);
-		const state = script.state === "disabled" && script.note ? `disabled (${oneLine(script.note, 120)})` : script.state;
+		const state = script.state === "disabled" && script.note ? `disabled (${shortLine(script.note, 120)})` : script.state;
 		return `script ${script.name}: ${state}, on ${triggers.length ? triggers.join(", ") : "nothing (run by hand)"}; ${counts}${last}${problems ? `; ${problems.join("; ")}` : ""}`;
 	}
 }
