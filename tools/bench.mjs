@@ -51,6 +51,8 @@ export const REQUIRED_FIGURES = [
 	// issue 13: the heap a request needs, on this host and with the board's word size
 	"core.heap_headroom_48k_bytes", "core.gc_per_request",
 	"core.peak_heap_per_body_byte.board32", "core.heap_headroom_48k_bytes.board32", "core.gc_per_request.board32",
+	// issue 28: what the script sandbox's bounds cost, and a GPIO edge to its automation's first step
+	"script.meter_overhead_ratio", "automation.trigger_to_run_ms",
 ];
 
 export function summarise({ name, unit, values, p99 = true }) {
