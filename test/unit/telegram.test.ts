@@ -215,6 +215,7 @@ function fakeChannel(options: { failHtml?: boolean; refuse?: string; holdSends?:
 	let wake: (() => void) | undefined;
 	let nextMessage = 500;
 	const api: BotApiLike = {
+		head: () => Promise.resolve(""),
 		call(method, params, callOptions) {
 			calls.push({ method, params });
 			if (method === "getMe") return Promise.resolve({ id: 900, username: "the_bot" });

@@ -9,17 +9,19 @@
 // a future message might echo the path).
 import { TELEGRAM_CALL_TIMEOUT_MS, TELEGRAM_RETRY_AFTER_MAX_S } from "budgets";
 import { isObject } from "util/values";
-import { HttpError, type AbortSignalLike, type HttpTransport } from "net/types";
+import { HttpError, type AbortSignalLike, type HttpRequest, type HttpResponse, type HttpTransport } from "net/types";
 import { messageOf } from "util/errors";
+import { decodeUtf8 } from "net/utf8";
 
 export const DEFAULT_BASE_URL = "https://api.telegram.org";
 
 /**
  * kind: "api" (Telegram answered ok: false; code is its error_code), "network"
  * (no answer: connect, DNS, TLS, timeout, dropped), "aborted", "malformed" (an
- * answer that is not the Bot API's envelope).
+ * answer that is not the Bot API's envelope), "too_large" (an answer over the
+ * call's maxBodyBytes, not read).
  */
-export type BotApiErrorKind = "api" | "network" | "aborted" | "malformed";
+export type BotApiErrorKind = "api" | "network" | "aborted" | "malformed" | "too_large";
 
 export class BotApiError extends Error {
 	override name = "BotApiError";
@@ -71,29 +73,59 @@ export class BotApi {
 
 	/** Calls a method; resolves with its result, rejects with a BotApiError whose message never holds the token. */
 	async call(method: string, params: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
-		const timeoutMs = options.timeoutMs ?? TELEGRAM_CALL_TIMEOUT_MS;
 		let body: string;
 		try {
-			const response = await this.#http.request({
-				method: "POST",
-				url: `${this.#base}/bot${this.#token}/${method}`,
-				headers: { "content-type": "application/json" },
-				body: JSON.stringify(params),
-				signal: options.signal,
-				firstByteTimeoutMs: timeoutMs,
-				totalTimeoutMs: timeoutMs,
-				maxBodyBytes: options.maxBodyBytes,
-			});
-			body = response.body;
+			body = (await this.#request(method, params, options, { maxBodyBytes: options.maxBodyBytes })).body;
 		} catch (error) {
 			throw this.#failure(method, error);
 		}
 		return readEnvelope(method, body, (text) => this.hide(text));
 	}
 
+	/**
+	 * The first maxBytes bytes of a method's answer, as text (invalid UTF-8 ->
+	 * U+FFFD); the rest is not read (the connection is dropped). For an answer too
+	 * large to take whole, of which only its start is wanted (getUpdates: the
+	 * update_id of an update over the cap). Rejects as call() does.
+	 */
+	async head(method: string, params: Record<string, unknown>, maxBytes: number, options: CallOptions = {}): Promise<string> {
+		const head = new Uint8Array(maxBytes);
+		let length = 0;
+		try {
+			await this.#request(method, params, options, {
+				onChunk(bytes: Uint8Array) {
+					const take = Math.min(bytes.length, maxBytes - length);
+					head.set(bytes.subarray(0, take), length);
+					length += take;
+					// Enough: the request ends here (it fails, which is what stops the read).
+					if (length >= maxBytes) throw new Error("head read");
+				},
+			});
+		} catch (error) {
+			if (length < maxBytes) throw this.#failure(method, error);
+		}
+		return decodeUtf8(head, 0, length);
+	}
+
+	// One POST of params as JSON to the method's URL, timed by options.timeoutMs.
+	#request(method: string, params: Record<string, unknown>, options: CallOptions, extra: Pick<HttpRequest, "maxBodyBytes" | "onChunk">): Promise<HttpResponse> {
+		const timeoutMs = options.timeoutMs ?? TELEGRAM_CALL_TIMEOUT_MS;
+		return this.#http.request({
+			method: "POST",
+			url: `${this.#base}/bot${this.#token}/${method}`,
+			headers: { "content-type": "application/json" },
+			body: JSON.stringify(params),
+			signal: options.signal,
+			firstByteTimeoutMs: timeoutMs,
+			totalTimeoutMs: timeoutMs,
+			...extra,
+		});
+	}
+
 	#failure(method: string, error: unknown): BotApiError {
 		if (error instanceof HttpError) {
 			if (error.kind === "aborted") return new BotApiError("aborted", "aborted");
+			if (error.kind === "too_large") return new BotApiError("too_large", this.hide(`Telegram's answer to ${method} is too large (${error.message})`));
 			if (error.kind === "status" && error.status !== undefined) {
 				// Telegram's error JSON, when the body is one; else the status alone.
 				try {

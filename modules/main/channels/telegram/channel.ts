@@ -25,7 +25,8 @@
 import {
 	TELEGRAM_BACKOFF_MAX_MS, TELEGRAM_BACKOFF_START_MS, TELEGRAM_CHAT_ANSWERS_MAX, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_CHAT_SEND_INTERVAL_MS, TELEGRAM_CHATS_TRACKED_MAX,
 	TELEGRAM_EDIT_INTERVAL_MS, TELEGRAM_MESSAGE_MAX_CHARS, TELEGRAM_POLL_MARGIN_MS, TELEGRAM_POLL_TIMEOUT_S, TELEGRAM_REQUESTS_PER_CHAT_MAX, TELEGRAM_SEND_RETRIES,
-	TELEGRAM_TYPING_INTERVAL_MS, TELEGRAM_TYPING_MAX_MS, TELEGRAM_UPDATE_BODY_MAX_BYTES, TELEGRAM_UPDATES_LIMIT,
+	TELEGRAM_TYPING_INTERVAL_MS, TELEGRAM_TYPING_MAX_MS, TELEGRAM_UPDATE_BODY_MAX_BYTES, TELEGRAM_UPDATE_HEAD_BYTES, TELEGRAM_UPDATES_LIMIT,
+	TELEGRAM_POLL_MIN_INTERVAL_MS,
 } from "budgets";
 import type { AgentEvent, OutEvent } from "core/types";
 import { Aborter } from "net/abort";
@@ -40,7 +41,7 @@ import { cancelRequests, helpText, NOTHING_RUNNING, pairChat, sessionReply } fro
 import { Sleeps, type Timers } from "channels/sleeps";
 import type { Pairing } from "channels/pairing";
 import type { StateFile } from "channels/telegram/store";
-import { parseUpdates, type IncomingMessage } from "channels/telegram/updates";
+import { firstUpdateId, parseUpdates, type IncomingMessage } from "channels/telegram/updates";
 
 /** This channel's name in requests, events and bindings. */
 export const CHANNEL = "telegram";
@@ -48,7 +49,11 @@ export const CHANNEL = "telegram";
 /** The Bot API client as the channel uses it (channels/telegram/api's BotApi; a fake in tests). */
 export interface BotApiLike {
 	call(method: string, params: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
+	/** The first maxBytes bytes of a method's answer as text (BotApi.head). */
+	head(method: string, params: Record<string, unknown>, maxBytes: number, options?: CallOptions): Promise<string>;
 }
+
+const ALLOWED_UPDATES = ["message"];
 
 export type { Timers };
 
@@ -120,6 +125,10 @@ export class TelegramChannel implements OutboundSink {
 	#running?: Promise<void>;
 	#bot?: BotUser;
 	#offset = 0;
+	/** Updates asked for per poll: TELEGRAM_UPDATES_LIMIT, fewer while the waiting ones are over the cap together. */
+	#limit = TELEGRAM_UPDATES_LIMIT;
+	/** The offset whose one-update answer was unreadable once (the second time it is skipped). */
+	#malformedAt = -1;
 	#health: PollHealth = "starting";
 	#lastProblem = "";
 
@@ -167,17 +176,25 @@ export class TelegramChannel implements OutboundSink {
 		let backoff = TELEGRAM_BACKOFF_START_MS;
 		const timeoutS = this.#o.pollTimeoutS ?? TELEGRAM_POLL_TIMEOUT_S;
 		while (!this.#stopped) {
+			const started = this.#o.now();
+			let offset = this.#offset;
 			try {
 				if (!this.#bot) await this.#identify();
-				const result = await this.#o.api.call("getUpdates", {
-					offset: this.#offset, limit: TELEGRAM_UPDATES_LIMIT, timeout: timeoutS, allowed_updates: ["message"],
-				}, { signal: this.#aborter.signal, timeoutMs: timeoutS * 1000 + TELEGRAM_POLL_MARGIN_MS, maxBodyBytes: TELEGRAM_UPDATE_BODY_MAX_BYTES });
-				if (this.#health !== "polling") {
-					if (this.#health === "retrying") this.#o.notify("telegram: reachable again; polling");
-					this.#health = "polling";
+				offset = this.#offset;
+				const limit = this.#limit;
+				try {
+					const result = await this.#o.api.call("getUpdates", {
+						offset, limit, timeout: timeoutS, allowed_updates: ALLOWED_UPDATES,
+					}, { signal: this.#aborter.signal, timeoutMs: timeoutS * 1000 + TELEGRAM_POLL_MARGIN_MS, maxBodyBytes: TELEGRAM_UPDATE_BODY_MAX_BYTES });
+					this.#polling();
+					backoff = TELEGRAM_BACKOFF_START_MS;
+					await this.#batch(result, limit);
+				} catch (error) {
+					if (!(error instanceof BotApiError && (error.kind === "too_large" || error.kind === "malformed"))) throw error;
+					this.#polling();
+					// Narrowed to one update at a time: ask again at once (this happens once per update read).
+					if (await this.#unreadable(error, offset, limit)) continue;
 				}
-				backoff = TELEGRAM_BACKOFF_START_MS;
-				await this.#batch(result);
 			} catch (error) {
 				if (this.#stopped) break;
 				const fatal = this.#fatal(error);
@@ -199,6 +216,53 @@ export class TelegramChannel implements OutboundSink {
 				this.#lastProblem = problem;
 				await this.#sleep(wait);
 			}
+			// Nothing new: the next poll waits, so a server that answers at once is not asked hundreds of times a second.
+			if (this.#offset === offset && !this.#stopped) await this.#sleep(Math.max(0, started + TELEGRAM_POLL_MIN_INTERVAL_MS - this.#o.now()));
+		}
+	}
+
+	#polling(): void {
+		if (this.#health === "polling") return;
+		if (this.#health === "retrying") this.#o.notify("telegram: reachable again; polling");
+		this.#health = "polling";
+	}
+
+	/**
+	 * getUpdates' answer could not be taken whole (over the cap, or not the Bot
+	 * API's JSON): read fewer updates at a time, and skip, with a log line naming
+	 * it, one update that cannot be read alone, so no update ever stops the
+	 * channel (an unreadable answer is asked for once more first: it may have been
+	 * a glitch). Resolves true when the next poll may follow at once (narrowed to
+	 * one update); throws when the update's id cannot be learnt (the caller backs off).
+	 */
+	async #unreadable(error: BotApiError, offset: number, limit: number): Promise<boolean> {
+		if (limit > 1) {
+			this.#limit = 1;
+			this.#o.log(`telegram: ${error.message}; reading the waiting updates from offset ${offset} one at a time`);
+			return true;
+		}
+		if (error.kind === "malformed" && this.#malformedAt !== offset) {
+			this.#malformedAt = offset;
+			this.#o.log(`telegram: ${error.message}; asking for update ${offset} again`);
+			return false;
+		}
+		const head = await this.#o.api.head("getUpdates", { offset, limit: 1, timeout: 0, allowed_updates: ALLOWED_UPDATES }, TELEGRAM_UPDATE_HEAD_BYTES, { signal: this.#aborter.signal });
+		const id = firstUpdateId(head);
+		if (id === undefined || id < offset) throw new BotApiError("malformed", `${error.message}, and the update_id of the one update asked for cannot be read from its start`);
+		const why = error.kind === "too_large" ? `it alone is over the ${TELEGRAM_UPDATE_BODY_MAX_BYTES}-byte cap of a getUpdates answer` : `Telegram's answer with it is not readable (${error.message})`;
+		this.#o.log(`telegram: update ${id} skipped: ${why}`);
+		this.#advance(id + 1);
+		return false;
+	}
+
+	// The offset moves on, saved before any update below it is acted on (a reboot never acts on them again).
+	#advance(next: number): void {
+		if (next === this.#offset) return;
+		this.#offset = next;
+		try {
+			this.#o.state.update({ offset: next });
+		} catch (error) {
+			this.#o.log(`telegram: saving the update offset failed (after a reboot some messages may be answered again): ${messageOf(error)}`);
 		}
 	}
 
@@ -236,24 +300,21 @@ export class TelegramChannel implements OutboundSink {
 		this.#o.notify(`telegram: connected as @${bot.username}`);
 	}
 
-	async #batch(result: unknown): Promise<void> {
+	// One getUpdates answer: the offset moves past it first, then each update is handled. Throws a BotApiError("malformed") when it is not a list.
+	async #batch(result: unknown, limit: number): Promise<void> {
 		let parsed;
 		try {
 			parsed = parseUpdates(result, this.#offset);
 		} catch (error) {
-			this.#o.log(`telegram: ${messageOf(error)}; skipped`);
-			return;
+			throw new BotApiError("malformed", messageOf(error));
 		}
 		if (parsed.unreadable) this.#o.log(`telegram: ${parsed.unreadable} update(s) without an update_id were skipped`);
-		if (parsed.next_offset !== this.#offset) {
-			// Saved before acting, so a reboot never acts on these again.
-			this.#offset = parsed.next_offset;
-			try {
-				this.#o.state.update({ offset: this.#offset });
-			} catch (error) {
-				this.#o.log(`telegram: saving the update offset failed (after a reboot some messages may be answered again): ${messageOf(error)}`);
-			}
+		if (limit < TELEGRAM_UPDATES_LIMIT) {
+			const ids = parsed.updates.map((u) => u.update_id);
+			if (ids.length) this.#o.log(`telegram: read update${ids.length > 1 ? `s ${ids[0]}..${ids.at(-1)}` : ` ${ids[0]}`} (${limit} at a time while the waiting ones are over the cap together)`);
+			this.#limit = Math.min(TELEGRAM_UPDATES_LIMIT, limit * 2);
 		}
+		this.#advance(parsed.next_offset);
 		for (const update of parsed.updates) {
 			if (this.#stopped) return;
 			if (!update.message) {

@@ -73,6 +73,17 @@ function readMessage(value: unknown): IncomingMessage | string {
 	return message;
 }
 
+/**
+ * The first update's update_id in the start of a getUpdates answer (what
+ * BotApi.head read of one too large to take whole), or undefined. Telegram
+ * writes update_id as each update's first member, so it is in the first bytes.
+ */
+export function firstUpdateId(head: string): number | undefined {
+	const found = /"update_id"\s*:\s*(\d{1,16})\b/.exec(head);
+	const id = found ? Number(found[1]) : NaN;
+	return Number.isSafeInteger(id) ? id : undefined;
+}
+
 /** Reads getUpdates' result. Throws a TypeError with a sentence when it is not a list. */
 export function parseUpdates(result: unknown, offset: number): ParsedUpdates {
 	if (!Array.isArray(result)) throw new TypeError("Telegram's getUpdates result is not a list");
