@@ -221,6 +221,7 @@ export const FACTORY_RESET_MAX_ENTRIES = 10_000;   // files and directories fact
 
 // ---- logging ----
 export const LOG_SECRETS_MAX = 16;                // secret values masked in log lines (the declared secret settings)
+export const LOG_MASK_DEPTH_MAX = 32;              // a value's nesting walked string by string when its secrets are masked (no message nests so deep); deeper parts are masked as JSON text
 export const LOG_SECRET_MIN_CHARS = 6;            // shorter values are not masked: masking "1" would garble every number
 
 // ---- config (key-value) ----

@@ -3,7 +3,7 @@
 // not treated as secrets, and a bad level is refused with a sentence.
 import { test, assert } from "testing";
 import { log, logLevel, logLine, maskSecrets, maskSecretsDeep, maskSecretsGrowing, setLogLevel, setLogPrints, setLogSecrets, setLogSink } from "util/log";
-import { findPrinted, secretPrint } from "util/secrets";
+import { findPrinted, secretForms, secretPrint, secretPrints } from "util/secrets";
 
 const lines: string[] = [];
 setLogSink((line) => void lines.push(line));
@@ -82,4 +82,48 @@ test("a secret this machine knows only by its fingerprint is found and masked wh
 	assert.equal(maskSecretsDeep({ content: `x${token}` }).content, "x****oken");
 	setLogPrints([]);
 	assert.equal(maskSecrets(token), token);
+});
+
+// A secret with a quote, a backslash and a control character (a Wi-Fi password may have them).
+const AWKWARD = "Pa\"ss\\word\t-1234";
+// Any form of it, escaped or not.
+const LEAK = /Pa\W{1,8}ss/;
+
+test("a secret with a quote, a backslash or a control character is masked in every form it takes: as it is and JSON-escaped", () => {
+	const forms = secretForms(AWKWARD);
+	const escaped = (text: string) => JSON.stringify(text).slice(1, -1);
+	assert.deepEqual(forms.map((f) => f.text).sort((a, b) => a.length - b.length), [AWKWARD, escaped(AWKWARD), escaped(escaped(AWKWARD)), escaped(escaped(escaped(AWKWARD)))]);
+	assert.equal(secretForms("sk-test-0123456789abcdef").length, 1, "a plain secret has one form");
+	setLogSecrets([AWKWARD]);
+	lines.length = 0;
+	log(`raw ${AWKWARD} json ${JSON.stringify({ p: AWKWARD })} twice ${JSON.stringify({ a: JSON.stringify({ p: AWKWARD }) })}`);
+	assert.ok(!LEAK.test(lines[0]), lines[0]);
+	const json = lines[0].slice(lines[0].indexOf(" json ") + 6, lines[0].indexOf(" twice "));
+	assert.deepEqual(JSON.parse(json), { p: "****1234" }, "masked JSON stays JSON");
+	const twice = JSON.parse(lines[0].slice(lines[0].indexOf(" twice ") + 7));
+	assert.deepEqual(JSON.parse(twice.a), { p: "****1234" });
+	// A model's message: the content as it is, the arguments (JSON text) escaped.
+	const message = { role: "assistant", content: `the password is ${AWKWARD}`, tool_calls: [{ id: "1", type: "function", function: { name: "memory_write", arguments: JSON.stringify({ text: `wifi: ${AWKWARD}` }) } }] };
+	const masked = maskSecretsDeep(message);
+	assert.equal(masked.content, "the password is ****1234");
+	assert.deepEqual(JSON.parse(masked.tool_calls[0].function.arguments), { text: "wifi: ****1234" });
+	assert.ok(!LEAK.test(JSON.stringify(masked)), JSON.stringify(masked));
+	assert.equal(maskSecretsGrowing(`the password is ${AWKWARD.slice(0, 5)}`), "the password is ", "the start held back");
+	assert.equal(maskSecretsDeep(new Uint8Array([1, 2])).length, 2, "a byte array is left as it is");
+	setLogSecrets([]);
+});
+
+test("a machine that knows such a secret only by its fingerprints masks every form too, keeping JSON valid", () => {
+	setLogPrints(secretPrints(AWKWARD));
+	const message = { content: `it is ${AWKWARD}!`, tool_calls: [{ function: { name: "memory_write", arguments: JSON.stringify({ text: AWKWARD }) } }] };
+	const masked = maskSecretsDeep(message);
+	assert.equal(masked.content, "it is ****1234!");
+	assert.deepEqual(JSON.parse(masked.tool_calls[0].function.arguments), { text: "****1234" });
+	lines.length = 0;
+	log(`stored ${JSON.stringify(JSON.stringify(message))}`);
+	assert.ok(!LEAK.test(lines[0]), lines[0]);
+	const stored = JSON.parse(JSON.parse(lines[0].slice(7)));
+	assert.equal(stored.content, "it is ****1234!");
+	assert.deepEqual(JSON.parse(stored.tool_calls[0].function.arguments), { text: "****1234" });
+	setLogPrints([]);
 });

@@ -10,7 +10,7 @@
 import { isSecret, type SettingsSource } from "config/settings";
 import { messageOf } from "util/errors";
 import { log as logLine } from "util/log";
-import { secretPrint } from "util/secrets";
+import { secretPrints as formPrints } from "util/secrets";
 
 /** Settings the agent machine reads: the LLM runtime's, memory's, its logger's and the capabilities' (time zone, pins, script grants). */
 export const AGENT_SETTING_PREFIXES = Object.freeze(["llm.", "memory.", "log.", "time.", "gpio.", "script."]);
@@ -30,7 +30,8 @@ export function isPrintedSecret(name: string): boolean {
 /** SECRET_PRINTS_SETTING's value for every [name, value]. */
 export function secretPrints(entries: Iterable<[string, string]>): string {
 	const prints = [];
-	for (const [name, value] of entries) if (value && isPrintedSecret(name)) prints.push(secretPrint(value));
+	// Every form the secret takes on the way out (util/secrets secretForms: as it is, JSON-escaped).
+	for (const [name, value] of entries) if (value && isPrintedSecret(name)) prints.push(...formPrints(value));
 	return JSON.stringify(prints);
 }
 

@@ -6,15 +6,18 @@
 // declared secret: API keys, the bot token, which travels in every Telegram URL
 // path) is replaced by its masked form (util/secrets) wherever it appears, so a
 // secret echoed by a server or put into a message by mistake never reaches the
-// log. On lin the sink is stderr (trace); on the device the debug UART.
-import { LOG_SECRET_MIN_CHARS, LOG_SECRETS_MAX } from "budgets";
-import { findPrinted, maskSecret, type SecretPrint } from "util/secrets";
+// log. Every form a secret takes on the way out is masked (util/secrets
+// secretForms: as it is and JSON-escaped), each by its mask in the same form, so
+// masked JSON stays JSON. On lin the sink is stderr (trace); on the device the
+// debug UART.
+import { LOG_MASK_DEPTH_MAX, LOG_SECRET_MIN_CHARS, LOG_SECRETS_MAX } from "budgets";
+import { SECRET_FORMS_MAX, findPrinted, printedMask, secretForms, type SecretForm, type SecretPrint } from "util/secrets";
 
 export const LOG_LEVELS = Object.freeze(["error", "warn", "info", "debug"] as const);
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 let threshold = LOG_LEVELS.indexOf("info");
-let secrets: string[] = [];
+let secrets: SecretForm[] = [];
 let prints: SecretPrint[] = [];
 let sink = (line: string) => trace(`${line}\n`);
 
@@ -36,7 +39,10 @@ export function setLogLevel(level: string): void {
  * most LOG_SECRETS_MAX, the longest first so one secret inside another is masked whole).
  */
 export function setLogSecrets(values: Iterable<string>): void {
-	secrets = [...new Set(values)].filter((v) => v.length >= LOG_SECRET_MIN_CHARS).sort((a, b) => b.length - a.length).slice(0, LOG_SECRETS_MAX);
+	const kept = [...new Set(values)].filter((v) => v.length >= LOG_SECRET_MIN_CHARS).sort((a, b) => b.length - a.length).slice(0, LOG_SECRETS_MAX);
+	const forms: SecretForm[] = [];
+	for (const value of kept) forms.push(...secretForms(value));
+	secrets = forms.sort((a, b) => b.text.length - a.text.length);
 }
 
 /**
@@ -46,18 +52,18 @@ export function setLogSecrets(values: Iterable<string>): void {
  * are skipped, at most LOG_SECRETS_MAX.
  */
 export function setLogPrints(values: readonly SecretPrint[]): void {
-	prints = values.filter((p) => p.length >= LOG_SECRET_MIN_CHARS).slice(0, LOG_SECRETS_MAX);
+	prints = values.filter((p) => p.length >= LOG_SECRET_MIN_CHARS).slice(0, LOG_SECRETS_MAX * SECRET_FORMS_MAX);
 }
 
 /** text with every registered secret (and fingerprinted one) masked. */
 export function maskSecrets(text: string): string {
 	let out = text;
-	for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(maskSecret(secret));
+	for (const secret of secrets) if (out.includes(secret.text)) out = out.split(secret.text).join(secret.mask);
 	if (!prints.length) return out;
 	const ranges = findPrinted(out, prints);
 	for (let i = ranges.length - 1; i >= 0; i--) {
 		const [start, end] = ranges[i];
-		out = out.slice(0, start) + maskSecret(out.slice(start, end)) + out.slice(end);
+		out = out.slice(0, start) + printedMask(out.slice(start, end), prints) + out.slice(end);
 	}
 	return out;
 }
@@ -71,7 +77,7 @@ export function maskSecrets(text: string): string {
 export function maskSecretsGrowing(text: string): string {
 	const out = maskSecrets(text);
 	let cut = 0;
-	for (const secret of secrets) {
+	for (const { text: secret } of secrets) {
 		for (let k = Math.min(secret.length - 1, out.length); k > cut; k--) {
 			if (out.endsWith(secret.slice(0, k))) {
 				cut = k;
@@ -83,15 +89,50 @@ export function maskSecretsGrowing(text: string): string {
 }
 
 /**
- * A JSON-able value with every registered secret masked in its strings (a
- * model's message, raw provider blocks included); the value itself when it
- * holds none.
+ * A JSON-able value (a model's message, raw provider blocks, a port message) with
+ * every registered secret masked in each of its strings, in every form
+ * (maskSecrets): a string holding JSON text (a tool call's arguments) has the
+ * escaped form. Only plain objects and arrays are walked (a byte array is left as
+ * it is); what holds no secret is returned as it is, the value itself when
+ * nothing does. Nesting past LOG_MASK_DEPTH_MAX (no message nests so deep) is
+ * masked as JSON text, one form deeper.
  */
 export function maskSecretsDeep<T>(value: T): T {
-	const json = JSON.stringify(value);
-	if (json === undefined) return value;
-	const masked = maskSecrets(json);
-	return masked === json ? value : (JSON.parse(masked) as T);
+	if (!secrets.length && !prints.length) return value;
+	return maskedValue(value, 0) as T;
+}
+
+function maskedValue(value: unknown, depth: number): unknown {
+	if (typeof value === "string") return maskSecrets(value);
+	if (typeof value !== "object" || value === null) return value;
+	const array = Array.isArray(value);
+	if (!array && Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
+	if (depth >= LOG_MASK_DEPTH_MAX) {
+		const json = JSON.stringify(value);
+		const masked = maskSecrets(json);
+		if (masked === json) return value;
+		try {
+			return JSON.parse(masked);
+		} catch {
+			return "(a value that held a secret)";
+		}
+	}
+	if (array) {
+		const list = value as unknown[];
+		let out: unknown[] | undefined = undefined;
+		for (let i = 0; i < list.length; i++) {
+			const item = maskedValue(list[i], depth + 1);
+			if (item !== list[i]) (out ??= list.slice())[i] = item;
+		}
+		return out ?? value;
+	}
+	const record = value as Record<string, unknown>;
+	let out: Record<string, unknown> | undefined = undefined;
+	for (const key of Object.keys(record)) {
+		const item = maskedValue(record[key], depth + 1);
+		if (item !== record[key]) (out ??= { ...record })[key] = item;
+	}
+	return out ?? value;
 }
 
 /** For tests: where lines go (default: trace). */

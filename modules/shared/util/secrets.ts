@@ -18,6 +18,45 @@ export function maskSecret(value: string): string {
 	return value.length >= MASK_MIN_CHARS_FOR_TAIL ? "****" + value.slice(-MASK_SHOWN_CHARS) : "********";
 }
 
+// How many times a secret is JSON-escaped on the firmware's output paths: once
+// in every JSON file and body (a session record, memory's records.dat, an HTTP
+// body, a log line quoting JSON), twice in a tool call's arguments (JSON text
+// inside a JSON string: the session file, a port message), three times where such
+// a record is quoted again (a log line of one). No other encoding carries text out
+// (URLs are built from fixed parts; base64 carries only image bytes).
+const SECRET_FORM_ESCAPES = 3;
+/** The most forms a secret has (secretForms). */
+export const SECRET_FORMS_MAX = SECRET_FORM_ESCAPES + 1;
+
+/** One form a secret takes on the way out, and its mask in the same form. */
+export interface SecretForm {
+	text: string;
+	mask: string;
+}
+
+function jsonEscaped(text: string): string {
+	return JSON.stringify(text).slice(1, -1);
+}
+
+/**
+ * Every form of a secret to mask on the way out: as it is, and JSON-escaped up to
+ * SECRET_FORM_ESCAPES times (a secret with a quote, a backslash or a control
+ * character no longer matches itself once escaped: `Pa"ss` is `Pa\"ss` in a JSON
+ * file). Each form's mask is maskSecret of the value escaped the same way, so
+ * masked JSON stays JSON. A form equal to an earlier one is left out (most secrets
+ * have one form); the longest come first, so one inside another is masked whole.
+ */
+export function secretForms(value: string): SecretForm[] {
+	const forms: SecretForm[] = [];
+	let text = value, mask = maskSecret(value);
+	for (let i = 0; i <= SECRET_FORM_ESCAPES; i++) {
+		if (!forms.some((form) => form.text === text)) forms.push({ text, mask });
+		text = jsonEscaped(text);
+		mask = jsonEscaped(mask);
+	}
+	return forms.sort((a, b) => b.text.length - a.text.length);
+}
+
 /**
  * JSON text as it may be shown: string and number values of secret-looking
  * fields masked with maskSecret; text that is not JSON is shown only as its
@@ -42,12 +81,16 @@ export function maskedJson(text: string): string {
 // search one pass per length. A false match (about 1 in 2^61 per position)
 // only masks innocent text. Every step stays an exact integer in a double.
 
-/** A secret as a machine that must not hold it knows it. */
+/** A secret (one of its forms: secretForms) as a machine that must not hold it knows it. */
 export interface SecretPrint {
 	length: number;
 	h1: number;
 	h2: number;
+	/** What replaces it: the form's mask (secretForms), so masked JSON stays JSON; default maskSecret of the text found. */
+	mask?: string;
 }
+
+const PRINT_MASK_MAX_CHARS = 256;   // a form's mask is "****" and 4 characters, escaped at most three times
 
 const PRINT_MOD_1 = 2_147_483_647;  // 2^31 - 1, prime
 const PRINT_MOD_2 = 1_000_000_007;  // prime
@@ -74,7 +117,20 @@ export function secretPrint(value: string): SecretPrint {
 /** True for a value shaped like a SecretPrint (from a setting, so checked). */
 export function isSecretPrint(value: unknown): value is SecretPrint {
 	const p = value as SecretPrint;
-	return typeof p === "object" && p !== null && [p.length, p.h1, p.h2].every((n) => Number.isInteger(n) && n >= 0) && p.length > 0;
+	return typeof p === "object" && p !== null && [p.length, p.h1, p.h2].every((n) => Number.isInteger(n) && n >= 0) && p.length > 0 &&
+		(p.mask === undefined || (typeof p.mask === "string" && p.mask.length <= PRINT_MASK_MAX_CHARS));
+}
+
+/** The fingerprints of every form of a secret value (secretForms), each with its mask. */
+export function secretPrints(value: string): SecretPrint[] {
+	return secretForms(value).map((form) => ({ ...secretPrint(form.text), mask: form.mask }));
+}
+
+/** The mask for text found by findPrinted: the mask of the print it matches, else maskSecret (merged matches). */
+export function printedMask(text: string, prints: readonly SecretPrint[]): string {
+	const found = secretPrint(text);
+	for (const p of prints) if (p.mask !== undefined && p.length === found.length && p.h1 === found.h1 && p.h2 === found.h2) return p.mask;
+	return maskSecret(text);
 }
 
 /** The [start, end) ranges of text whose fingerprint is one of prints, in order, not overlapping. */
