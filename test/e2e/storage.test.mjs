@@ -4,7 +4,7 @@
 // this file checks the bytes left in the --data directory from node.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TEST_MAP } from "../../tools/build.mjs";
 import { SANITIZER_ERROR, VARIANTS, runHost, withTempDir } from "./xs.mjs";
@@ -44,6 +44,31 @@ function assertTornLog(data, n, chunk) {
 }
 
 for (const variant of VARIANTS) {
+	test(`symbolic links planted below the files root are never followed: not to read, write, list, make or move through [${variant}]`, withData(async (data) => {
+		mkdirSync(join(data, "nvs"), { recursive: true });
+		mkdirSync(join(data, "files", "workspace"), { recursive: true });
+		writeFileSync(join(data, "nvs", "config.kv"), "telegram.token=SECRET-behind-a-link");
+		writeFileSync(join(data, "files", "workspace", "plain.txt"), "plain");
+		symlinkSync("../../nvs/config.kv", join(data, "files", "workspace", "config.kv"));
+		symlinkSync("../../nvs", join(data, "files", "workspace", "nvs"));
+		const r = await peer(variant, data, "links");
+		cleanExit(r);
+		const line = r.stderr.split("\n").find((l) => l.startsWith("storage-links: "));
+		assert.ok(line, r.stderr);
+		const out = JSON.parse(line.slice("storage-links: ".length));
+		assert.doesNotMatch(line, /SECRET-behind-a-link/, "nothing behind a link was read");
+		const LINK = /files: is a symbolic link \(not followed\): workspace\/(config\.kv|nvs)/;
+		for (const name of ["readFileLink", "writeFileLink", "truncateFileLink", "readThroughDirectoryLink", "createThroughDirectoryLink", "scanDirectoryLink", "openDirectoryLink", "statusThroughDirectoryLink", "moveIntoDirectoryLink", "mkdirThroughDirectoryLink"])
+			assert.match(out[name], LINK, `${name}: ${out[name]}`);
+		assert.equal(out.linkStatus, "ok [true,false]", "a link's status is its own");
+		assert.equal(out.scanWorkspace, `ok ${JSON.stringify(["config.kv", "nvs", "plain.txt"])}`, "a listing names links without following them");
+		assert.equal(out.plainRead, `ok "plain"`);
+		assert.equal(out.deleteFileLink, "ok true");
+		assert.equal(readFileSync(join(data, "nvs", "config.kv"), "utf8"), "telegram.token=SECRET-behind-a-link", "the target is untouched: deleting the link removed the link");
+		assert.ok(!existsSync(join(data, "files", "workspace", "config.kv")) && lstatSync(join(data, "files", "workspace", "nvs")).isSymbolicLink());
+		assert.ok(!existsSync(join(data, "nvs", "new.txt")) && !existsSync(join(data, "nvs", "moved.txt")) && !existsSync(join(data, "nvs", "made")), "nothing was made behind a link");
+	}));
+
 	test(`files and key-value survive a host restart with the same --data, created when missing [${variant}]`, withData(async (parent) => {
 		const data = join(parent, "not", "there", "yet");
 		cleanExit(await peer(variant, data, "kv", { step: "write" }));

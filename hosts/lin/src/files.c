@@ -24,9 +24,15 @@
  *
  * Paths are relative and "/"-separated; "dir/" names dir. Absolute paths,
  * ".." components and NUL are refused ("files: path escapes the storage
- * root"); empty and "." components are refused as invalid. The check is
- * lexical: this module creates no symbolic links, and it follows any that are
- * planted in the data directory by hand.
+ * root"); empty and "." components are refused as invalid. Symbolic links are
+ * never followed below the root (the device's littlefs has none; on lin one
+ * could be planted in the data directory, e.g. workspace/x -> ../../nvs): every
+ * path is opened component by component from the root's descriptor, each
+ * directory with O_NOFOLLOW, and the last component with O_NOFOLLOW (open,
+ * scan) or by the *at() call that does not follow it (status is the link's own,
+ * delete removes the link, move renames it). A link is "files: is a symbolic
+ * link (not followed)". The root itself (<data>/files) is the person's choice
+ * and is followed.
  *
  * Fault injection. With --crash-after N (or XSCLAW_CRASH_AFTER=N) the storage
  * operations (file write, setSize, flush, move, key-value commit) are counted
@@ -432,6 +438,7 @@ static const char *errorText(int error)
 	case EPERM: return "permission denied";
 	case ENOSPC: return "no space left";
 	case ENAMETOOLONG: return "name too long";
+	case ELOOP: return "is a symbolic link (not followed)";
 	default: return strerror(error);
 	}
 }
@@ -479,23 +486,113 @@ static void rootPath(xsMachine *the, char *full)
 		hostThrowMessage(the, XS_RANGE_ERROR, "files: the data directory path is too long; pass a shorter --data DIR");
 }
 
-/* Resolves a validated path of a directory into its path below the root
- * (for messages) and its full path, creating the root on first use. */
-static void resolvePath(xsMachine *the, DirectoryRecord *directory, const char *path, char *below, char *full)
+/* Resolves a validated path of a directory into its path below the root. */
+static void resolvePath(xsMachine *the, DirectoryRecord *directory, const char *path, char *below)
 {
 	int length = directory->path[0]
 		? snprintf(below, FILES_PATH_MAX, "%s/%s", directory->path, path)
 		: snprintf(below, FILES_PATH_MAX, "%s", path);
 	if (length >= FILES_PATH_MAX)
 		hostThrowMessage(the, XS_RANGE_ERROR, "files: path too long (at most %d bytes below the root): %s", FILES_PATH_MAX - 1, path);
+}
+
+/* The root directory's descriptor, opened once per process (created on first
+ * use); every path is walked from it. */
+static pthread_mutex_t gRootLock = PTHREAD_MUTEX_INITIALIZER;
+static int gRootFd = -1;
+
+static int rootDescriptor(xsMachine *the)
+{
+	pthread_mutex_lock(&gRootLock);
+	int fd = gRootFd;
+	pthread_mutex_unlock(&gRootLock);
+	if (fd >= 0)
+		return fd;
+	char full[PATH_MAX];
 	rootPath(the, full);
 	if (hostMakeDirectories(full) < 0)
 		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: cannot create the data directory %s: %s; check --data DIR", full, errorText(errno));
-	size_t rootLength = strlen(full);
-	if (rootLength + 1 + (size_t)length >= PATH_MAX)
-		hostThrowMessage(the, XS_RANGE_ERROR, "files: path too long: %s", below);
-	full[rootLength] = '/';
-	memcpy(full + rootLength + 1, below, (size_t)length + 1);
+	fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: cannot open the data directory %s: %s; check --data DIR", full, errorText(errno));
+	pthread_mutex_lock(&gRootLock);
+	if (gRootFd < 0)
+		gRootFd = fd;
+	else {
+		close(fd);   /* another machine's thread opened it meanwhile */
+		fd = gRootFd;
+	}
+	pthread_mutex_unlock(&gRootLock);
+	return fd;
+}
+
+/* Opens the directory holding the last component of below ("a/b/c": a/b),
+ * walking from the root fd one component at a time with O_NOFOLLOW, so a
+ * symbolic link on the way fails (ELOOP) instead of leading out of the root.
+ * Copies the last component into name (FILES_PATH_MAX). Returns a descriptor
+ * the caller closes, or -1 with errno set and nothing left open. */
+static int walkParent(int root, const char *below, char *name)
+{
+	/* Only ever used by the *at() calls: a dup (sharing its position) is enough. */
+	int fd = fcntl(root, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	const char *part = below;
+	for (;;) {
+		const char *slash = strchr(part, '/');
+		if (!slash)
+			break;
+		size_t size = (size_t)(slash - part);
+		memcpy(name, part, size);
+		name[size] = 0;
+		int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int error = errno;
+		struct stat status;
+		/* A link on the way is a link, whatever O_DIRECTORY says first. */
+		if (next < 0 && error == ENOTDIR && fstatat(fd, name, &status, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(status.st_mode))
+			error = ELOOP;
+		close(fd);
+		if (next < 0) {
+			errno = error;
+			return -1;
+		}
+		fd = next;
+		part = slash + 1;
+	}
+	snprintf(name, FILES_PATH_MAX, "%s", part);
+	return fd;
+}
+
+/* walkParent, throwing "files: <why>: <below>" on failure. */
+static int openParent(xsMachine *the, const char *below, char *name)
+{
+	int fd = walkParent(rootDescriptor(the), below, name);
+	if (fd < 0)
+		throwErrno(the, errno, below);
+	return fd;
+}
+
+/* Opens the directory below itself ("" is the root), as openParent walks. */
+static int openBelowDirectory(xsMachine *the, const char *below)
+{
+	if (!below[0]) {
+		/* Opened anew, not dup'ed: a listing's position must not be shared. */
+		int fd = openat(rootDescriptor(the), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			throwErrno(the, errno, ".");
+		return fd;
+	}
+	char name[FILES_PATH_MAX];
+	int parent = openParent(the, below, name);
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int error = errno;
+	struct stat status;
+	if (fd < 0 && error == ENOTDIR && fstatat(parent, name, &status, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(status.st_mode))
+		error = ELOOP;
+	close(parent);
+	if (fd < 0)
+		throwErrno(the, error, below);
+	return fd;
 }
 
 static void requireArgument(xsMachine *the, int index, const char *what)
@@ -504,14 +601,14 @@ static void requireArgument(xsMachine *the, int index, const char *what)
 		hostThrowMessage(the, XS_TYPE_ERROR, "files: %s required", what);
 }
 
-/* The receiving directory's first argument, a path, resolved. */
-static void directoryPath(xsMachine *the, char *below, char *full)
+/* The receiving directory's first argument, a path, resolved below the root. */
+static void directoryPath(xsMachine *the, char *below)
 {
 	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
 	requireArgument(the, 0, "path");
 	char path[FILES_PATH_MAX];
 	pathArgument(the, &xsArg(0), path);
-	resolvePath(the, directory, path, below, full);
+	resolvePath(the, directory, path, below);
 }
 
 static long long byteArgument(xsMachine *the, int index, const char *what)
@@ -677,30 +774,36 @@ static void xs_directory_openFile(xsMachine *the)
 		strcpy(mode, text);
 	}
 	xsVar(0) = xsGet(xsArg(0), hostID("path"));
-	char path[FILES_PATH_MAX], below[FILES_PATH_MAX], full[PATH_MAX];
+	char path[FILES_PATH_MAX], below[FILES_PATH_MAX], name[FILES_PATH_MAX];
 	pathArgument(the, &xsVar(0), path);
 	/* Fetched after the options: a getter among them may have closed it. */
 	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
-	resolvePath(the, directory, path, below, full);
+	resolvePath(the, directory, path, below);
 
 	int flags = !strcmp(mode, "r") ? O_RDONLY
 		: !strcmp(mode, "r+") ? O_RDWR
 		: !strcmp(mode, "w") ? O_WRONLY | O_CREAT | O_TRUNC
 		: O_RDWR | O_CREAT | O_TRUNC;
-	struct stat status;
-	if (stat(full, &status) == 0 && !S_ISREG(status.st_mode))
-		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: not a file: %s", below);
-
 	xsResult = xsNewHostInstance(gFilePrototype);
+	int parent = openParent(the, below, name);
+	struct stat status;
+	if (fstatat(parent, name, &status, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(status.st_mode)) {
+		close(parent);
+		if (S_ISLNK(status.st_mode))
+			throwErrno(the, ELOOP, below);
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: not a file: %s", below);
+	}
 	FileRecord *file = calloc(1, sizeof(FileRecord));
-	if (!file)
+	if (!file) {
+		close(parent);
 		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: out of memory");
+	}
 	int writable = mode[0] == 'w' || mode[1] == '+';
 	/* lfs model: a truncation is committed by the first flush, so the old bytes are kept until then. */
 	long long committedSize = 0;
 	Undo *undo = NULL;
 	if (gLittlefsModel && writable) {
-		int existing = open(full, O_RDONLY | O_CLOEXEC);
+		int existing = openat(parent, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (existing >= 0) {
 			struct stat before;
 			if (fstat(existing, &before) == 0)
@@ -714,9 +817,11 @@ static void xs_directory_openFile(xsMachine *the)
 			close(existing);
 		}
 	}
-	file->fd = open(full, flags | O_CLOEXEC, 0666);
+	file->fd = openat(parent, name, flags | O_NOFOLLOW | O_CLOEXEC, 0666);
+	int openError = errno;
+	close(parent);
 	if (file->fd < 0) {
-		int error = errno;
+		int error = openError;
 		free(undo);
 		free(file);
 		throwErrno(the, error, below);
@@ -735,16 +840,13 @@ static void xs_directory_openDirectory(xsMachine *the)
 	optionsArgument(the, "openDirectory");
 	xsVars(1);
 	xsVar(0) = xsGet(xsArg(0), hostID("path"));
-	char path[FILES_PATH_MAX], below[FILES_PATH_MAX], full[PATH_MAX];
+	char path[FILES_PATH_MAX], below[FILES_PATH_MAX];
 	pathArgument(the, &xsVar(0), path);
 	/* Fetched after the options: a getter among them may have closed it. */
 	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
-	resolvePath(the, directory, path, below, full);
-	struct stat status;
-	if (stat(full, &status) < 0)
-		throwErrno(the, errno, below);
-	if (!S_ISDIR(status.st_mode))
-		throwErrno(the, ENOTDIR, below);
+	resolvePath(the, directory, path, below);
+	/* Opened (without following links) to check it; each later call walks again from the root. */
+	close(openBelowDirectory(the, below));
 	xsResult = xsNewHostInstance(gDirectoryPrototype);
 	DirectoryRecord *opened = calloc(1, sizeof(DirectoryRecord));
 	if (!opened)
@@ -755,17 +857,24 @@ static void xs_directory_openDirectory(xsMachine *the)
 
 static void xs_directory_delete(xsMachine *the)
 {
-	char below[FILES_PATH_MAX], full[PATH_MAX];
-	directoryPath(the, below, full);
+	char below[FILES_PATH_MAX], name[FILES_PATH_MAX];
+	directoryPath(the, below);
+	int parent = openParent(the, below, name);
 	struct stat status;
-	if (lstat(full, &status) < 0) {
-		if (errno != ENOENT)
-			throwErrno(the, errno, below);
+	if (fstatat(parent, name, &status, AT_SYMLINK_NOFOLLOW) < 0) {
+		int error = errno;
+		close(parent);
+		if (error != ENOENT)
+			throwErrno(the, error, below);
 		xsResult = xsFalse;
 		return;
 	}
-	if ((S_ISDIR(status.st_mode) ? rmdir(full) : unlink(full)) < 0)
-		throwErrno(the, errno, below);
+	/* A link is removed itself, never what it points to. */
+	int result = unlinkat(parent, name, S_ISDIR(status.st_mode) ? AT_REMOVEDIR : 0);
+	int error = errno;
+	close(parent);
+	if (result < 0)
+		throwErrno(the, error, below);
 	xsResult = xsTrue;
 }
 
@@ -782,38 +891,64 @@ static DirectoryRecord *directoryArgument(xsMachine *the, xsSlot *slot)
 
 static void xs_directory_move(xsMachine *the)
 {
-	char fromBelow[FILES_PATH_MAX], fromFull[PATH_MAX], toPath[FILES_PATH_MAX], toBelow[FILES_PATH_MAX], toFull[PATH_MAX];
-	directoryPath(the, fromBelow, fromFull);
+	char fromBelow[FILES_PATH_MAX], fromName[FILES_PATH_MAX], toPath[FILES_PATH_MAX], toBelow[FILES_PATH_MAX], toName[FILES_PATH_MAX];
+	directoryPath(the, fromBelow);
 	requireArgument(the, 1, "target path");
 	DirectoryRecord *target = hostArgc > 2 && xsTypeOf(xsArg(2)) != xsUndefinedType
 		? directoryArgument(the, &xsArg(2)) : hostThis(the, &gDirectoryHooks, "files");
 	pathArgument(the, &xsArg(1), toPath);
-	resolvePath(the, target, toPath, toBelow, toFull);
+	resolvePath(the, target, toPath, toBelow);
+	int fromParent = openParent(the, fromBelow, fromName);
+	int toParent = walkParent(rootDescriptor(the), toBelow, toName);
+	if (toParent < 0) {
+		int error = errno;
+		close(fromParent);
+		throwErrno(the, error, toBelow);
+	}
 	if (hostStorageOperation())
 		hostPowerLoss();
-	if (rename(fromFull, toFull) < 0)
-		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: %s: %s -> %s", errorText(errno), fromBelow, toBelow);
-	if (hostSyncParent(toFull) < 0 || hostSyncParent(fromFull) < 0)
-		throwErrno(the, errno, toBelow);
+	/* renameat follows neither name: a link is moved itself. */
+	if (renameat(fromParent, fromName, toParent, toName) < 0) {
+		int error = errno;
+		close(fromParent);
+		close(toParent);
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: %s: %s -> %s", errorText(error), fromBelow, toBelow);
+	}
+	/* Durable: the entries live in the parent directories. */
+	int synced = fsync(toParent) == 0 && fsync(fromParent) == 0;
+	int error = errno;
+	close(fromParent);
+	close(toParent);
+	if (!synced)
+		throwErrno(the, error, toBelow);
 }
 
+/* The entry's own status: a link's is a link's (isSymbolicLink), not its target's. */
 static void xs_directory_status(xsMachine *the)
 {
-	char below[FILES_PATH_MAX], full[PATH_MAX];
-	directoryPath(the, below, full);
+	char below[FILES_PATH_MAX], name[FILES_PATH_MAX];
+	directoryPath(the, below);
+	int parent = openParent(the, below, name);
 	struct stat status;
-	if (stat(full, &status) < 0)
-		throwErrno(the, errno, below);
+	int result = fstatat(parent, name, &status, AT_SYMLINK_NOFOLLOW);
+	int error = errno;
+	close(parent);
+	if (result < 0)
+		throwErrno(the, error, below);
 	makeStatus(the, &status);
 }
 
 static void xs_directory_createDirectory(xsMachine *the)
 {
-	char below[FILES_PATH_MAX], full[PATH_MAX];
-	directoryPath(the, below, full);
-	if (mkdir(full, 0777) < 0) {
-		if (errno != EEXIST)
-			throwErrno(the, errno, below);
+	char below[FILES_PATH_MAX], name[FILES_PATH_MAX];
+	directoryPath(the, below);
+	int parent = openParent(the, below, name);
+	int result = mkdirat(parent, name, 0777);
+	int error = errno;
+	close(parent);
+	if (result < 0) {
+		if (error != EEXIST)
+			throwErrno(the, error, below);
 		xsResult = xsFalse;
 		return;
 	}
@@ -836,19 +971,21 @@ static void freeNames(char **names, size_t count)
 static void xs_directory_scan(xsMachine *the)
 {
 	DirectoryRecord *directory = hostThis(the, &gDirectoryHooks, "files");
-	char below[FILES_PATH_MAX], full[PATH_MAX];
+	char below[FILES_PATH_MAX];
 	if (hostArgc > 0 && xsTypeOf(xsArg(0)) != xsUndefinedType) {
 		char path[FILES_PATH_MAX];
 		pathArgument(the, &xsArg(0), path);
-		resolvePath(the, directory, path, below, full);
+		resolvePath(the, directory, path, below);
 	}
-	else {
-		resolvePath(the, directory, ".", below, full);
-		snprintf(below, sizeof(below), "%s", directory->path[0] ? directory->path : ".");
+	else
+		snprintf(below, sizeof(below), "%s", directory->path);
+	int fd = openBelowDirectory(the, below);
+	DIR *listing = fdopendir(fd);
+	if (!listing) {
+		int error = errno;
+		close(fd);
+		throwErrno(the, error, below[0] ? below : ".");
 	}
-	DIR *listing = opendir(full);
-	if (!listing)
-		throwErrno(the, errno, below);
 	char **names = NULL;
 	size_t count = 0, capacity = 0;
 	int error = 0;
@@ -879,8 +1016,8 @@ static void xs_directory_scan(xsMachine *the)
 	if (error) {
 		freeNames(names, count);
 		if (error == E2BIG)
-			hostThrowMessage(the, XS_RANGE_ERROR, "files: more than %d entries in %s; scan a smaller directory", FILES_SCAN_MAX_ENTRIES, below);
-		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: out of memory scanning %s", below);
+			hostThrowMessage(the, XS_RANGE_ERROR, "files: more than %d entries in %s; scan a smaller directory", FILES_SCAN_MAX_ENTRIES, below[0] ? below : ".");
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "files: out of memory scanning %s", below[0] ? below : ".");
 	}
 	if (count)
 		qsort(names, count, sizeof(char *), compareNames);
