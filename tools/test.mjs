@@ -28,7 +28,7 @@ const seconds = Math.round((Date.now() - started) / 1000);
 process.stdout.write(`npm test: ${code === 0 ? "passed" : "FAILED"} in ${Math.floor(seconds / 60)} min ${seconds % 60} s\n`);
 const notRun = notBuilt.map(({ host, how }) => ({ what: OPTIONAL_HOSTS[host], how }));
 const sdk = REQUIRE_ALL ? undefined : sdkMissing(ROOT);
-if (sdk) notRun.push({ what: "the device C's compile against the SDK's XS headers (bytes-device.test.mjs)", how: SDK_HOW });
+if (sdk) notRun.push({ what: "the checks that read the Moddable SDK (bytes-device.test.mjs; manifest-check.test.mjs for esp32/*)", how: SDK_HOW });
 if (notRun.length) {
 	const hows = [...new Set(notRun.map((n) => n.how))];
 	process.stdout.write(`npm test: not run here: ${notRun.map((n) => n.what).join("; ")}. To add them: ${hows.join("; ")}.\n`);
