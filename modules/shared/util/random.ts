@@ -15,7 +15,8 @@ export function randomUint32(): number {
 	// A buffer per call: a module-level one would be frozen where this module is preloaded (the device image).
 	const bytes = new Uint8Array(4);
 	fill(bytes);
-	return (bytes[0] | (bytes[1] << 8) | (bytes[2] << 16) | (bytes[3] << 24)) >>> 0;
+	// No << 24: XS shifts a C int, and 255 << 24 overflows it (UBSan stops the asan host).
+	return bytes[0] + bytes[1] * 0x100 + bytes[2] * 0x1_0000 + bytes[3] * 0x100_0000;
 }
 
 /**
