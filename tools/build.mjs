@@ -103,6 +103,8 @@ export const TEST_MAP = join(BUILD, "lin", "test.map");
 /** test.map with the device's creation sizes (manifest.json's esp32/* section): the unit tests run once with them. */
 export const TEST_DEVICE_MAP = join(BUILD, "lin", "test-device.map");
 export const DEVICE_PLATFORM_KEY = "esp32/*";
+/** The firmware with the test channel (test/channel: channels/all plus its one line), for channel.test.mjs. */
+export const CHANNEL_TEST_MAP = join(BUILD, "lin", "channel-test.map");
 
 // Moddable's platform matching: exact, "prefix/*", "*/suffix", then "...".
 function platformSections(platforms = {}) {
@@ -454,6 +456,7 @@ async function buildLocked({ asan = false, tsan = false, mbedtls4 = false, m32 =
 	const appCount = writeMap(APP_MAP, join(ROOT, "manifest.json"));
 	const testCount = writeMap(TEST_MAP, join(ROOT, "test", "manifest.json"));
 	writeMap(TEST_DEVICE_MAP, join(ROOT, "test", "manifest.json"), deviceCreation());
+	writeMap(CHANNEL_TEST_MAP, join(ROOT, "test", "channel", "manifest.json"));
 	log(`build: module maps (${appCount} app modules, ${testCount} with tests)`);
 	await writeBudgetsHeader();
 	if (make) {
