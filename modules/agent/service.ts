@@ -27,6 +27,7 @@ import type { CoreStatus } from "core/core";
 import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent, type ToolOutcome } from "core/types";
 import type { HeapFigures } from "host/platform";
 import { OnlineWaiters, type OnlineGate } from "net/online";
+import { wellFormed } from "net/utf8";
 import type { OnlineState } from "net/types";
 import { messageOf } from "util/errors";
 import type { WipeResult } from "util/files";
@@ -91,7 +92,8 @@ function agentRequest(agent: AgentParts, given: PortRequest): AgentRequest {
 		request_id: 0,
 		flags: given.flags,
 		session_id: given.session_id ?? agent.sessionFor(given.source),
-		user_text: given.user_text,
+		// Where every person's text enters the agent (channels, console, the router): repaired once here.
+		user_text: wellFormed(given.user_text),
 		source: given.source,
 	};
 	if (given.target) request.target = given.target;

@@ -177,6 +177,30 @@ test("/stop during a slow reply cancels it, and a second message during a reques
 	await fw.end();
 });
 
+test("lone UTF-16 surrogates in a message reach neither the LLM nor the session: U+FFFD, once, where the text enters", async () => {
+	const { tg, llm, boot, pair, dir } = await setup();
+	const fw = await boot();
+	await pair(fw, 65);
+	// JSON carries them as \\udXXX escapes; a provider may refuse them (400 "no low surrogate in string") in every later request.
+	const lone = `broken \ud83d here and \ude00 there, a pair 😀 kept`;
+	llm.script({ type: "text", text: "first" }, { type: "text", text: "second" });
+	tg.say({ chat: 65, text: lone });
+	await tg.waitFor(() => tg.chat(65).some((m) => m.text === "first"), WAIT_MS, "the first answer");
+	tg.say({ chat: 65, text: "and again" });
+	await tg.waitFor(() => tg.chat(65).some((m) => m.text === "second"), WAIT_MS, "the second answer");
+	// The firmware's JSON escapes only lone surrogates (a pair goes as UTF-8).
+	const escaped = /\\ud[89a-f][0-9a-f]{2}/i;
+	for (const [i, r] of llm.requests.entries()) {
+		assert.ok(!escaped.test(r.body), `request ${i} holds no lone surrogate escape: ${r.body.slice(0, 300)}`);
+		assert.ok(r.body.includes("broken \ufffd here and \ufffd there, a pair 😀 kept"), `request ${i} carries the repaired text`);
+	}
+	await fw.end();
+	for (const file of filesUnder(dir)) {
+		const text = readFileSync(file, "utf8");
+		assert.ok(!escaped.test(text), `${file} holds no lone surrogate`);
+	}
+});
+
 test("after a restart, and after a kill right after answering, no update is answered twice", async () => {
 	const { tg, llm, boot, pair } = await setup();
 	let fw = await boot();

@@ -9,6 +9,7 @@ import { RequestFlag, type AgentEvent, type CallCap, type OutEvent } from "core/
 import { Core } from "core/core";
 import type { ChatOptions, ChatRequest } from "llm/types";
 import type { OnlineGate } from "net/online";
+import { wellFormed } from "net/utf8";
 import Timer from "timer";
 import { assert, test } from "testing";
 import { FakeAgents, HEAP, copy, echoCommands, partsOf } from "test/unit/agent_fakes";
@@ -366,6 +367,20 @@ test("a request's role crosses the port to the core: a paired owner's chat runs 
 		const start = seen.find((e) => e.type === "agent_start");
 		assert.equal(start?.type === "agent_start" ? start.request.role : undefined, role);
 	}
+	await s.supervisor.stop();
+});
+
+test("lone UTF-16 surrogates in a request's text become U+FFFD where it enters the agent; pairs, NUL and the rest are kept", async () => {
+	const s = setup(new FakeModel({ text: "a" }));
+	await s.supervisor.start();
+	const seen: AgentEvent[] = [];
+	const high = String.fromCharCode(0xd83d), low = String.fromCharCode(0xde00);
+	const given = `a${high}b${low}c ${high}${low} 😀 \u0000 \u00e9 中 ${low}${high}`;
+	await s.client.ask({ ...ask(given), source: { ...SOURCE, channel: "telegram" } }, { waitMs: 1000, responseMs: 5000, events: ["agent_start"], onEvent: (e) => seen.push(e) });
+	const start = seen.find((e) => e.type === "agent_start");
+	assert.equal(start?.type === "agent_start" ? start.request.user_text : undefined, "a\ufffdb\ufffdc 😀 😀 \u0000 \u00e9 中 \ufffd\ufffd");
+	assert.equal(wellFormed("plain text, 中文 😀"), "plain text, 中文 😀");
+	assert.equal(wellFormed(""), "");
 	await s.supervisor.stop();
 });
 

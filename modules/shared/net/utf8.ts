@@ -145,6 +145,19 @@ export function decodeUtf8(bytes: Uint8Array, start = 0, end = bytes.length): st
 	return stringFromBytes(bytes.buffer, bytes.byteOffset + start, end - start);
 }
 
+/**
+ * text with each lone UTF-16 surrogate (half of a pair, alone) replaced by
+ * U+FFFD and everything else kept: what a request, a session and the JSON for a
+ * provider may hold (a provider may refuse "\\udXXX" alone, and every later
+ * request of the session with it). One native scan, and the text itself back,
+ * when there is none.
+ */
+export function wellFormed(text: string): string {
+	const raw = new Uint8Array(ArrayBuffer.fromString(text));
+	const clean = sanitizeUtf8(raw, "wire");
+	return clean ? decodeUtf8(clean) : text;
+}
+
 /** The length of the longest prefix of bytes[0, limit) that ends on a character boundary. */
 export function utf8Boundary(bytes: Uint8Array, limit: number): number {
 	if (limit >= bytes.length) return bytes.length;
