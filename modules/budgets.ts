@@ -179,6 +179,7 @@ export const TELEGRAM_CHAT_OUTBOX_MAX = 16;       // calls waiting for one chat 
 export const TELEGRAM_CHAT_ANSWERS_MAX = 64;      // calls waiting for one chat beyond which an answer is dropped (logged): at one a second, a minute's backlog; a runaway loop cannot flood the chat
 export const TELEGRAM_CHATS_TRACKED_MAX = 64;     // chats with requests in flight or streamed replies tracked at once
 export const TELEGRAM_REQUESTS_PER_CHAT_MAX = 8;  // requests of one chat tracked for /stop; older ones are forgotten
+export const CHANNEL_STOPPED_CHATS_MAX = 16;     // (every chat channel, channels/chat) chats whose /stop-ped requests' late events are still dropped; the oldest is forgotten
 export const PAIRING_HINT_INTERVAL_MS = 600_000;  // (every chat channel, channels/pairing) an unpaired chat gets the pairing hint at most once per 10 minutes
 export const PAIRING_HINTS_PER_HOUR = 30;        // pairing hints to all unpaired chats together, so strangers cannot make the board spend
 export const PAIRING_UNPAIRED_TRACKED_MAX = 64;  // unpaired chats remembered for the hint limit; the oldest is forgotten

@@ -201,6 +201,35 @@ test("lone UTF-16 surrogates in a message reach neither the LLM nor the session:
 	}
 });
 
+test("/stop during a runaway that sends a message every round: the confirmation is the last thing the chat receives, within 2 s", async () => {
+	const { tg, llm, boot, pair } = await setup();
+	const fw = await boot();
+	await pair(fw, 66);
+	// Nine rounds of three send_message calls each (queued far faster than one a second), then a stalled round.
+	const spam = (round) => ({ type: "tool_calls", calls: [0, 1, 2].map((i) => ({ name: "send_message", arguments: { channel: "telegram", chat_id: "66", text: `spam ${round}.${i}` } })) });
+	llm.script(...Array.from({ length: 9 }, (_, round) => spam(round)), { type: "text", text: "never", fault: "stall" });
+	tg.say({ chat: 66, text: "spam me" });
+	await until(() => llm.requests.length === 10, "the stalled tenth round");
+	await tg.waitFor(() => tg.chat(66).some((m) => /^spam /.test(m.text)), WAIT_MS, "the first spam");
+	const sends = () => tg.calls.filter((c) => (c.method === "sendMessage" || c.method === "editMessageText") && String(c.params.chat_id) === "66");
+	const stopAt = Date.now();
+	const before = sends().length;
+	tg.say({ chat: 66, text: "/stop" });
+	const confirmation = await tg.waitFor(() => tg.chat(66).find((m) => /^Stopped \(request cancelled\)\./.test(m.text)), WAIT_MS, "the confirmation");
+	assert.ok(confirmation.sent_at - stopAt <= 2000, `the confirmation came ${confirmation.sent_at - stopAt} ms after /stop`);
+	assert.match(confirmation.text, /\d+ waiting messages were dropped\./, "what waited was dropped, and said so");
+	await until(() => llm.requests[9].response.closedAt !== null, "the LLM connection closed");
+	await sleep(3000);
+	const after = sends().slice(before);
+	assert.equal(after.at(-1).params.text, confirmation.raw ?? confirmation.text, `the confirmation is the last thing the chat received: ${JSON.stringify(after.map((c) => c.params.text))}`);
+	assert.ok(after.length <= 2, `at most the message already on its way, then the confirmation: ${JSON.stringify(after.map((c) => c.params.text))}`);
+	const spams = tg.chat(66).filter((m) => /^spam /.test(m.text)).length;
+	assert.ok(spams < 27, `${spams} of 27 spam messages went out`);
+	const status = await fw.run("telegram status", /dropped after \/stop: \d+ waiting messages, \d+ late ones/);
+	assert.match(status, /dropped after \/stop/);
+	await fw.end();
+});
+
 test("after a restart, and after a kill right after answering, no update is answered twice", async () => {
 	const { tg, llm, boot, pair } = await setup();
 	let fw = await boot();

@@ -294,22 +294,33 @@ test("repeated failures back off, doubling up to the cap", async () => {
 
 // ---- the channel ----
 
-function channelRig() {
+function channelRig(options: { onCancel?: (id: number) => void } = {}) {
 	const clock = new Clock();
+	// hold(): sends wait until release() (a slow QQ).
+	let held: Array<() => void> | undefined;
 	const sent: Array<{ path: string; body: Record<string, unknown> }> = [];
 	const published: InMessage[] = [];
 	const store = { state: { chats: [] as PairedChat[] }, update(change: { chats: PairedChat[] }) { store.state = { ...store.state, ...change }; } };
 	const pairing = new Pairing(store, clock.now, () => 0, "qq");
 	let fail = 0;
 	const channel = new QqChannel({
-		api: { send: async (path, body) => { if (fail > 0) { fail--; throw new QqApiError("network", "down"); } sent.push({ path, body }); return {}; } },
+		api: {
+			send: async (path, body) => {
+				if (fail > 0) { fail--; throw new QqApiError("network", "down"); }
+				sent.push({ path, body });
+				if (held) await new Promise<void>((go) => held!.push(go));
+				return {};
+			},
+		},
 		router: { publish: async (m: InMessage): Promise<RouteOutcome> => { published.push(m); return { kind: "agent", request_id: published.length }; } },
-		port: { cancel: async () => 0, command: async () => ({ lines: ["ok"] }) },
+		port: { cancel: async (id) => { options.onCancel?.(id); return options.onCancel ? id : 0; }, command: async () => ({ lines: ["ok"] }) },
 		pairing, timers: clock.timers, now: clock.now, log: () => {}, notify: () => {},
 	});
 	const say = (id: string, user: string, text: string, group?: string) => channel.onDispatch(group ? "GROUP_AT_MESSAGE_CREATE" : "C2C_MESSAGE_CREATE",
 		group ? { id, author: { member_openid: user }, group_openid: group, content: ` ${text}` } : { id, author: { user_openid: user }, content: text });
-	return { clock, sent, published, pairing, channel, say, failNext: (n: number) => { fail = n; } };
+	const hold = () => { held = []; };
+	const release = () => { const waiting = held ?? []; held = undefined; for (const go of waiting) go(); };
+	return { clock, sent, published, pairing, channel, say, hold, release, failNext: (n: number) => { fail = n; } };
 }
 
 test("unpaired: a hint only; paired: the answer as passive replies with msg_seq 1.., cut at 5 replies", async () => {
@@ -362,5 +373,31 @@ test("a group's window closes after 5 minutes; a retried send keeps its msg_seq"
 	channel.deliver({ type: "out_message", channel: "qq", chat_id: "group:GRP", text: "late", request_id: 2, correlation_id: "" });
 	await clock.advance(10);
 	assert.ok(!sent.some((s) => s.body.content === "late"), "no reply after the window");
+	await channel.stop();
+});
+
+test("/stop during a runaway: the replies waiting are dropped, the confirmation is the /stop message's first reply, and nothing more of the request follows", async () => {
+	const late = () => channel.deliver({ type: "out_message", channel: "qq", chat_id: "c2c:U1", text: "late spam", request_id: 0, correlation_id: "" });
+	const { clock, sent, pairing, channel, say, hold, release } = channelRig({ onCancel: () => late() });
+	say("M1", "U1", `/pair ${pairing.newCode()}`);
+	await clock.advance(10);
+	say("M2", "U1", "spam me");
+	await clock.advance(10);
+	hold();
+	for (let i = 0; i < 6; i++) channel.deliver({ type: "out_message", channel: "qq", chat_id: "c2c:U1", text: `spam ${i}`, request_id: 0, correlation_id: "" });
+	await clock.advance(10);
+	const before = sent.length;
+	say("M3", "U1", "/stop");
+	await clock.advance(10);
+	channel.deliver({ type: "out_message", channel: "qq", chat_id: "c2c:U1", text: "request cancelled", request_id: 1, correlation_id: "M2" });
+	release();
+	await clock.advance(10);
+	await clock.advance(10);
+	const after = sent.slice(before).map((s) => s.body);
+	assert.equal(after.length, 1, `only the confirmation: ${JSON.stringify(after)}`);
+	assert.equal(after[0].msg_id, "M3");
+	assert.equal(after[0].msg_seq, 1, "the /stop message's first reply");
+	assert.match(String(after[0].content), /^Stopped \(request cancelled\)\. 5 waiting messages were dropped\.$/);
+	assert.ok(channel.status().some((l) => /dropped after \/stop: 5 waiting replies, 2 late ones/.test(l)), channel.status().join("; "));
 	await channel.stop();
 });

@@ -201,7 +201,7 @@ test("the state file keeps pairings and the offset across opens; a damaged one i
 
 interface Call { method: string; params: Record<string, unknown> }
 
-function fakeChannel(options: { failHtml?: boolean; refuse?: string; holdSends?: boolean; failEdits?: number } = {}) {
+function fakeChannel(options: { failHtml?: boolean; refuse?: string; holdSends?: boolean; failEdits?: number; onCancel?: (id: number) => void } = {}) {
 	let editFailures = options.failEdits ?? 0;
 	const calls: Call[] = [];
 	// holdSends: sendMessage answers only once release() is called (a slow Telegram).
@@ -255,7 +255,7 @@ function fakeChannel(options: { failHtml?: boolean; refuse?: string; holdSends?:
 				return { kind: "agent", request_id: published.length };
 			},
 		},
-		port: { cancel: async (id) => { cancelled.push(id); return id; }, command: async (name) => ({ lines: [`ran ${name}`] }) },
+		port: { cancel: async (id) => { cancelled.push(id); options.onCancel?.(id); return id; }, command: async (name) => ({ lines: [`ran ${name}`] }) },
 		pairing, state: new StateFile(freshDirectory(), () => {}),
 		timers: { set: (cb) => timers.push(cb), clear: () => {} },
 		now: () => (now += 2000),
@@ -328,14 +328,12 @@ async function streamingIn42(options: Parameters<typeof fakeChannel>[0], text: s
 	return t;
 }
 
-test("/stop cancels the chat's requests; a streamed preview is replaced by the answer; refused HTML goes again as plain text", async () => {
+test("a streamed preview is replaced by the answer; refused HTML goes again as plain text", async () => {
 	const t = await streamingIn42({ failHtml: true }, "Hello <wor");
 	const preview = t.sent("42").at(-1)!;
 	assert.equal(preview.method, "sendMessage");
 	assert.equal(preview.params.text, "Hello <wor");
 	assert.equal(preview.params.parse_mode, undefined, "previews are plain text");
-	await t.deliverBatch([textUpdate(2, "/stop", 42)]);
-	assert.deepEqual(t.cancelled, [1]);
 	t.channel.deliver({ type: "out_message", channel: "telegram", chat_id: "42", text: "Hello <world> **done**", request_id: 1, correlation_id: "1" });
 	await t.settle();
 	const edits = t.sent("42").filter((c) => c.method === "editMessageText");
@@ -345,6 +343,50 @@ test("/stop cancels the chat's requests; a streamed preview is replaced by the a
 	assert.equal(edits[1].params.message_id, 501);
 	await t.deliverBatch([textUpdate(3, "/stop", 42)]);
 	assert.match(String(t.sent("42").at(-1)?.params.text), /Nothing is running/);
+	await t.channel.stop();
+});
+
+test("/stop during a runaway: what waits is dropped, the confirmation goes first, and nothing more of the stopped request reaches the chat", async () => {
+	// While the agent takes the cancel, more of the runaway arrives (a send_message carries no request id).
+	const late = () => {
+		t.channel.deliver({ type: "out_message", channel: "telegram", chat_id: "42", text: "late spam", request_id: 0, correlation_id: "" });
+		t.channel.deliver({ type: "agent_stage", channel: "telegram", chat_id: "42", text: "running tools: send_message (late)", request_id: 1 });
+		event({ type: "message_update", delta: { type: "text", text: " more" } });
+	};
+	const t = fakeChannel({ holdSends: true, onCancel: late });
+	t.channel.start();
+	await t.settle();
+	t.pairing.pair("42", "ann", t.pairing.newCode());
+	await t.deliverBatch([textUpdate(1, "loop forever", 42)]);
+	const watch = t.watches[0];
+	const event = (e: Record<string, unknown>) => watch.onEvent?.({ agent_id: "root", request_id: 1, session_id: "s", ...e } as AgentEvent);
+	event({ type: "agent_start", request: {} });
+	// Every round: a progress line and a send_message (request id 0), faster than one a second.
+	for (let i = 0; i < 20; i++) {
+		t.channel.deliver({ type: "agent_stage", channel: "telegram", chat_id: "42", text: `running tools: send_message (${i})`, request_id: 1 });
+		t.channel.deliver({ type: "out_message", channel: "telegram", chat_id: "42", text: `spam ${i}`, request_id: 0, correlation_id: "" });
+	}
+	event({ type: "message_update", delta: { type: "text", text: "thinking" } });
+	await t.settle();
+	const before = t.sent("42").length;
+	assert.equal(before, 1, "one call is on its way (held), the rest wait");
+	await t.deliverBatch([textUpdate(2, "/stop", 42)]);
+	assert.deepEqual(t.cancelled, [1]);
+	event({ type: "message_update", delta: { type: "text", text: " and more" } });
+	t.channel.deliver({ type: "agent_stage", channel: "telegram", chat_id: "42", text: "running tools: send_message (later)", request_id: 1 });
+	event({ type: "agent_end", response: {} });
+	t.channel.deliver({ type: "out_message", channel: "telegram", chat_id: "42", text: "request cancelled", request_id: 1, correlation_id: "1" });
+	t.release();
+	for (let i = 0; i < 5; i++) await t.settle();
+	const after = t.sent("42").slice(before).map((c) => String(c.params.text));
+	assert.equal(after.length, 1, `only the confirmation followed the call on its way: ${JSON.stringify(after)}`);
+	assert.match(after[0], /^Stopped \(request cancelled\)\. \d+ waiting messages were dropped\.$/);
+	assert.ok(t.channel.status().some((l) => /dropped after \/stop: \d+ waiting messages, [1-9]\d* late ones/.test(l)), t.channel.status().join("; "));
+	// The chat goes on: a new message is answered.
+	await t.deliverBatch([textUpdate(3, "hello again", 42)]);
+	t.channel.deliver({ type: "out_message", channel: "telegram", chat_id: "42", text: "hi", request_id: 2, correlation_id: "3" });
+	for (let i = 0; i < 3; i++) await t.settle();
+	assert.equal(String(t.sent("42").at(-1)?.params.text), "hi");
 	await t.channel.stop();
 });
 

@@ -1,8 +1,11 @@
 // channels/chat: what every chat channel (Telegram, QQ) does the same with a
 // paired chat's commands: the help text, /session's rules (users may see only
 // their own conversation), running one of the agent's commands for the chat, and
-// /stop (cancel the chat's requests). The channel parses the message, keeps the
-// chat's request ids and sends the text back its own way.
+// /stop (cancel the chat's requests, and drop what they still had to say:
+// StopGate). The channel parses the message, keeps the chat's request ids and
+// sends the text back its own way.
+import { CHANNEL_STOPPED_CHATS_MAX } from "budgets";
+import type { OutEvent } from "core/types";
 import type { AgentPort, Role } from "router/types";
 import type { Pairing } from "channels/pairing";
 import { messageOf } from "util/errors";
@@ -57,6 +60,66 @@ export async function cancelRequests(port: Pick<AgentPort, "cancel">, ids: reado
 }
 
 export const NOTHING_RUNNING = "Nothing is running in this chat.";
+
+/** /stop's confirmation: whether requests were stopped, and how many waiting messages were dropped. */
+export function stopReply(stopped: boolean, dropped: number): string {
+	const waiting = dropped ? ` ${dropped} waiting message${dropped === 1 ? " was" : "s were"} dropped.` : "";
+	return stopped ? `Stopped (request cancelled).${waiting}` : `${NOTHING_RUNNING}${waiting}`;
+}
+
+/**
+ * What /stop leaves a chat: the confirmation, then nothing more from the
+ * requests it stopped. The channel empties the chat's outbox itself; this gate
+ * drops what arrives later. From /stop until the agent has taken the cancel
+ * (settled), every out event for the chat is dropped: a send_message of a
+ * stopped request may be on its way, and it carries no request id (after the
+ * cancel the agent sends no more of them). After it, the stopped requests' own
+ * events are (their "request cancelled" answer, a progress line, a streamed
+ * preview). Other chats are untouched; a message the chat sends after /stop
+ * starts a request the gate lets through. Drops are counted.
+ */
+export class StopGate {
+	readonly #chats = new Map<string, { ids: Set<number>; settling: boolean }>();
+	/** Events dropped after a /stop (for status and tests). */
+	dropped = 0;
+
+	/** /stop in chatId, whose requests are ids: from now on their events are dropped, and all the chat's until settled(). */
+	begin(chatId: string, ids: Iterable<number>): void {
+		const entry = this.#chats.get(chatId);
+		const all = new Set(ids);
+		if (entry) for (const id of entry.ids) all.add(id);
+		this.#chats.delete(chatId);
+		this.#chats.set(chatId, { ids: all, settling: true });
+		if (this.#chats.size > CHANNEL_STOPPED_CHATS_MAX) this.#chats.delete(this.#chats.keys().next().value as string);
+	}
+
+	/** The agent has answered the cancel: only the stopped requests' events are dropped from now on. */
+	settled(chatId: string): void {
+		const entry = this.#chats.get(chatId);
+		if (!entry) return;
+		entry.settling = false;
+		if (!entry.ids.size) this.#chats.delete(chatId);
+	}
+
+	/** True when request id of chatId was stopped (its streamed deltas are not shown). */
+	stopped(chatId: string, id: number): boolean {
+		return this.#chats.get(chatId)?.ids.has(id) ?? false;
+	}
+
+	/** True (and counted) when event must not reach its chat; a stopped request's answer ends its entry. */
+	drops(event: OutEvent): boolean {
+		const entry = this.#chats.get(event.chat_id);
+		if (!entry) return false;
+		const stopped = entry.ids.has(event.request_id);
+		if (!stopped && !entry.settling) return false;
+		if (stopped && event.type === "out_message") {
+			entry.ids.delete(event.request_id);
+			if (!entry.ids.size && !entry.settling) this.#chats.delete(event.chat_id);
+		}
+		this.dropped++;
+		return true;
+	}
+}
 
 /**
  * /pair CODE from a chat: the answer for the chat, and the role when it was

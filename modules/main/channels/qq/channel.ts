@@ -18,6 +18,10 @@
 // was cut). A retry after a network error or 5xx reuses its msg_seq, so QQ
 // refuses a duplicate instead of showing the text twice. agent_stage events are
 // not sent: each would spend one of the five replies.
+//
+// /stop empties the chat's outbox (counted; a reply on its way finishes, its
+// remaining pieces do not follow), the StopGate drops what the stopped requests
+// still send, and the confirmation goes first (as telegram/channel).
 import {
 	QQ_C2C_REPLY_WINDOW_MS, QQ_GROUP_REPLY_WINDOW_MS, QQ_MESSAGE_MAX_CHARS, QQ_RECENT_MESSAGES_PER_CHAT, QQ_REPLIES_PER_MESSAGE_MAX,
 	QQ_REPLY_WINDOW_MARGIN_MS, QQ_SEEN_IDS_MAX, QQ_SEND_RETRIES, QQ_SEND_RETRY_START_MS, QQ_CHAT_OUTBOX_MAX, QQ_CHATS_TRACKED_MAX,
@@ -28,7 +32,7 @@ import type { Watch } from "router/router";
 import type { AgentPort, InMessage, OutboundSink, Role, RouteOutcome } from "router/types";
 import { messageOf } from "util/errors";
 import type { Pairing } from "channels/pairing";
-import { cancelRequests, helpText, NOTHING_RUNNING, pairChat, sessionReply } from "channels/chat";
+import { cancelRequests, helpText, pairChat, sessionReply, stopReply, StopGate } from "channels/chat";
 import { Sleeps } from "channels/sleeps";
 import { chunk } from "channels/telegram/format";
 import { QqApiError, type Timers } from "channels/qq/api";
@@ -73,7 +77,12 @@ interface ChatWork {
 	recent: Received[];
 	requests: Set<number>;
 	tail: Promise<void>;
+	/** Replies of the current epoch waiting or on their way. */
 	pending: number;
+	/** /stop starts a new epoch: the replies queued before it are dropped. */
+	epoch: number;
+	/** The epoch of the reply on its way, -1 when none is. */
+	sending: number;
 }
 
 export class QqChannel implements OutboundSink {
@@ -84,6 +93,9 @@ export class QqChannel implements OutboundSink {
 	#stopped = false;
 	/** Replies sent (counted for status and tests). */
 	sent = 0;
+	readonly #gate = new StopGate();
+	/** Waiting replies /stop dropped from outboxes. */
+	#droppedQueued = 0;
 
 	constructor(options: QqChannelOptions) {
 		this.#o = options;
@@ -96,6 +108,7 @@ export class QqChannel implements OutboundSink {
 		if (h?.problem) lines.push(`last problem: ${h.problem}`);
 		const busy = [...this.#chats].filter(([, w]) => w.requests.size).map(([id, w]) => `${id} (${w.requests.size})`);
 		lines.push(`chats with requests in flight: ${busy.length ? busy.join(", ") : "none"}; replies sent: ${this.sent}`);
+		if (this.#droppedQueued || this.#gate.dropped) lines.push(`dropped after /stop: ${this.#droppedQueued} waiting replies, ${this.#gate.dropped} late ones`);
 		return lines;
 	}
 
@@ -165,7 +178,21 @@ export class QqChannel implements OutboundSink {
 
 
 	async #stopChat(chatId: string, work: ChatWork): Promise<void> {
-		if (!await cancelRequests(this.#o.port, [...work.requests], this.#o.log, CHANNEL)) this.#reply(chatId, NOTHING_RUNNING);
+		const ids = [...work.requests];
+		const dropped = work.pending - (work.sending === work.epoch ? 1 : 0);
+		work.epoch++;
+		work.pending = 0;
+		this.#droppedQueued += dropped;
+		this.#gate.begin(chatId, ids);
+		let stopped = 0;
+		try {
+			stopped = await cancelRequests(this.#o.port, ids, this.#o.log, CHANNEL);
+		} finally {
+			this.#gate.settled(chatId);
+		}
+		for (const id of ids) work.requests.delete(id);
+		if (dropped) this.#o.log(`qq: /stop in chat ${chatId}: ${dropped} waiting reply(ies) dropped`);
+		this.#reply(chatId, stopReply(stopped > 0 || ids.length > 0, dropped));
 	}
 
 	async #ask(message: QqMessage, role: Role, work: ChatWork): Promise<void> {
@@ -199,7 +226,7 @@ export class QqChannel implements OutboundSink {
 			if (!idle) return undefined;
 			this.#chats.delete(idle[0]);
 		}
-		work = { recent: [], requests: new Set(), tail: Promise.resolve(), pending: 0 };
+		work = { recent: [], requests: new Set(), tail: Promise.resolve(), pending: 0, epoch: 0, sending: -1 };
 		this.#chats.set(chatId, work);
 		return work;
 	}
@@ -211,6 +238,7 @@ export class QqChannel implements OutboundSink {
 		if (this.#stopped || event.type !== "out_message") return;
 		const work = this.#chats.get(event.chat_id);
 		if (event.request_id && work) work.requests.delete(event.request_id);
+		if (this.#gate.drops(event)) return;
 		this.#reply(event.chat_id, event.text || "(empty answer)");
 	}
 
@@ -224,14 +252,19 @@ export class QqChannel implements OutboundSink {
 		const work = this.#chats.get(chatId);
 		if (!work) return this.#o.log(`qq: a reply to chat ${chatId} was dropped: no message of that chat to answer`);
 		if (work.pending >= QQ_CHAT_OUTBOX_MAX) return this.#o.log(`qq: chat ${chatId} has ${work.pending} replies waiting; one more was dropped`);
+		const epoch = work.epoch;
 		work.pending++;
 		work.tail = work.tail.then(async () => {
 			try {
-				if (!this.#stopped) await this.#sendAll(chatId, work, text);
+				// Dropped by a /stop since it was queued (counted there).
+				if (this.#stopped || epoch !== work.epoch) return;
+				work.sending = epoch;
+				await this.#sendAll(chatId, work, text);
 			} catch (error) {
 				this.#o.log(`qq: replying in chat ${chatId} failed: ${messageOf(error)}`);
 			} finally {
-				work.pending--;
+				work.sending = -1;
+				if (epoch === work.epoch) work.pending--;
 			}
 		});
 	}
@@ -249,7 +282,7 @@ export class QqChannel implements OutboundSink {
 			pieces = [...pieces.slice(0, left - 1), last];
 		}
 		for (const content of pieces) {
-			if (this.#stopped) return;
+			if (this.#stopped || work.sending !== work.epoch) return;
 			const seq = ++target.replies;
 			await this.#send(chatId, { content, msg_type: 0, msg_id: target.id, msg_seq: seq });
 		}

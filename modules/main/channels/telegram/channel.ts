@@ -22,6 +22,11 @@
 // first; a 400 (Telegram could not parse the markup) is retried as plain text.
 // A 429 waits retry_after; network errors back off; 401/404 (bad token) and 409
 // (another poller) stop polling with a sentence on the console.
+//
+// /stop: the chat's outbox is emptied at once (what waits is dropped and
+// counted; a call already on its way finishes, no retry follows), its previews
+// and typing end, the StopGate drops what the stopped requests still send, and
+// the confirmation goes first: the chat hears nothing more from them.
 import {
 	TELEGRAM_BACKOFF_MAX_MS, TELEGRAM_BACKOFF_START_MS, TELEGRAM_CHAT_ANSWERS_MAX, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_CHAT_SEND_INTERVAL_MS, TELEGRAM_CHATS_TRACKED_MAX,
 	TELEGRAM_EDIT_INTERVAL_MS, TELEGRAM_MESSAGE_MAX_CHARS, TELEGRAM_POLL_MARGIN_MS, TELEGRAM_POLL_TIMEOUT_S, TELEGRAM_REQUESTS_PER_CHAT_MAX, TELEGRAM_SEND_RETRIES,
@@ -37,7 +42,7 @@ import { maskSecretsGrowing } from "util/log";
 import { clip } from "util/text";
 import { BotApiError, readBotUser, type BotUser, type CallOptions } from "channels/telegram/api";
 import { chunk, toHtml } from "channels/telegram/format";
-import { cancelRequests, helpText, NOTHING_RUNNING, pairChat, sessionReply } from "channels/chat";
+import { cancelRequests, helpText, pairChat, sessionReply, stopReply, StopGate } from "channels/chat";
 import { Sleeps, type Timers } from "channels/sleeps";
 import type { Pairing } from "channels/pairing";
 import type { StateFile } from "channels/telegram/store";
@@ -105,7 +110,12 @@ interface Stream {
 interface ChatWork {
 	requests: Map<number, Tracked>;
 	tail: Promise<void>;
+	/** Calls of the current epoch waiting or on their way. */
 	pending: number;
+	/** /stop starts a new epoch: the calls queued before it are dropped. */
+	epoch: number;
+	/** The epoch of the call on its way, -1 when none is. */
+	sending: number;
 	/** Texts of the channel's own replies waiting in the outbox: the same one is not queued twice. */
 	waitingReplies: Set<string>;
 	lastSendMs: number;
@@ -131,6 +141,9 @@ export class TelegramChannel implements OutboundSink {
 	#malformedAt = -1;
 	#health: PollHealth = "starting";
 	#lastProblem = "";
+	readonly #gate = new StopGate();
+	/** Waiting calls /stop dropped from outboxes. */
+	#droppedQueued = 0;
 
 	constructor(options: TelegramChannelOptions) {
 		this.#o = options;
@@ -147,6 +160,7 @@ export class TelegramChannel implements OutboundSink {
 		if (this.#lastProblem) lines.push(`last problem: ${this.#lastProblem}`);
 		const busy = [...this.#chats].filter(([, w]) => w.requests.size).map(([id, w]) => `${id} (${w.requests.size})`);
 		lines.push(`chats with requests in flight: ${busy.length ? busy.join(", ") : "none"}`);
+		if (this.#droppedQueued || this.#gate.dropped) lines.push(`dropped after /stop: ${this.#droppedQueued} waiting messages, ${this.#gate.dropped} late ones`);
 		return lines;
 	}
 
@@ -381,8 +395,34 @@ export class TelegramChannel implements OutboundSink {
 
 	async #stopChat(chatId: string): Promise<void> {
 		const work = this.#chats.get(chatId);
-		const stopped = await cancelRequests(this.#o.port, work ? [...work.requests.keys()] : [], this.#o.log, CHANNEL);
-		if (!stopped) this.#reply(chatId, NOTHING_RUNNING);
+		const ids = work ? [...work.requests.keys()] : [];
+		let dropped = 0;
+		if (work) {
+			dropped = work.pending - (work.sending === work.epoch ? 1 : 0);
+			work.epoch++;
+			work.pending = 0;
+			work.waitingReplies.clear();
+			this.#droppedQueued += dropped;
+		}
+		for (const [id, stream] of this.#streams) {
+			if (stream.chatId !== chatId) continue;
+			stream.done = true;
+			if (stream.timer !== undefined) this.#o.timers.clear(stream.timer);
+			this.#streams.delete(id);
+		}
+		this.#gate.begin(chatId, ids);
+		let stopped = 0;
+		try {
+			stopped = await cancelRequests(this.#o.port, ids, this.#o.log, CHANNEL);
+		} finally {
+			this.#gate.settled(chatId);
+		}
+		if (work) {
+			for (const id of ids) work.requests.delete(id);
+			this.#stopTyping(work);
+		}
+		if (dropped) this.#o.log(`telegram: /stop in chat ${chatId}: ${dropped} waiting message(s) dropped`);
+		this.#reply(chatId, stopReply(stopped > 0 || ids.length > 0, dropped));
 	}
 
 	async #ask(message: IncomingMessage, text: string, role: Role): Promise<void> {
@@ -412,7 +452,7 @@ export class TelegramChannel implements OutboundSink {
 			if (!idle) return undefined;
 			this.#chats.delete(idle[0]);
 		}
-		work = { requests: new Map(), tail: Promise.resolve(), pending: 0, waitingReplies: new Set(), lastSendMs: -Infinity, typingSince: 0 };
+		work = { requests: new Map(), tail: Promise.resolve(), pending: 0, epoch: 0, sending: -1, waitingReplies: new Set(), lastSendMs: -Infinity, typingSince: 0 };
 		this.#chats.set(chatId, work);
 		return work;
 	}
@@ -439,7 +479,7 @@ export class TelegramChannel implements OutboundSink {
 				return;
 			}
 			case "message_update": {
-				if (event.delta.type !== "text") return;
+				if (event.delta.type !== "text" || this.#gate.stopped(chatId, id)) return;
 				let stream = this.#streams.get(id);
 				if (!stream) {
 					stream = { chatId, text: "", shown: "", lastEditMs: -Infinity, done: false };
@@ -471,6 +511,10 @@ export class TelegramChannel implements OutboundSink {
 		const work = this.#work(event.chat_id);
 		if (!work) {
 			this.#o.log(`telegram: dropped ${event.type} for chat ${event.chat_id}: too many chats in flight`);
+			return;
+		}
+		if (this.#gate.drops(event)) {
+			if (event.type === "out_message" && event.request_id) this.#finish(work, event.request_id);
 			return;
 		}
 		if (event.type === "agent_stage") {
@@ -537,14 +581,19 @@ export class TelegramChannel implements OutboundSink {
 			this.#o.log(`telegram: chat ${chatId} has ${work.pending} messages waiting; one more was dropped`);
 			return false;
 		}
+		const epoch = work.epoch;
 		work.pending++;
 		work.tail = work.tail.then(async () => {
 			try {
-				if (!this.#stopped) await op();
+				// Dropped by a /stop since it was queued (counted there).
+				if (this.#stopped || epoch !== work.epoch) return;
+				work.sending = epoch;
+				await op();
 			} catch (error) {
-				this.#o.log(`telegram: sending to chat ${chatId} failed: ${messageOf(error)}`);
+				if (epoch === work.epoch) this.#o.log(`telegram: sending to chat ${chatId} failed: ${messageOf(error)}`);
 			} finally {
-				work.pending--;
+				work.sending = -1;
+				if (epoch === work.epoch) work.pending--;
 			}
 		});
 		return true;
@@ -601,6 +650,8 @@ export class TelegramChannel implements OutboundSink {
 			if (work) {
 				const wait = work.lastSendMs + TELEGRAM_CHAT_SEND_INTERVAL_MS - this.#o.now();
 				if (wait > 0) await this.#sleep(wait);
+				// A /stop meanwhile: this call is not made (nor another attempt).
+				if (work.sending !== work.epoch) throw new Error("dropped by /stop");
 				work.lastSendMs = this.#o.now();
 			}
 			try {
