@@ -44,6 +44,8 @@ test("every limit in budgets.ts is used somewhere else", () => {
 		...cSources.map((text) => text.replace(/\bBUDGET_(\w+)/g, "$1")),
 		// The board's own modules (platform, network) read theirs directly.
 		...readdirSync(join(ROOT, "hosts", "esp32")).filter((n) => n.endsWith(".ts")).map((n) => readFileSync(join(ROOT, "hosts", "esp32", n), "utf8")),
+		// So do the lin host's (host/io's simulated devices).
+		...readdirSync(join(ROOT, "hosts", "lin", "modules")).filter((n) => n.endsWith(".ts")).map((n) => readFileSync(join(ROOT, "hosts", "lin", "modules", n), "utf8")),
 	].join("\n");
 	const unused = names.filter((name) => !new RegExp(`\\b${name}\\b`).test(elsewhere));
 	assert.deepEqual(unused, [], "limits nothing uses");

@@ -104,7 +104,7 @@ test("skills: the catalogue lists every skill by name, activation returns the do
 	writeRaw(directory, "broken.md", "no title here\n");
 	const logs: string[] = [];
 	const state = new SkillState(new SkillCatalog(directory, (line) => logs.push(line)));
-	assert.deepEqual(state.catalog.list().map((s) => s.name), ["aaa", "automation", "blink", "plants", "reminder"]);
+	assert.deepEqual(state.catalog.list().map((s) => s.name), ["aaa", "automation", "blink", "board_io", "dimmer", "plants", "reminder", "temperature", "voltage_log"]);
 	assert.ok(logs.some((l) => /broken.md is left out: its first line is not a "# Title"/.test(l)), logs.join("\n"));
 	const before = state.provider.collect(request("console", "s1"));
 	const registry = new Registry(skillTools(state), { visibleGroups: state.visibleGroups });
@@ -119,7 +119,7 @@ test("skills: the catalogue lists every skill by name, activation returns the do
 	const after = state.provider.collect(request("console", "s1"));
 	assert.equal(JSON.stringify(after), JSON.stringify(before), "the system prompt section is byte-identical");
 	assert.match(JSON.stringify(before), /- blink: Blink a pin\. Blink an allowed GPIO pin/);
-	assert.match((await call(registry, "activate_skill", `{"name":"nope"}`)).content, /^there is no skill "nope"; the skills are aaa, automation, blink, plants, reminder$/);
+	assert.match((await call(registry, "activate_skill", `{"name":"nope"}`)).content, /^there is no skill "nope"; the skills are aaa, automation, blink, board_io, dimmer, plants, reminder, temperature, voltage_log$/);
 	assert.equal(typeof parseSkill("x", "# T\nno summary", "flash"), "string");
 	const out = new Lines();
 	await skillCommands(state)[1].run("reminder", out);

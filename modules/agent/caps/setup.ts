@@ -5,7 +5,7 @@
 // automations that run them (caps/scripts, caps/automations), with the settings
 // they read, the folders they own under the storage root (workspace/, sched/,
 // skills/, caps/), and the console commands `tools`, `skills`, `cron`, `gpio`
-// (`pins` on lin) and `script`. The core gets the capabilities
+// (`pins` on lin), `i2c`, `adc`, `pwm`, `uart` and `script`. The core gets the capabilities
 // (plus memory's and spawn_subagent) through core/setup, which builds the one
 // registry; start() then starts the scheduler, firing through submit().
 //
@@ -13,6 +13,7 @@
 //   time.timezone  the board's zone (sched/tz forms; default UTC)
 //   gpio.allow     the pins tools and `gpio` may touch ("2,4,5"; default none)
 //   script.grants  what a script may use ("time,gpio,math"; default time,math)
+//   i2c.*, adc.allow, pwm.allow, uart.*: the buses (caps/io)
 //
 // Never throws for a part that works only partly: a folder that cannot be made
 // leaves that part on the storage root, a damaged file is kept aside (logged).
@@ -29,6 +30,8 @@ import { boardTools } from "caps/board";
 import { toolCommands } from "caps/console";
 import { WORKSPACE_DIRECTORY, Workspace, fileTools } from "caps/files";
 import { GpioBank, gpioCommands, gpioTools } from "caps/gpio";
+import { IoBoard } from "caps/io";
+import { ioCommands, ioTools } from "caps/io_tools";
 import { Macros, macroTools } from "caps/macros";
 import { messagingTools } from "caps/messaging";
 import type { Registry } from "caps/registry";
@@ -121,6 +124,7 @@ export function openCaps(options: CapsOptions): CapsSetup {
 		return zoneCache;
 	};
 	const gpio = new GpioBank(options.config);
+	const io = new IoBoard(options.config);
 	const workspace = new Workspace(folder(root, WORKSPACE_DIRECTORY, log));
 	const skills = new SkillState(new SkillCatalog(folder(root, SKILLS_DIRECTORY, log), log));
 	let submit: ((request: AgentRequest, timeoutMs: number) => Promise<unknown>) | undefined;
@@ -162,6 +166,7 @@ export function openCaps(options: CapsOptions): CapsSetup {
 	const tools: Capability[] = [
 		...boardTools({ wallClockMs, now: options.now, bootMs: options.bootMs, heap: options.heap, pools: options.pools, network: options.network, zone, firmware: options.firmware }),
 		...gpioTools(gpio),
+		...ioTools(io),
 		...fileTools(workspace),
 		...scheduleTools(scheduler),
 		...skillTools(skills),
@@ -190,6 +195,7 @@ export function openCaps(options: CapsOptions): CapsSetup {
 			...skillCommands(skills),
 			...cronCommands(scheduler, options.consoleChat),
 			...gpioCommands(gpio),
+			...ioCommands(io),
 			...(metered ? scriptCommands(stored) : []),
 		],
 		start(submitTo) {
@@ -201,6 +207,7 @@ export function openCaps(options: CapsOptions): CapsSetup {
 			scheduler.stop();
 			automations?.stop();
 			gpio.close();
+			io.close();
 		},
 	};
 }

@@ -63,4 +63,58 @@ Use this when someone wants plants watered by the board: a pump or valve on an a
 4. Keep a log: file_write watering.log with append true, one line per watering with the date
    (get_time gives it). file_read watering.log answers "when were they last watered?".
 `,
+	temperature: `# Read a temperature sensor
+summary: Read the temperature and humidity from an SHT3x-like sensor on the I2C bus and explain it.
+groups: io
+
+Use this when someone asks for the temperature or humidity, or whether it is warm, cold, damp or dry.
+
+1. The sensor's address must be on the owner's allow-list (setting i2c.allow; an SHT3x is 0x44,
+   or 0x45 with its ADDR pin high). If i2c_read says it is not, tell the person the config command
+   the error gives. i2c_scan lists what answers.
+2. Call i2c_read with address 68 (0x44), register 9216 (the single-shot command 0x2400), length 6,
+   delay_ms 20 and decode "sht3x": the result gives the temperature in °C and the humidity in %RH.
+3. Answer with the values as the tool gave them (one decimal is enough), and a short word on what
+   they mean (comfortable indoors is about 19-24 °C and 30-60 %RH). A CRC or NACK error: say so
+   and suggest checking the wiring; do not invent a value.
+`,
+	dimmer: `# Dim an LED
+summary: Dim or brighten an LED (or set a fan's speed) on an allowed pin with PWM, or switch it off.
+groups: io
+
+Use this when someone asks to dim, brighten, fade or set the brightness of a light, or a motor's speed.
+
+1. The pin must be on the owner's allow-list (setting pwm.allow); if pwm_set says it is not, give the
+   person the exact config command the error gives; do not try other pins.
+2. Call pwm_set with the pin, frequency 1000 (LEDs; 20000 for a motor, above hearing) and duty in
+   percent: 100 is full brightness, 0 is off. Perceived brightness is not linear: 10% looks about
+   half as bright as 100%.
+3. pwm_stop switches it off for good. Say what you set it to.
+`,
+	voltage_log: `# Log a voltage every few minutes
+summary: Read a voltage on an ADC pin now, or log it to a file every N minutes with a schedule.
+groups: io, sched, files
+
+Use this when someone wants a battery, a solar panel or a sensor's voltage read or logged.
+
+1. The pin must be on the owner's allow-list (setting adc.allow; ADC1 pins 1-10). adc_read gives
+   millivolts, averaged over its samples. A divider on the pin: multiply by its ratio, and say so.
+2. To log: schedule_create kind "every" with every_seconds N*60 (at least 60), and a text like
+   "Read adc_read pin 1 and append one line 'TIME mV' to volts.log (get_time for the time)."
+   Each firing: adc_read, then file_write with append true, one line per reading.
+3. file_read volts.log answers "what were the readings?"; schedule_delete stops the log.
+`,
+	board_io: `# The board's buses: I2C, ADC, PWM, UART
+summary: Scan, read and write I2C devices, read ADC voltages, drive PWM, talk on a UART.
+groups: io
+
+Use this for any other question about what is wired to the board's buses.
+
+- i2c_scan lists the addresses that answer; i2c_read and i2c_write only reach addresses on
+  i2c.allow. A register or command goes in register (two bytes above 255).
+- adc_read reads millivolts on adc.allow's pins; pwm_set and pwm_stop drive pwm.allow's pins.
+- uart_write sends text or hex on the allowed UART (uart.allow); uart_read returns what arrived,
+  waiting up to timeout_ms.
+- Errors say what is wrong (not allowed, no answer, bus held low): pass the owner's config command on.
+`,
 };

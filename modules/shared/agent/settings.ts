@@ -13,7 +13,7 @@ import { log as logLine } from "util/log";
 import { secretPrints as formPrints } from "util/secrets";
 
 /** Settings the agent machine reads: the LLM runtime's, memory's, its logger's and the capabilities' (time zone, pins, script grants). */
-export const AGENT_SETTING_PREFIXES = Object.freeze(["llm.", "memory.", "log.", "time.", "gpio.", "script."]);
+export const AGENT_SETTING_PREFIXES = Object.freeze(["llm.", "memory.", "log.", "time.", "gpio.", "script.", "i2c.", "adc.", "pwm.", "uart."]);
 
 export function isAgentSetting(name: string): boolean {
 	return AGENT_SETTING_PREFIXES.some((prefix) => name.startsWith(prefix));

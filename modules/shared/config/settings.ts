@@ -15,6 +15,7 @@
 import {
 	CONFIG_NAME_MAX_CHARS, CONFIG_SHOWN_VALUE_MAX_CHARS, LLM_CALLS_PER_DAY, LLM_CALLS_PER_HOUR, LLM_COUNT_SETTING_MAX, LLM_MAX_TOKENS, LLM_MAX_TOKENS_CEILING, LLM_TIMEOUT_MAX_MS,
 	LLM_TIMEOUT_MIN_MS, LLM_TIMEOUT_MS, LLM_TOKENS_PER_DAY, TELEGRAM_POLL_TIMEOUT_MAX_S, TELEGRAM_POLL_TIMEOUT_S,
+	GPIO_PIN_MAX, I2C_HZ_MAX, I2C_HZ_MIN, UART_BAUD_MAX, UART_BAUD_MIN,
 } from "budgets";
 import { clip } from "util/text";
 
@@ -83,6 +84,16 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
 	{ name: "wifi.password", type: "text", secret: true, description: "the Wi-Fi password (device)" },
 	{ name: "time.timezone", type: "text", default: "UTC", description: "the board's time zone for get_time and schedules: UTC, an offset like +08:00, a POSIX rule like CET-1CEST,M3.5.0,M10.5.0/3, or a common name like Europe/Berlin" },
 	{ name: "gpio.allow", type: "text", description: "the GPIO pins the agent and the gpio command may read and drive, e.g. 2,4,5 (none when unset)" },
+	{ name: "i2c.allow", type: "text", description: "the I2C addresses the agent and the i2c command may read and write, e.g. 0x44,0x50 (none when unset: the bus is not used)" },
+	{ name: "i2c.sda", type: "integer", min: 0, max: GPIO_PIN_MAX, default: "4", description: "the I2C bus's SDA pin (the DevKitC-1's default 4)" },
+	{ name: "i2c.scl", type: "integer", min: 0, max: GPIO_PIN_MAX, default: "5", description: "the I2C bus's SCL pin (the DevKitC-1's default 5)" },
+	{ name: "i2c.hz", type: "integer", min: I2C_HZ_MIN, max: I2C_HZ_MAX, default: "100000", description: "the I2C bus's clock in Hz" },
+	{ name: "adc.allow", type: "text", description: "the ADC pins (ADC1: 1-10) adc_read and the adc command may read, e.g. 1,2 (none when unset)" },
+	{ name: "pwm.allow", type: "text", description: "the pins pwm_set and the pwm command may drive, e.g. 5,6 (none when unset)" },
+	{ name: "uart.allow", type: "text", description: "the UART port the agent may use: 1 or 2 (none when unset; 0 is the console's)" },
+	{ name: "uart.tx", type: "integer", min: 0, max: GPIO_PIN_MAX, default: "17", description: "the UART's TX pin (the DevKitC-1's UART1 default 17)" },
+	{ name: "uart.rx", type: "integer", min: 0, max: GPIO_PIN_MAX, default: "18", description: "the UART's RX pin (the DevKitC-1's UART1 default 18)" },
+	{ name: "uart.baud", type: "integer", min: UART_BAUD_MIN, max: UART_BAUD_MAX, default: "115200", description: "the UART's speed in baud" },
 	{ name: "script.grants", type: "text", default: "time,math", description: "what run_script's snippets may use besides the language: time, gpio, math (comma-separated)" },
 ] satisfies SettingSpec[]);
 
