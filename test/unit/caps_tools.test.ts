@@ -65,6 +65,8 @@ test("files are written, appended, read in bounded parts, listed and deleted; si
 	assert.equal((await call(registry, "file_delete", `{"name":"notes.txt"}`)).is_error, true);
 	assert.equal((await call(registry, "file_write", `{"name":"x.txt","text":"x"}`, request("telegram"))).is_error, true, "a chat user cannot write");
 	assert.equal((await call(registry, "file_read", `{"name":"big.txt"}`, request("telegram"))).is_error, undefined, "but can read");
+	assert.deepEqual(await call(registry, "file_write", `{"name":"log.txt","text":"1\\n","append":true}`, request("cron", "", "cron")), { content: "log.txt now has 2 bytes" }, "an owner's schedule keeps its log");
+	assert.match((await call(registry, "file_delete", `{"name":"log.txt"}`, request("cron", "", "cron"))).content, /^the tool file_delete is only for the owner/, "but deletes nothing");
 });
 
 test("GPIO: only allow-listed pins, writes drive the simulated pin, reads read it, and a user cannot write", async () => {

@@ -127,6 +127,8 @@ export function fileTools(workspace: Workspace): Capability[] {
 		{
 			group: "files",
 			restricted: true,
+			// An owner's schedule keeps its log (a watering routine's, a voltage logger's).
+			cron: true,
 			definition: {
 				type: "function",
 				function: {
