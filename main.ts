@@ -144,6 +144,12 @@ commands.add(
 		pools: () => psram.stats(),
 		statusLines: [() => agent.statusLine(), (options) => agentStatusLines(agent.client, options), () => station.statusLine()],
 		reboot: restart,
+		// exit/quit on lin end the firmware as the end of input does; a board keeps running.
+		exit: consoleKind === "uart" ? undefined : async () => {
+			repl?.stop();
+			await Promise.all([channels.stop(), agent.stop()]);
+			exit(0);
+		},
 	}),
 	factoryResetCommand({
 		config,

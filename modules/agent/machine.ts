@@ -28,7 +28,7 @@ import { openSessions, type Sessions } from "store/sessions";
 import { messageOf } from "util/errors";
 import { wipeDirectories } from "util/files";
 import { files as filesRoot } from "util/io";
-import { log } from "util/log";
+import { log, logLine } from "util/log";
 import { AGENT_DIRECTORIES, CONSOLE_CHAT, type ChannelInfo, type ChatRef } from "agent/protocol";
 import type { AgentParts } from "agent/service";
 import type { SettingsMirror } from "agent/settings";
@@ -99,7 +99,8 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 		tools: caps.tools,
 		sources: caps.sources,
 		visibleGroups: caps.visibleGroups,
-		toolLog: log,
+		// One line per tool call: at debug, so at the default level it stays off the console.
+		toolLog: (line) => logLine("debug", line),
 		persist: sessions?.persist,
 		gate: sessions?.gate,
 		publish,

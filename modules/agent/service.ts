@@ -24,6 +24,7 @@ import Timer from "timer";
 import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX, AGENT_PORT_LIST_MAX, AGENT_PORT_DELTA_HOLD_MS, AGENT_PORT_EVENTS_HELD_MAX, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
 import { UsageError, type Command } from "console/types";
 import type { CoreStatus } from "core/core";
+import { ResponseTimeout } from "core/mailbox";
 import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent, type ToolOutcome } from "core/types";
 import type { HeapFigures } from "host/platform";
 import { OnlineWaiters, type OnlineGate } from "net/online";
@@ -286,7 +287,7 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 			// Nobody would read the answer any more: stop the work instead of parking it.
 			agent.core.cancel(id);
 			unwatch(id);
-			if (error instanceof Error && error.name === "ResponseTimeout") {
+			if (error instanceof ResponseTimeout) {
 				return fail(call, `no answer within ${Math.round(m.response_ms / 1000)} s, so the request was cancelled; try again, or check the LLM with llm test.`);
 			}
 			return fail(call, `${messageOf(error)}; request ${id} was cancelled, try again`);

@@ -65,7 +65,7 @@ test(`the model drives an allowed pin and is refused a forbidden one, schedules 
 		const before = fw.stdout.length;
 		await ask(fw, "remind me to stretch in 2 seconds", /^I will remind you in 2 seconds\.$/m);
 		assert.match(resultOf(mock.requests.at(-1), "mk"), /^created s1: once, next .*, to console:local, fired 0x: Remind the person/);
-		await fw.until(/^agent \(request \d+\):\nReminder: time to stretch!$/m, { from: before });
+		await fw.until(/^agent \(request \d+, schedule s1\):\nReminder: time to stretch!$/m, { from: before });
 		const cronRound = mock.requests.at(-1);
 		assert.equal(resultOf(cronRound, "again"), "a scheduled request cannot create schedules; answer with what the schedule asked for");
 		const cronAsk = mock.requests.at(-2);
@@ -126,7 +126,7 @@ test(`a schedule survives a reboot and fires once, not twice [${VARIANT}]`, asyn
 		fw.send("cron add in 3 say ping");
 		await fw.until(/^created s1: once/m, { from: start });
 		fw.send("reboot");
-		await fw.until(/type help for the commands\n[\s\S]*agent \(request \d+\):\nPing answered\.$/m, { from: start });
+		await fw.until(/type help for the commands\n[\s\S]*agent \(request \d+, schedule s1\):\nPing answered\.$/m, { from: start });
 		const fired = () => mock.requests.filter((r) => JSON.stringify(r.json.messages).includes("[schedule s1 fired] say ping")).length;
 		assert.equal(fired(), 1);
 		const again = fw.stdout.length;

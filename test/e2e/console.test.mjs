@@ -82,8 +82,9 @@ test("the settings file that holds the API key is readable by its owner only (06
 }));
 
 test("an unconfigured LLM answers ask with an error, logs outcome=error and keeps nothing in the session", withData(async (data) => {
-	const result = await runHost(["--modules", APP_MAP, "--data", data], { input: "ask hello there\nsession\n" });
+	const result = await runHost(["--modules", APP_MAP, "--data", data], { input: "ask hello there\nlog level debug\nask hello again\nsession\n" });
 	assertClean(result);
+	assert.equal(result.stderr.match(/METRIC agent=root/g)?.length, 1, `at the default level no METRIC line (it would land between the answers); at debug one:\n${result.stderr}`);
 	assert.match(result.stdout, /\nerror: the LLM is not configured: use `config set llm\.api_key \.\.\.` and `config set llm\.model \.\.\.`/);
 	assert.match(result.stderr, /METRIC agent=root request=\d+ outcome=error /);
 	assert.match(result.stdout, /current session: \S+ \(0 records, 0\.0 KiB\)/, "not stored as a turn");

@@ -11,7 +11,7 @@ import { Registry } from "caps/registry";
 import { runScript } from "caps/script";
 import type { AgentRequest } from "core/types";
 import { Aborter } from "net/abort";
-import { parseTimeZone } from "sched/tz";
+import { parseTimeZone } from "util/tz";
 
 const count = (name: string, fallback: number) => Number(option(name) ?? fallback);
 const report = (name: string, ms: number) => trace(`BENCH ${JSON.stringify({ name, ms })}\n`);

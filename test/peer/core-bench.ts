@@ -18,7 +18,7 @@ import Timer from "timer";
 import { collectGarbage, exit, heap, now, option, resetPeak } from "host/platform";
 import { SESSION_FILE_MAX_BYTES } from "budgets";
 import { boardTools } from "caps/board";
-import { parseTimeZone } from "sched/tz";
+import { parseTimeZone } from "util/tz";
 import { Core } from "core/core";
 import { CORE_PROMPT } from "core/setup";
 import { DEFAULT_PERSONA } from "memory/profile";

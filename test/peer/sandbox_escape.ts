@@ -8,7 +8,7 @@ import Timer from "timer";
 import { collectGarbage, exit, option } from "host/platform";
 import { GpioBank } from "caps/gpio";
 import { runScript } from "caps/script";
-import { parseTimeZone } from "sched/tz";
+import { parseTimeZone } from "util/tz";
 import { messageOf } from "util/errors";
 
 lockdown();

@@ -19,7 +19,7 @@ import { Automations } from "caps/automations";
 import { GpioBank } from "caps/gpio";
 import { ScriptStore, parseTrigger } from "caps/scripts";
 import { Scheduler } from "sched/scheduler";
-import { parseTimeZone } from "sched/tz";
+import { parseTimeZone } from "util/tz";
 import files from "embedded:storage/files";
 
 lockdown();

@@ -9,7 +9,7 @@ import files from "embedded:storage/files";
 import { option } from "host/platform";
 import { ScriptStore, parseTrigger, triggerText } from "caps/scripts";
 import { Scheduler } from "sched/scheduler";
-import { parseTimeZone } from "sched/tz";
+import { parseTimeZone } from "util/tz";
 
 const folder = (path: string) => {
 	files.createDirectory(path);

@@ -114,4 +114,8 @@ test("consoleMessages prints out_messages for the console channel with their req
 	publish({ type: "agent_stage", channel: "console", chat_id: "console", text: "running tools: get_time", request_id: 4 });
 	publish({ type: "out_message", channel: "console", chat_id: "console", text: "the helper found 40 pins\nanything else?", request_id: 5, correlation_id: "" });
 	assert.deepEqual(printed, ["agent (request 5):", "the helper found 40 pins", "anything else?"]);
+	printed.length = 0;
+	const label = "schedule s1, due 2026-12-01 07:00:00 (+00:00), 12 min late (missed while the board was off)";
+	publish({ type: "out_message", channel: "console", chat_id: "console", text: "Good morning.", request_id: 4000, correlation_id: "", label });
+	assert.deepEqual(printed, [`agent (request 4000, ${label}):`, "Good morning."], "a schedule's answer says which schedule, and that it fired late");
 });

@@ -42,6 +42,7 @@ const FROM_AGENT: FromAgent[] = [
 	{ type: "response", call: 1, response: { ...RESPONSE, ok: false, text: "", error: "request cancelled" } },
 	{ type: "event", call: 1, event: { type: "tool_execution_start", agent_id: "root", request_id: 3, session_id: "s", call: { id: "c", name: "get_time", arguments: "{}" } } },
 	{ type: "out", event: { type: "out_message", channel: "console", chat_id: "local", text: "later", request_id: 4, correlation_id: "" } },
+	{ type: "out", event: { type: "out_message", channel: "console", chat_id: "local", text: "at seven", request_id: 5, correlation_id: "", label: "schedule s1" } },
 	{ type: "out", event: { type: "agent_stage", channel: "qq", chat_id: "9", text: "running get_time", request_id: 4 } },
 	{ type: "cancelled", call: 3, request_id: 0 },
 	{ type: "status", call: 4, status: { phase: "IN_LLM_HTTP", in_flight: 3, queued: 1, subagents: [{ agent_id: "sub-1", phase: "IDLE" }], heap: HEAP } },
@@ -101,6 +102,7 @@ test("malformed and unknown messages are refused with a sentence naming what is 
 	}
 	assert.match(refusal(readFromAgent, { type: "status", call: 1, status: { phase: "DANCING", in_flight: 0, queued: 0, subagents: [], heap: HEAP } }).message, /status\.phase is not a phase/);
 	assert.match(refusal(readFromAgent, { type: "out", event: { type: "secret_event" } }).message, /out_message or agent_stage/);
+	assert.match(refusal(readFromAgent, { type: "out", event: { type: "out_message", channel: "console", chat_id: "local", text: "x", request_id: 5, correlation_id: "", label: 7 } }).message, /event\.label/);
 	assert.match(refusal(readFromAgent, { type: "hello" }).message, /does not know the message type "hello" from the agent/);
 });
 

@@ -16,7 +16,7 @@ import { scriptCommands, scriptTools } from "caps/script_tools";
 import type { AgentRequest, OutEvent } from "core/types";
 import { Aborter } from "net/abort";
 import { Scheduler } from "sched/scheduler";
-import { parseTimeZone } from "sched/tz";
+import { parseTimeZone } from "util/tz";
 import { freshDirectory } from "./memory_fakes";
 import type { Directory } from "embedded:storage/files";
 import { assert, test } from "testing";
@@ -169,6 +169,9 @@ test("a failing script is reported once, disabled after repeated failures (kept 
 		s.store.save({ ...s.store.get("spin")!, source: "'fixed'", state: "disabled" });
 		assert.deepEqual(await s.command("script enable spin"), ["spin is enabled"]);
 		assert.deepEqual(s.automations.run("spin", { kind: "manual" }, 0), { ok: true, text: "fixed" });
+		save(s, "clock", "time.iso()", [], ["gpio"]);
+		s.store.setState("clock", "enabled");
+		assert.deepEqual(s.automations.run("clock", { kind: "manual" }, 0), { ok: false, text: "the script failed: time is not granted to this script; it was saved without that grant: save it again with grants gpio,time" });
 	} finally {
 		s.stop();
 	}

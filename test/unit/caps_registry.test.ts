@@ -6,7 +6,7 @@ import { boardTools } from "caps/board";
 import { Registry, describeCall } from "caps/registry";
 import type { Capability } from "caps/types";
 import type { AgentRequest, ToolContext } from "core/types";
-import { parseTimeZone } from "sched/tz";
+import { parseTimeZone } from "util/tz";
 import type { JsonObject } from "llm/types";
 import { Aborter } from "net/abort";
 import { assert, test } from "testing";

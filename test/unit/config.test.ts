@@ -220,6 +220,21 @@ test("config set refuses a value that breaks the setting's rule, stating the rul
 	assert.equal(run("config set llm.timeout_ms 90_000"), "ok: llm.timeout_ms = 90000\n");
 });
 
+test("config set checks a time zone, a pin list and the script grants as their readers would, and stores nothing bad", () => {
+	const { config, run } = configConsole();
+	assert.match(run("config set time.timezone Mars/Olympus"), /^error: time\.timezone: "Mars\/Olympus" is not a time zone this firmware knows: use UTC, an offset like \+08:00/);
+	assert.match(run("config set time.timezone +15:00"), /^error: time\.timezone: the time zone "\+15:00" is more than 14 hours from UTC/);
+	assert.match(run("config set gpio.allow 2,4,99"), /^error: gpio\.allow must be comma-separated GPIO numbers from 0 to 48, e\.g\. 2,4,5 \(not "2,4,99"\)/);
+	assert.match(run("config set gpio.allow 2,,4"), /^error: gpio\.allow must be/);
+	assert.match(run("config set script.grants time,net"), /^error: script\.grants must be a comma-separated list of time, gpio, math \(not "time,net"\)/);
+	assert.deepEqual(config.entries(), [], "nothing stored");
+	assert.equal(run("config set time.timezone Europe/Berlin"), "ok: time.timezone = Europe/Berlin\n");
+	assert.equal(run("config set time.timezone CET-1CEST,M3.5.0,M10.5.0/3"), "ok: time.timezone = CET-1CEST,M3.5.0,M10.5.0/3\n");
+	assert.equal(run("config set gpio.allow 5, 2,2"), "ok: gpio.allow = 2,5\n", "pins sorted, each once");
+	assert.equal(run("config set script.grants GPIO, time"), "ok: script.grants = gpio,time\n");
+	assert.equal(run("config describe time.timezone").split("\n")[1], "  a time zone: UTC, an offset like +08:00, a POSIX rule like CET-1CEST,M3.5.0,M10.5.0/3, or a name like Europe/Berlin; default UTC");
+});
+
 test("config get and show give the effective value and its origin: set, preset or default", () => {
 	const { run } = configConsole({ "llm.provider": "anthropic", "llm.max_tokens": "1000" });
 	assert.equal(run("config get llm.max_tokens"), "llm.max_tokens = 1000 (set)\n");

@@ -1,6 +1,6 @@
 // The serial console: line assembly, history, the command table, the REPL's
 // dispatch and busy handling, and the help/status/reboot/config commands.
-import { CONSOLE_HISTORY_LINES, CONSOLE_LINE_MAX_BYTES, CONSOLE_PENDING_LINES } from "budgets";
+import { CONSOLE_COLUMNS, CONSOLE_HISTORY_LINES, CONSOLE_LINE_MAX_BYTES, CONSOLE_PENDING_LINES } from "budgets";
 import { Config, type KeyValueStore } from "config/store";
 import { configCommands } from "config/commands";
 import { LineEditor, type LineEvent } from "console/line";
@@ -147,11 +147,17 @@ test("the table resolves two-word names first, then one word, with the rest as a
 	assert.ok("command" in s && s.command.name === "status" && s.args === "extra");
 });
 
-test("an unknown command gets a one-line hint, a bare group lists its subcommands", () => {
+test("an unknown command gets a one-line hint with the nearest name for a typo, a bare group lists its subcommands", () => {
 	const { table } = harness();
 	assert.deepEqual(table.resolve("foo bar"), { hint: "unknown command: foo — type help" });
-	assert.deepEqual(table.resolve("config"), { hint: "config needs one of: get, set, unset, show, describe — type help" });
-	assert.deepEqual(table.resolve("config frob x"), { hint: "config needs one of: get, set, unset, show, describe — type help" });
+	assert.deepEqual(table.resolve("config"), { hint: "config needs one of: get, set, unset, show, describe — type help config" });
+	assert.deepEqual(table.resolve("config frob x"), { hint: "config needs one of: get, set, unset, show, describe — type help config" });
+	assert.deepEqual(table.resolve("config sett x"), { hint: "config needs one of: get, set, unset, show, describe — did you mean config set? — type help config" });
+	assert.deepEqual(table.resolve("stauts"), { hint: "unknown command: stauts — did you mean status? — type help" });
+	assert.deepEqual(table.resolve("rebot now"), { hint: "unknown command: rebot — did you mean reboot? — type help" });
+	assert.deepEqual(table.resolve("cnfig show"), { hint: "unknown command: cnfig — did you mean config? — type help" });
+	assert.deepEqual(table.resolve("xyzzy"), { hint: "unknown command: xyzzy — type help" }, "no guess when nothing is close");
+	assert.deepEqual(table.resolve("q"), { hint: "unknown command: q — type help" }, "a single letter is no typo of a word");
 });
 
 test("the table refuses duplicate and malformed names and adds none of a bad batch", () => {
@@ -166,13 +172,52 @@ test("the table refuses duplicate and malformed names and adds none of a bad bat
 
 // ---- the REPL ----
 
-test("help lists every command with its usage and help, from the table", () => {
-	const { repl, state, type, table } = harness([], "tty");
+test("help lists every command with its usage, each line within CONSOLE_COLUMNS; help NAME gives a command or a group in full", () => {
+	const long: Command = { name: "cron add", usage: "every SECONDS TEXT | in SECONDS TEXT | at YYYY-MM-DDTHH:MM TEXT | cron \"M H D MON WD\" TEXT", help: "schedule a request to the agent; ".repeat(4), run() {} };
+	const { repl, state, type, table } = harness([long], "tty");
 	repl.start();
 	type("help\n");
 	assert.ok(state.out.startsWith(PROMPT + "help\n"));
-	for (const c of table.list()) assert.ok(state.out.includes(`${c.name}${c.usage ? " " + c.usage : ""}`) && state.out.includes(c.help), c.name);
+	const listed = state.out.slice((PROMPT + "help\n").length, state.out.lastIndexOf(PROMPT)).split("\n").filter((l) => l);
+	for (const line of listed) assert.ok(line.length <= CONSOLE_COLUMNS, `${line.length} columns: ${line}`);
+	for (const c of table.list()) assert.ok(listed.some((l) => l.startsWith(`  ${c.name}`)), c.name);
+	assert.ok(listed.some((l) => l.includes("config set KEY VALUE") && l.includes("change a setting")), "usage and text on one line");
+	assert.match(listed.at(-1)!, /^help COMMAND shows a command in full/);
 	assert.ok(state.out.endsWith(PROMPT), "prompt after the command");
+
+	const from = state.out.length;
+	type("help config\n");
+	const group = state.out.slice(from).split("\n").slice(1, -1);
+	assert.deepEqual(group.filter((l) => !l.startsWith("    ")), ["  config get KEY", "  config set KEY VALUE", "  config unset KEY", "  config show", "  config describe [KEY]"], "only the group's commands");
+	for (const line of group) assert.ok(line.length <= CONSOLE_COLUMNS, line);
+	const cron = state.out.length;
+	type("help cron add\n");
+	const whole = state.out.slice(cron).split("\n").slice(1, -1);
+	assert.equal(whole[0], `  cron add ${long.usage}`, "the whole usage");
+	assert.equal(whole.slice(1).map((l) => l.trim()).join(" "), long.help.trim(), "the whole text, wrapped");
+	const typo = state.out.length;
+	type("help stauts\n");
+	assert.match(state.out.slice(typo), /error: unknown command: stauts — did you mean status\? — help lists them all/);
+});
+
+test("exit and quit end the firmware on lin as the end of input does (no line after them runs); on a board they say how to leave", async () => {
+	let exits = 0;
+	const table = new CommandTable();
+	let out = "";
+	const repl: Repl = new Repl({ table, consoleKind: "pipe", write: (t) => (out += t), onEnd: () => {} });
+	const deps = { table, firmware: { name: "x", version: "1", platform: "lin" }, now: () => 0, bootMs: 0, heap: () => ({ chunkUsed: 0, chunkPeak: 0, chunkSize: 1, slotUsed: 0, slotPeak: 0, slotSize: 1, sockets: 0 }), collect() {}, statusLines: [], reboot() {} };
+	table.add(...systemCommands({ ...deps, exit: async () => { repl.stop(); exits++; } }));
+	repl.receive(bytes("quit\nstatus\n"));
+	await settle();
+	assert.equal(exits, 1);
+	assert.ok(!out.includes("firmware:"), `nothing after quit ran: ${out}`);
+	const board = new CommandTable();
+	board.add(...systemCommands({ ...deps, table: board }));
+	const lines: string[] = [];
+	const exit = board.list().find((c) => c.name === "exit")!;
+	await exit.run("", { line: (l: string) => void lines.push(l) });
+	assert.match(lines[0], /the firmware keeps running on the board; to leave, close the serial monitor/);
+	assert.equal(exit.restarts, false, "on a board the console reads on");
 });
 
 test("status shows firmware, uptime, heap and the extra status lines", () => {

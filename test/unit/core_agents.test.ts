@@ -12,7 +12,7 @@ import { AgentManager } from "core/agents";
 import { spawnSubagentTool } from "caps/agents";
 import { boardTools } from "caps/board";
 import { Registry } from "caps/registry";
-import { parseTimeZone } from "sched/tz";
+import { parseTimeZone } from "util/tz";
 import { SUBAGENT_PROMPT, openCore, type CoreSetup } from "core/setup";
 import { FakeAgents, partsOf } from "./agent_fakes";
 import type { AgentEvent, CallCap, ChatModel, PersistBatch, ToolCallInfo, ToolContext } from "core/types";

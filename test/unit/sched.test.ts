@@ -3,9 +3,9 @@
 // clock and timer.
 import { SCHED_CATCH_UP_MS, SCHED_ENTRIES_MAX, SCHED_MIN_INTERVAL_S } from "budgets";
 import { nextCron, parseCron } from "sched/cron";
-import { Scheduler, type ScheduleEntry } from "sched/scheduler";
+import { Scheduler, lateNote, type ScheduleEntry } from "sched/scheduler";
 import { cronCommands, scheduleTools } from "sched/tools";
-import { formatLocal, fromLocal, parseTimeZone } from "sched/tz";
+import { formatLocal, fromLocal, parseTimeZone } from "util/tz";
 import { callTool, freshDirectory, Lines, readText, writeRaw } from "./memory_fakes";
 import type { Directory } from "embedded:storage/files";
 import { assert, test } from "testing";
@@ -163,9 +163,9 @@ class FakeTimer {
 	}
 }
 
-function scheduler(directory: Directory, clock: { now: number }, fired: ScheduleEntry[], logs: string[] = []) {
+function scheduler(directory: Directory, clock: { now: number }, fired: ScheduleEntry[], logs: string[] = [], dues: number[] = []) {
 	const timer = new FakeTimer();
-	const s = new Scheduler({ directory, wallClockMs: () => clock.now, zone: () => UTC, fire: (entry) => { fired.push(entry); }, log: (line) => logs.push(line), timer });
+	const s = new Scheduler({ directory, wallClockMs: () => clock.now, zone: () => UTC, fire: (entry, dueMs) => { fired.push(entry); dues.push(dueMs); }, log: (line) => logs.push(line), timer });
 	return { s, timer };
 }
 
@@ -226,9 +226,13 @@ test("after a long power-off, missed firings collapse into one when recent, and 
 	first.s.add({ kind: "cron", cron: "0 * * * *", text: "hourly", chat: CHAT });
 	clock.now += 3 * 3600_000; // 18 missed ten-minute firings, 3 missed hourly ones
 	const logs: string[] = [];
-	const second = scheduler(directory, clock, fired, logs);
+	const dues: number[] = [];
+	const second = scheduler(directory, clock, fired, logs, dues);
 	second.s.start();
 	assert.deepEqual(fired.map((e) => e.text).sort(), ["hourly", "ten minutes"], "each fires once");
+	assert.deepEqual(dues.sort(), [at("2026-12-01T10:10:00Z"), at("2026-12-01T11:00:00Z")], "each told the time it was first due");
+	assert.equal(lateNote(at("2026-12-01T11:00:00Z"), clock.now, UTC), "due 2026-12-01 11:00:00 (+00:00), 2 h late (missed while the board was off)");
+	assert.equal(lateNote(clock.now - 30_000, clock.now, UTC), "", "a firing within the scheduler's tick is on time");
 	assert.equal(second.s.list().find((e) => e.kind === "every")?.next_ms, clock.now + 600_000);
 	second.s.stop();
 	fired.length = 0;

@@ -148,6 +148,27 @@ test("on lin (kind host) nothing is driven and lookups go at once", () => {
 	assert.match(station.statusLine(), /none on lin/);
 });
 
+test("wifi set: a name with spaces in quotes; unquoted spaces are refused and nothing is saved; quotes are not kept", async () => {
+	const { radio, station, values, config } = setup({});
+	station.start();
+	const commands = wifiCommands({ station, network: radio, settings: config });
+	await assert.rejects(() => runCommand(commands, "wifi set", "My Home Net pass word"), /with spaces goes in quotes, e\.g\. wifi set "My Home Net" "pass word" \(nothing was saved\)/);
+	assert.equal(values.has("wifi.ssid"), false, "nothing was saved");
+	assert.equal(radio.joins.length, 0);
+	await runCommand(commands, "wifi set", '"My Home Net" "pass word"');
+	assert.equal(values.get("wifi.ssid"), "My Home Net", "the quotes are not part of the name");
+	assert.equal(values.get("wifi.password"), "pass word");
+	await runCommand(commands, "wifi set", "'Net \\\\ \"5G\"'");
+	assert.equal(values.get("wifi.ssid"), 'Net \\\\ "5G"', "single quotes keep what is inside as typed");
+	await runCommand(commands, "wifi set", '"Cafe \\"Bleu\\"" pa"ss\'word');
+	assert.equal(values.get("wifi.ssid"), 'Cafe "Bleu"', "inside double quotes \\\" is a quote");
+	assert.equal(values.get("wifi.password"), "pa\"ss'word", "a quote inside a word is a character");
+	await assert.rejects(() => runCommand(commands, "wifi set", '"My Home Net password1'), /quote is not closed/);
+	await assert.rejects(() => runCommand(commands, "wifi set", '"" password1'), /the SSID is empty/);
+	await assert.rejects(() => runCommand(commands, "wifi set", '"a" "b" "c"'), /3 words/);
+	assert.equal(values.get("wifi.ssid"), 'Cafe "Bleu"', "a refused line changed nothing");
+});
+
 function runCommand(commands: ReturnType<typeof wifiCommands>, name: string, args: string): Promise<string[]> {
 	const lines: string[] = [];
 	const command = commands.find((c) => c.name === name)!;
@@ -159,7 +180,7 @@ test("wifi set stores the network and joins it; the line is secret; bad password
 	station.start();
 	const commands = wifiCommands({ station, network: radio, settings: config });
 	assert.equal(commands.find((c) => c.name === "wifi set")!.secret!("x y"), true);
-	const lines = await runCommand(commands, "wifi set", "office pass word 9");
+	const lines = await runCommand(commands, "wifi set", "office 'pass word 9'");
 	assert.equal(values.get("wifi.ssid"), "office");
 	assert.equal(values.get("wifi.password"), "pass word 9", "a password may hold spaces");
 	assert.deepEqual(radio.joins.at(-1), { ssid: "office", password: "pass word 9" });

@@ -31,7 +31,7 @@ import { runScript, type ScriptDeps } from "caps/script";
 import { triggerText, type ChatRef, type ScriptStore, type StoredScript } from "caps/scripts";
 import { Channel, RequestFlag, type AgentRequest, type OutEvent } from "core/types";
 import type { ScheduleEntry, Scheduler } from "sched/scheduler";
-import { formatLocal } from "sched/tz";
+import { formatLocal } from "util/tz";
 import { messageOf } from "util/errors";
 import { clip, oneLine } from "util/text";
 
@@ -202,7 +202,7 @@ export class Automations {
 		let started = now;
 		let outcome: RunOutcome;
 		try {
-			outcome = { ok: true, text: runScript(script.source, this.#o.deps, script.grants, extra, () => { started = this.#o.now(); }) };
+			outcome = { ok: true, text: runScript(script.source, this.#o.deps, script.grants, extra, () => { started = this.#o.now(); }, (fix) => `it was saved without that grant: save it again with grants ${fix}`) };
 		} catch (error) {
 			outcome = { ok: false, text: messageOf(error) };
 		}

@@ -12,7 +12,7 @@ import type { HeapFigures } from "host/platform";
 import type { PoolStats } from "psram";
 import { CAPS_TIME_ZONES_CACHED } from "budgets";
 import type { Capability } from "caps/types";
-import { formatLocal, parseTimeZone, type TimeZone } from "sched/tz";
+import { formatLocal, parseTimeZone, type TimeZone } from "util/tz";
 
 export interface BoardDeps {
 	/** Wall-clock milliseconds since the epoch (Date.now). */

@@ -21,6 +21,7 @@ import Digital from "embedded:io/digital";
 import * as world from "host/pins";
 import { GPIO_PIN_MAX } from "budgets";
 import type { Capability } from "caps/types";
+import { pinList } from "config/settings";
 import { UsageError, words, type Command } from "console/types";
 import { messageOf } from "util/errors";
 
@@ -33,13 +34,10 @@ export interface SettingsReader {
 /** The allowed pins of a gpio.allow value; throws a sentence for a bad one. */
 export function parseAllowList(text: string | undefined): number[] {
 	if (text === undefined || !text.trim()) return [];
-	const pins = new Set<number>();
-	for (const item of text.split(",")) {
-		const word = item.trim();
-		if (!/^\d{1,2}$/.test(word) || Number(word) > GPIO_PIN_MAX) throw new Error(`the setting ${GPIO_ALLOW_SETTING} has "${word}", which is not a pin 0-${GPIO_PIN_MAX}; set it to pins like 2,4,5`);
-		pins.add(Number(word));
-	}
-	return [...pins].sort((a, b) => a - b);
+	const pins = pinList(text);
+	if (pins) return pins;
+	const word = text.split(",").map((item) => item.trim()).find((item) => !pinList(item));
+	throw new Error(`the setting ${GPIO_ALLOW_SETTING} has "${word}", which is not a pin 0-${GPIO_PIN_MAX}; set it to pins like 2,4,5`);
 }
 
 export type Edge = "rising" | "falling" | "both";

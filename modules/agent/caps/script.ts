@@ -22,7 +22,7 @@ import { metered, run as sandboxed } from "host/sandbox";
 import { SCRIPT_MAX_CHUNK_BYTES, SCRIPT_MAX_KEYS, SCRIPT_MAX_SLOTS, SCRIPT_MAX_STEPS, SCRIPT_RESULT_MAX_CHARS, SCRIPT_SOURCE_MAX_CHARS } from "budgets";
 import type { Capability } from "caps/types";
 import type { GpioBank } from "caps/gpio";
-import { formatLocal, type TimeZone } from "sched/tz";
+import { formatLocal, type TimeZone } from "util/tz";
 import { messageOf } from "util/errors";
 
 export const SCRIPT_GRANTS_SETTING = "script.grants";
@@ -36,6 +36,21 @@ export interface ScriptDeps {
 	gpio: GpioBank;
 	wallClockMs(): number;
 	zone(): TimeZone;
+}
+
+/** The global each grant gives a script. */
+const GRANT_GLOBALS: Readonly<Record<Grant, string>> = { time: "time", gpio: "gpio", math: "Math" };
+
+/** How run_script's snippets get a grant: the setting. fix: the grants with the missing one. */
+const GRANTED_BY_SETTING = (fix: string) => `the owner grants it with: config set ${SCRIPT_GRANTS_SETTING} ${fix}`;
+
+/** Stands for a global not granted: any use of it throws the sentence saying how to grant it. */
+function notGranted(grant: Grant, grants: readonly Grant[], grantedBy: (fix: string) => string): object {
+	const fix = [...grants, grant].join(",");
+	const refuse = (): never => {
+		throw new Error(`${GRANT_GLOBALS[grant]} is not granted to this script; ${grantedBy(fix)}`);
+	};
+	return new Proxy(Object.freeze({}), { get: refuse, set: refuse, has: refuse, apply: refuse, construct: refuse, ownKeys: refuse, getOwnPropertyDescriptor: refuse, defineProperty: refuse, deleteProperty: refuse });
 }
 
 export function parseGrants(text: string | undefined): Grant[] {
@@ -55,9 +70,12 @@ export function lockedDown(): boolean {
 /**
  * Runs code; returns its result as text, or throws a sentence (its error, or the
  * bound it hit). extra: more globals (a stored script's trigger, notify, ask);
- * started: called inside the bounds just before the script's first step.
+ * started: called inside the bounds just before the script's first step;
+ * grantedBy: how a missing grant is given (default: the setting script.grants).
  */
-export function runScript(code: string, deps: ScriptDeps, grants: readonly Grant[], extra?: Record<string, unknown>, started?: () => void): string {
+export function runScript(
+	code: string, deps: ScriptDeps, grants: readonly Grant[], extra?: Record<string, unknown>, started?: () => void, grantedBy = GRANTED_BY_SETTING,
+): string {
 	if (!metered) throw new Error("scripts cannot be bounded on this build, so they do not run; use the other tools");
 	if (!lockedDown()) throw new Error("scripts run only in a locked-down machine (lockdown() at boot), which this one is not; use the other tools");
 	if (code.length > SCRIPT_SOURCE_MAX_CHARS) throw new Error(`the script has ${code.length} characters; keep it under ${SCRIPT_SOURCE_MAX_CHARS}`);
@@ -67,6 +85,8 @@ export function runScript(code: string, deps: ScriptDeps, grants: readonly Grant
 		Date: undefined, Math: undefined, Promise: undefined, Compartment: undefined,
 		lockdown: undefined, harden: undefined, FinalizationRegistry: undefined, WeakRef: undefined, trace: undefined,
 	};
+	// A name the owner did not grant is there, but says which setting grants it when used.
+	for (const grant of GRANTS) if (!grants.includes(grant)) globals[GRANT_GLOBALS[grant]] = notGranted(grant, grants, grantedBy);
 	if (grants.includes("math")) globals.Math = Math;
 	if (grants.includes("time")) {
 		globals.time = Object.freeze({

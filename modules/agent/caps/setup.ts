@@ -10,7 +10,7 @@
 // registry; start() then starts the scheduler, firing through submit().
 //
 // Settings read here (each at use, so `config set` applies at once):
-//   time.timezone  the board's zone (sched/tz forms; default UTC)
+//   time.timezone  the board's zone (util/tz forms; default UTC)
 //   gpio.allow     the pins tools and `gpio` may touch ("2,4,5"; default none)
 //   script.grants  what a script may use ("time,gpio,math"; default time,math)
 //   i2c.*, adc.allow, pwm.allow, uart.*: the buses (caps/io)
@@ -41,9 +41,9 @@ import { ScriptStore } from "caps/scripts";
 import { scriptCommands, scriptTools as storedScriptTools } from "caps/script_tools";
 import type { CapSource, Capability, VisibleGroups } from "caps/types";
 import type { ChannelInfo } from "agent/protocol";
-import { Scheduler, type ChatRef, type ScheduleEntry } from "sched/scheduler";
+import { Scheduler, lateNote, type ChatRef, type ScheduleEntry } from "sched/scheduler";
 import { cronCommands, scheduleTools } from "sched/tools";
-import { parseTimeZone, type TimeZone } from "sched/tz";
+import { parseTimeZone, type TimeZone } from "util/tz";
 import { SKILLS_DIRECTORY, SkillCatalog } from "skills/catalog";
 import { SkillState, skillCommands, skillTools } from "skills/tools";
 import { messageOf } from "util/errors";
@@ -135,20 +135,21 @@ export function openCaps(options: CapsOptions): CapsSetup {
 		wallClockMs,
 		zone,
 		log,
-		fire(entry: ScheduleEntry) {
+		fire(entry: ScheduleEntry, dueMs: number) {
 			if (entry.script) {
 				if (!automations) throw new Error("the automations are not running");
 				automations.runScheduled(entry);
 				return;
 			}
 			if (!submit) throw new Error("the agent is not running");
+			const late = lateNote(dueMs, wallClockMs(), zone());
 			const request: AgentRequest = {
 				request_id: 0,
 				flags: RequestFlag.PUBLISH_OUT_MESSAGE | RequestFlag.SKIP_RESPONSE_QUEUE,
 				session_id: options.sessionFor(entry.chat),
-				user_text: `[schedule ${entry.id} fired] ${entry.text}`,
+				user_text: `[schedule ${entry.id} fired${late ? `, ${late}` : ""}] ${entry.text}`,
 				source: { channel: Channel.CRON, chat_id: entry.chat.chat_id, sender_id: entry.id, message_id: "", cap: "scheduler" },
-				target: entry.chat,
+				target: { channel: entry.chat.channel, chat_id: entry.chat.chat_id, label: late ? `schedule ${entry.id}, ${late}` : `schedule ${entry.id}` },
 				role: "cron",
 			};
 			return submit(request, SCHED_SUBMIT_TIMEOUT_MS).then(() => undefined);

@@ -42,7 +42,7 @@ import { CANCELLED, RequestFailure, copyRequest, failureText, newRun, targetOf, 
 import { heapUsedBytes } from "util/heap";
 import { clip } from "util/text";
 import { isObject } from "util/values";
-import { log, maskSecretsDeep } from "util/log";
+import { log, logLine, maskSecretsDeep } from "util/log";
 
 export type { CoreTimers } from "core/mailbox";
 export type { StageVerbosity } from "core/format";
@@ -73,8 +73,13 @@ export interface CoreOptions {
 	timers?: CoreTimers;
 	/** Heap bytes in use, sampled for the METRIC line's peak (default: XS chunk + slot heap). */
 	heap?: () => number;
-	/** The METRIC line and warnings (default trace). */
+	/** Warnings (default util/log at info); the METRIC line too when metricLog is not given. */
 	log?: (line: string) => void;
+	/**
+	 * The METRIC line, one per request (default: log when given, else util/log at
+	 * debug: at the default level it stays off the console, between the answers).
+	 */
+	metricLog?: (line: string) => void;
 	/**
 	 * Masks secrets in the model's message (content, reasoning, tool call
 	 * arguments, raw blocks) and in tool results before they are kept, sent on
@@ -132,6 +137,7 @@ export class Core {
 	readonly #wallNow: () => number;
 	readonly #heap: () => number;
 	readonly #log: (line: string) => void;
+	readonly #metricLog: (line: string) => void;
 	readonly #scrub: <T>(value: T) => T;
 	readonly #maxIterations: number;
 	readonly #mailbox: Mailbox;
@@ -167,6 +173,7 @@ export class Core {
 		this.#wallNow = options.wallNow ?? (() => Date.now());
 		this.#heap = options.heap ?? (() => heapUsedBytes(hostHeap()));
 		this.#log = options.log ?? log;
+		this.#metricLog = options.metricLog ?? options.log ?? ((line) => logLine("debug", line));
 		this.#scrub = options.scrub ?? maskSecretsDeep;
 		const max = options.maxToolIterations ?? MAX_TOOL_ITERATIONS;
 		if (!Number.isInteger(max) || max < 1) throw new Error("core: maxToolIterations must be a whole number of at least 1");
@@ -804,11 +811,13 @@ export class Core {
 		if (this.#heard("agent_end")) this.#emit(run, { type: "agent_end", response });
 		if (request.flags & RequestFlag.PUBLISH_OUT_MESSAGE) {
 			const target = targetOf(request);
-			this.#publish({
+			const event: OutEvent = {
 				type: "out_message", channel: target.channel, chat_id: target.chat_id,
 				text: response.ok ? response.text : response.error ?? "", request_id: request.request_id,
 				correlation_id: request.source.message_id,
-			});
+			};
+			if (target.label !== undefined) event.label = target.label;
+			this.#publish(event);
 		}
 		if (!(request.flags & RequestFlag.SKIP_RESPONSE_QUEUE)) this.#mailbox.offer(response);
 		// An interrupt that joined this request is answered by it.
@@ -833,7 +842,7 @@ export class Core {
 		}
 		this.#sampleHeap(run);
 		this.#lastMetrics = metricsOf(run, outcome, this.#now());
-		this.#log(metricLine(this.agentId, request.request_id, this.#lastMetrics));
+		this.#metricLog(metricLine(this.agentId, request.request_id, this.#lastMetrics));
 	}
 
 	/** Ends a request that never ran (cancelled in the queue, or the core stopped). */

@@ -2,7 +2,7 @@
 // submitted (copyRequest), where its answer goes (targetOf), and the state of
 // one run of it (Run) that the loop, the context builder and the formatting
 // share. Nothing here does I/O.
-import { CORE_ERROR_MAX_CHARS } from "budgets";
+import { AGENT_PORT_LABEL_MAX_CHARS, CORE_ERROR_MAX_CHARS } from "budgets";
 import { Aborter } from "net/abort";
 import { emptyUsage } from "llm/json";
 import type { AbortSignalLike } from "net/types";
@@ -164,6 +164,10 @@ export function copyRequest(request: AgentRequest): AgentRequest {
 			throw new Error("the request's target must have a channel and a chat_id (or be left out to answer the source)");
 		}
 		copy.target = { channel: target.channel, chat_id: target.chat_id };
+		if (target.label !== undefined) {
+			if (typeof target.label !== "string" || target.label.length > AGENT_PORT_LABEL_MAX_CHARS) throw new Error(`the request's target label must be a text of at most ${AGENT_PORT_LABEL_MAX_CHARS} characters`);
+			copy.target.label = target.label;
+		}
 	}
 	return copy;
 }

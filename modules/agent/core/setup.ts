@@ -69,7 +69,7 @@ export interface CoreSetupOptions {
 	heap(): HeapFigures;
 	/** Wall-clock milliseconds (default Date.now). */
 	wallClockMs?(): number;
-	/** The METRIC line and warnings (default trace). */
+	/** Warnings and the METRIC line (default util/log: warnings at info, METRIC at debug). */
 	log?(line: string): void;
 	/** Other areas' context providers, in prompt order (see the note at the top). */
 	providers?: ContextProvider[];

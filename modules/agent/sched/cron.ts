@@ -20,7 +20,7 @@
 // within 8 years, so the bound covers every valid expression) and returns
 // undefined when nothing matches in that window.
 import { SCHED_CRON_SEARCH_DAYS } from "budgets";
-import { daysIn, localInstants, localParts, type TimeZone } from "sched/tz";
+import { daysIn, localInstants, localParts, type TimeZone } from "util/tz";
 
 export interface Cron {
 	readonly text: string;

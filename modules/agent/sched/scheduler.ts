@@ -24,7 +24,7 @@ import Timer from "timer";
 import { SCHED_CATCH_UP_MS, SCHED_ENTRIES_MAX, SCHED_FILE_MAX_BYTES, SCHED_MIN_INTERVAL_S, SCHED_TEXT_MAX_CHARS, SCHED_TICK_MAX_MS } from "budgets";
 import { loadFile, refuseIfUnreadable, textFile } from "memory/flash";
 import { nextCron, parseCron } from "sched/cron";
-import { formatLocal, fromLocal, parseTimeZone, type TimeZone } from "sched/tz";
+import { formatLocal, fromLocal, parseTimeZone, type TimeZone } from "util/tz";
 import { utf8, writeAtomically } from "util/files";
 import { messageOf } from "util/errors";
 
@@ -78,8 +78,12 @@ export interface SchedulerOptions {
 	wallClockMs(): number;
 	/** The configured default zone (time.timezone). */
 	zone(): TimeZone;
-	/** Submits the entry's request; must not throw (a rejection is logged). */
-	fire(entry: ScheduleEntry): void | Promise<void>;
+	/**
+	 * Submits the entry's request; must not throw (a rejection is logged). due_ms:
+	 * the time it was due (wall clock), so a late firing (missed while the board
+	 * was off) can say so.
+	 */
+	fire(entry: ScheduleEntry, dueMs: number): void | Promise<void>;
 	log(line: string): void;
 	/** For tests: a timer that is not the real one. */
 	timer?: { set(callback: () => void, ms: number): unknown; clear(handle: unknown): void };
@@ -239,7 +243,7 @@ export class Scheduler {
 		if (now >= CLOCK_SET_AFTER_MS) {
 			const due = this.#entries.filter((entry) => entry.next_ms <= now).sort((a, b) => a.next_ms - b.next_ms);
 			if (due.length) {
-				const fire: ScheduleEntry[] = [];
+				const fire: Array<{ entry: ScheduleEntry; dueMs: number }> = [];
 				const entries: ScheduleEntry[] = [];
 				for (const entry of this.#entries) {
 					if (entry.next_ms > now) {
@@ -252,7 +256,7 @@ export class Scheduler {
 					const next = this.#after(entry, now);
 					const updated = { ...entry, fired: entry.fired + (fires ? 1 : 0), next_ms: next ?? 0 };
 					if (next !== undefined) entries.push(updated);
-					if (fires) fire.push(updated);
+					if (fires) fire.push({ entry: updated, dueMs: entry.next_ms });
 				}
 				try {
 					// Written before anything fires: a reboot from here on never fires these again.
@@ -262,9 +266,9 @@ export class Scheduler {
 					this.#arm(SCHED_TICK_MAX_MS);
 					return;
 				}
-				for (const entry of fire) {
+				for (const { entry, dueMs } of fire) {
 					try {
-						Promise.resolve(this.#options.fire(entry)).catch((error) => this.#options.log(`sched: ${entry.id} could not start its request: ${messageOf(error)}`));
+						Promise.resolve(this.#options.fire(entry, dueMs)).catch((error) => this.#options.log(`sched: ${entry.id} could not start its request: ${messageOf(error)}`));
 					} catch (error) {
 						this.#options.log(`sched: ${entry.id} could not start its request: ${messageOf(error)}`);
 					}
@@ -295,6 +299,19 @@ export class Scheduler {
 		else Timer.clear(this.#handle as ReturnType<typeof Timer.set>);
 		this.#handle = undefined;
 	}
+}
+
+/**
+ * A schedule's firing later than the scheduler's tick allows (missed while the
+ * board was off): when it was due and how late, for its request and the
+ * console's label; "" when it fires on time.
+ */
+export function lateNote(dueMs: number, nowMs: number, zone: TimeZone): string {
+	const late = nowMs - dueMs;
+	if (late <= SCHED_TICK_MAX_MS) return "";
+	const minutes = Math.round(late / 60_000);
+	const howLate = minutes < 120 ? `${minutes} min` : `${Math.round(minutes / 60)} h`;
+	return `due ${formatLocal(dueMs, zone)}, ${howLate} late (missed while the board was off)`;
 }
 
 function onceTime(request: NewSchedule, zone: TimeZone, now: number): number {

@@ -1,7 +1,8 @@
 // console/channel: the serial console as a chat channel (channels/types): one
 // chat ("local"), always running. What the router hands it for that chat (an
 // answer nobody waited for: a schedule's, send_message's) is printed: a line
-// naming the request, then the text.
+// naming the request and what it answers (its label: a schedule's firing, how
+// late), then the text.
 import type { OutEvent } from "core/types";
 import { CONSOLE_CHAT } from "agent/protocol";
 import { lines } from "util/text";
@@ -15,7 +16,7 @@ import type { ChannelContext, ChannelDefinition, ChatChannel } from "channels/ty
 export function consoleMessages(print: (line: string) => void): (event: OutEvent) => void {
 	return (event) => {
 		if (event.type !== "out_message" || event.channel !== CONSOLE_CHAT.channel) return;
-		print(`agent (request ${event.request_id}):`);
+		print(event.label ? `agent (request ${event.request_id}, ${event.label}):` : `agent (request ${event.request_id}):`);
 		for (const line of lines(event.text)) print(line);
 	};
 }

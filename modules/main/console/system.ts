@@ -1,11 +1,15 @@
 // console/system: the console commands about the firmware itself — help, status,
-// reboot. Other areas add lines to `status` through statusLines (the agent
-// machine's heap and phase, ...), which may be asked for across the agent port.
+// reboot, exit (and quit). `help` fits CONSOLE_COLUMNS: one line a command, its
+// text cut; `help NAME` (a command or a group) gives the commands in full. Other
+// areas add lines to `status` through statusLines (the agent machine's heap and
+// phase, ...), which may be asked for across the agent port.
 import type { HeapFigures } from "host/platform";
 import type { PoolStats } from "psram";
+import { CONSOLE_COLUMNS, CONSOLE_HELP_USAGE_COLUMNS } from "budgets";
 import type { CommandTable } from "console/table";
-import { UsageError, words, type Command } from "console/types";
+import { UsageError, words, type Command, type Output } from "console/types";
 import { messageOf } from "util/errors";
+import { clip, wrap } from "util/text";
 
 export interface SystemDeps {
 	table: CommandTable;
@@ -22,6 +26,11 @@ export interface SystemDeps {
 	statusLines: Array<(options: StatusOptions) => string | string[] | Promise<string | string[]>>;
 	/** Stops the console and the agent machine, then restarts the firmware (the data is kept). */
 	reboot(): void | Promise<void>;
+	/**
+	 * `exit` and `quit`: stop the firmware as the end of input does (lin). Absent
+	 * where leaving means closing the serial monitor (a board keeps running): they say so.
+	 */
+	exit?(): Promise<void>;
 }
 
 export interface StatusOptions {
@@ -54,16 +63,53 @@ export function formatUptime(ms: number): string {
 	return `${days}d ${two(Math.floor(seconds / 3600) % 24)}:${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}`;
 }
 
+const INDENT = "  ";
+const GAP = "  ";
+
+const usageOf = (c: Command) => (c.usage ? `${c.name} ${c.usage}` : c.name);
+
+/** `help`: one line a command, the usage in its column and the text cut to CONSOLE_COLUMNS. */
+function listCommands(commands: readonly Command[], out: Output): void {
+	const textColumns = CONSOLE_COLUMNS - INDENT.length - CONSOLE_HELP_USAGE_COLUMNS - GAP.length;
+	for (const c of commands) {
+		const usage = usageOf(c);
+		if (usage.length <= CONSOLE_HELP_USAGE_COLUMNS) out.line(`${INDENT}${usage.padEnd(CONSOLE_HELP_USAGE_COLUMNS)}${GAP}${clip(c.help, textColumns)}`);
+		else out.line(`${INDENT}${clip(usage, CONSOLE_COLUMNS - INDENT.length)}`); // help NAME shows the rest
+	}
+}
+
+/** `help NAME`: each command's usage, then its whole text wrapped below it. */
+function describeCommands(commands: readonly Command[], out: Output): void {
+	for (const c of commands) {
+		out.line(`${INDENT}${usageOf(c)}`);
+		for (const line of wrap(c.help, CONSOLE_COLUMNS - 2 * INDENT.length)) out.line(`${INDENT}${INDENT}${line}`);
+	}
+}
+
 export function systemCommands(deps: SystemDeps): Command[] {
+	const leave = (_args: string, out: Output) => {
+		if (deps.exit) return deps.exit();
+		out.line("the firmware keeps running on the board; to leave, close the serial monitor (idf.py monitor: Ctrl-])");
+	};
 	return [
 		{
 			name: "help",
-			usage: "",
-			help: "list the commands",
-			run(_args, out) {
-				const rows = deps.table.list().map((c) => [c.usage ? `${c.name} ${c.usage}` : c.name, c.help]);
-				const width = Math.max(...rows.map(([left]) => left.length));
-				for (const [left, help] of rows) out.line(`  ${left.padEnd(width)}  ${help}`);
+			usage: "[COMMAND]",
+			help: "list the commands; help COMMAND (or a group: help config) shows them in full",
+			run(args, out) {
+				const given = words(args);
+				const all = deps.table.list();
+				if (!given.length) {
+					listCommands(all, out);
+					out.line(`help COMMAND shows a command in full, e.g. help config`);
+					return;
+				}
+				const name = given.join(" ");
+				const found = all.filter((c) => c.name === name || c.name.startsWith(name + " "));
+				if (found.length) return describeCommands(found, out);
+				const resolution = deps.table.resolve(name);
+				if ("command" in resolution) return describeCommands([resolution.command], out);
+				throw new Error(resolution.hint.replace(/ — type help.*$/, " — help lists them all"));
 			},
 		},
 		{
@@ -116,6 +162,20 @@ export function systemCommands(deps: SystemDeps): Command[] {
 				out.line("rebooting…");
 				await deps.reboot();
 			},
+		},
+		{
+			name: "exit",
+			usage: "",
+			help: deps.exit ? "stop the firmware, as the end of input (Ctrl-D) does" : "how to leave the console (the board keeps running)",
+			restarts: deps.exit !== undefined,
+			run: leave,
+		},
+		{
+			name: "quit",
+			usage: "",
+			help: "the same as exit",
+			restarts: deps.exit !== undefined,
+			run: leave,
 		},
 	];
 }

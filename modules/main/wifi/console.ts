@@ -2,8 +2,7 @@
 // (the password as a secret: masked, kept out of the console history) and
 // joins it at once; `wifi status` and `wifi scan` report the station. On lin,
 // which has no radio, each says what a board would do.
-import type { Command } from "console/types";
-import { UsageError } from "console/types";
+import { UsageError, quotedWords, type Command } from "console/types";
 import { PASSWORD_SETTING, SSID_SETTING, type NetworkBoard, type WifiStation } from "wifi/station";
 import {
 	WIFI_PASSWORD_MAX_BYTES, WIFI_PASSWORD_MIN_BYTES, WIFI_SCAN_MAX_RESULTS, WIFI_SSID_MAX_BYTES,
@@ -22,12 +21,17 @@ export function wifiCommands({ station, network, settings }: WifiCommandOptions)
 		{
 			name: "wifi set",
 			usage: "SSID [PASSWORD]",
-			help: "join a Wi-Fi network (kept across restarts; no password for an open network)",
+			help: "join a Wi-Fi network (kept across restarts; no password for an open network; a name or password with spaces in quotes: wifi set \"My Home Net\" \"pass word\")",
 			secret: () => true,
 			run(args, out) {
-				const match = /^(\S+)(?:\s+(.+))?$/.exec(args);
-				if (!match) throw new UsageError();
-				const ssid = match[1], password = match[2] ?? "";
+				const { words: given, quoted } = quotedWords(args);
+				if (!given.length || given.length > 2) {
+					if (given.length > 2 && !quoted) throw new Error(`that is ${given.length} words; an SSID or password with spaces goes in quotes, e.g. wifi set "My Home Net" "pass word" (nothing was saved)`);
+					if (given.length > 2) throw new Error(`that is ${given.length} words after the quotes; give the SSID and the password, each with spaces in quotes (nothing was saved)`);
+					throw new UsageError();
+				}
+				const [ssid, password = ""] = given;
+				if (!ssid) throw new Error("the SSID is empty; give the network's name (nothing was saved)");
 				if (bytes(ssid) > WIFI_SSID_MAX_BYTES) throw new Error(`an SSID has at most ${WIFI_SSID_MAX_BYTES} bytes; check the network's name`);
 				if (password && (password.length < WIFI_PASSWORD_MIN_BYTES || bytes(password) > WIFI_PASSWORD_MAX_BYTES))
 					throw new Error(`a WPA2 password has ${WIFI_PASSWORD_MIN_BYTES} to ${WIFI_PASSWORD_MAX_BYTES} characters; check it and set it again`);

@@ -13,7 +13,7 @@
 // final reply carrying the same number ("accepted"+"response" for an ask,
 // otherwise one reply), or a "failed" with a sentence. Notifications ("start",
 // "setting", "online", "out", "ready", "refused") carry no call.
-import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_ID_MAX_CHARS, AGENT_PORT_LIST_MAX, AGENT_PORT_TEXT_MAX_CHARS, MAX_SUBAGENTS } from "budgets";
+import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_ID_MAX_CHARS, AGENT_PORT_LABEL_MAX_CHARS, AGENT_PORT_LIST_MAX, AGENT_PORT_TEXT_MAX_CHARS, MAX_SUBAGENTS } from "budgets";
 import { Channel, type AgentEvent, type AgentResponse, type OutEvent, type Phase } from "core/types";
 import type { HeapFigures } from "host/platform";
 import { ONLINE_STATES, type OnlineState } from "net/types";
@@ -399,7 +399,10 @@ export function readFromAgent(message: unknown): FromAgent {
 			r.string(event.chat_id, "event.chat_id", AGENT_PORT_ID_MAX_CHARS);
 			r.string(event.text, "event.text");
 			r.count(event.request_id, "event.request_id");
-			if (event.type === "out_message") r.string(event.correlation_id, "event.correlation_id", AGENT_PORT_ID_MAX_CHARS);
+			if (event.type === "out_message") {
+				r.string(event.correlation_id, "event.correlation_id", AGENT_PORT_ID_MAX_CHARS);
+				if (event.label !== undefined) r.string(event.label, "event.label", AGENT_PORT_LABEL_MAX_CHARS);
+			}
 			return { type: "out", event: event as unknown as OutEvent };
 		}
 		case "cancelled":

@@ -17,7 +17,9 @@ import {
 	LLM_TIMEOUT_MIN_MS, LLM_TIMEOUT_MS, LLM_TOKENS_PER_DAY, TELEGRAM_POLL_TIMEOUT_MAX_S, TELEGRAM_POLL_TIMEOUT_S,
 	GPIO_PIN_MAX, I2C_HZ_MAX, I2C_HZ_MIN, UART_BAUD_MAX, UART_BAUD_MIN,
 } from "budgets";
-import { clip } from "util/text";
+import { messageOf } from "util/errors";
+import { clip, nearest } from "util/text";
+import { parseTimeZone } from "util/tz";
 
 /** Where settings are read: config/store's Config, or the agent machine's copy (agent/settings). */
 export interface SettingsSource {
@@ -26,12 +28,12 @@ export interface SettingsSource {
 	onChange(listener: (name: string, value: string | undefined) => void): () => void;
 }
 
-export type SettingType = "text" | "integer" | "boolean" | "choice" | "url" | "identifier";
+export type SettingType = "text" | "integer" | "boolean" | "choice" | "list" | "url" | "identifier" | "timezone" | "pins";
 
 export interface SettingSpec {
 	readonly name: string;
 	readonly type: SettingType;
-	/** For "choice": the values allowed. */
+	/** For "choice": the values allowed; for "list": the words a comma-separated list may hold. */
 	readonly choices?: readonly string[];
 	/** For "integer": the range, inclusive. */
 	readonly min?: number;
@@ -79,11 +81,11 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
 	{ name: "qq.enabled", ...BOOLEAN, default: "true", description: "false keeps the QQ channel off while an app id and secret are set" },
 	{ name: "qq.api_url", type: "url", description: "the QQ OpenAPI server (default https://api.sgroup.qq.com, or the sandbox's; tests use a mock; plain http only to this machine)" },
 	{ name: "qq.token_url", type: "url", default: "https://bots.qq.com/app/getAppAccessToken", description: "where the app access token comes from (tests use a mock; plain http only to this machine)" },
-	{ name: "log.level", type: "choice", choices: ["error", "warn", "info", "debug"], default: "info", description: "the log lines shown (on lin: stderr): error, warn, info (METRIC lines, retries) or debug" },
+	{ name: "log.level", type: "choice", choices: ["error", "warn", "info", "debug"], default: "info", description: "the log lines shown (on lin: stderr): error, warn, info (retries, reconnects) or debug (also a METRIC line per request and a line per tool call)" },
 	{ name: "wifi.ssid", type: "text", description: "the Wi-Fi network to join (device)" },
 	{ name: "wifi.password", type: "text", secret: true, description: "the Wi-Fi password (device)" },
-	{ name: "time.timezone", type: "text", default: "UTC", description: "the board's time zone for get_time and schedules: UTC, an offset like +08:00, a POSIX rule like CET-1CEST,M3.5.0,M10.5.0/3, or a common name like Europe/Berlin" },
-	{ name: "gpio.allow", type: "text", description: "the GPIO pins the agent and the gpio command may read and drive, e.g. 2,4,5 (none when unset)" },
+	{ name: "time.timezone", type: "timezone", default: "UTC", description: "the board's time zone for get_time and schedules: UTC, an offset like +08:00, a POSIX rule like CET-1CEST,M3.5.0,M10.5.0/3, or a common name like Europe/Berlin" },
+	{ name: "gpio.allow", type: "pins", description: "the GPIO pins the agent and the gpio command may read and drive, e.g. 2,4,5 (none when unset)" },
 	{ name: "i2c.allow", type: "text", description: "the I2C addresses the agent and the i2c command may read and write, e.g. 0x44,0x50 (none when unset: the bus is not used)" },
 	{ name: "i2c.sda", type: "integer", min: 0, max: GPIO_PIN_MAX, default: "4", description: "the I2C bus's SDA pin (the DevKitC-1's default 4)" },
 	{ name: "i2c.scl", type: "integer", min: 0, max: GPIO_PIN_MAX, default: "5", description: "the I2C bus's SCL pin (the DevKitC-1's default 5)" },
@@ -94,7 +96,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
 	{ name: "uart.tx", type: "integer", min: 0, max: GPIO_PIN_MAX, default: "17", description: "the UART's TX pin (the DevKitC-1's UART1 default 17)" },
 	{ name: "uart.rx", type: "integer", min: 0, max: GPIO_PIN_MAX, default: "18", description: "the UART's RX pin (the DevKitC-1's UART1 default 18)" },
 	{ name: "uart.baud", type: "integer", min: UART_BAUD_MIN, max: UART_BAUD_MAX, default: "115200", description: "the UART's speed in baud" },
-	{ name: "script.grants", type: "text", default: "time,math", description: "what run_script's snippets may use besides the language: time, gpio, math (comma-separated)" },
+	{ name: "script.grants", type: "list", choices: ["time", "gpio", "math"], default: "time,math", description: "what run_script's snippets may use besides the language: time, gpio, math (comma-separated)" },
 ] satisfies SettingSpec[]);
 
 const BY_NAME = new Map(SETTINGS.map((spec) => [spec.name, spec]));
@@ -119,6 +121,9 @@ export function ruleOf(spec: SettingSpec): string {
 		case "integer": return `a whole number from ${spec.min ?? 0} to ${spec.max ?? LLM_COUNT_SETTING_MAX}`;
 		case "boolean": return "true or false (yes/no, on/off, 1/0)";
 		case "choice": return `one of ${(spec.choices ?? []).join(", ")}`;
+		case "list": return `a comma-separated list of ${(spec.choices ?? []).join(", ")}`;
+		case "timezone": return "a time zone: UTC, an offset like +08:00, a POSIX rule like CET-1CEST,M3.5.0,M10.5.0/3, or a name like Europe/Berlin";
+		case "pins": return `comma-separated GPIO numbers from 0 to ${GPIO_PIN_MAX}, e.g. 2,4,5`;
 		case "url": return "a URL starting with http:// or https://";
 		case "identifier": return "a lowercase name of letters, digits and _";
 		default: return "any text";
@@ -156,6 +161,23 @@ export function checkSetting(spec: SettingSpec, text: string): string {
 			if (!(spec.choices ?? []).includes(t)) refuse();
 			return t;
 		}
+		case "list": {
+			const items = value.split(",").map((item) => item.trim().toLowerCase());
+			if (items.some((item) => !(spec.choices ?? []).includes(item))) refuse();
+			return [...new Set(items)].join(",");
+		}
+		case "timezone":
+			try {
+				parseTimeZone(value);
+			} catch (error) {
+				throw new RangeError(`${spec.name}: ${messageOf(error)}`);
+			}
+			return value;
+		case "pins": {
+			const pins = pinList(value);
+			if (!pins) refuse();
+			return pins!.join(",");
+		}
 		case "url":
 			if (!/^https?:\/\/[^/\s?#]+/i.test(value)) refuse();
 			return value;
@@ -167,27 +189,20 @@ export function checkSetting(spec: SettingSpec, text: string): string {
 	}
 }
 
-/** Edit distance (Levenshtein), for suggesting the nearest known name. */
-function distance(a: string, b: string): number {
-	let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-	for (let i = 1; i <= a.length; i++) {
-		const row = [i];
-		for (let j = 1; j <= b.length; j++) {
-			row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-		}
-		previous = row;
+/** The pins of a comma-separated list of GPIO numbers (0 to GPIO_PIN_MAX), sorted, each once; undefined when one is not a pin. */
+export function pinList(text: string): number[] | undefined {
+	const pins = new Set<number>();
+	for (const item of text.split(",")) {
+		const word = item.trim();
+		if (!/^\d{1,2}$/.test(word) || Number(word) > GPIO_PIN_MAX) return undefined;
+		pins.add(Number(word));
 	}
-	return previous[b.length];
+	return [...pins].sort((a, b) => a - b);
 }
 
 /** The declared name closest to name. */
 export function nearestSetting(name: string): string {
-	let best = SETTINGS[0].name, bestDistance = Infinity;
-	for (const spec of SETTINGS) {
-		const d = distance(name, spec.name);
-		if (d < bestDistance) [best, bestDistance] = [spec.name, d];
-	}
-	return best;
+	return nearest(name, SETTINGS.map((spec) => spec.name)) ?? SETTINGS[0].name;
 }
 
 /** The declaration of name; throws a sentence naming the nearest known setting when there is none. */

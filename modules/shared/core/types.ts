@@ -51,6 +51,11 @@ export interface RequestSource {
 export interface RequestTarget {
 	channel: string;
 	chat_id: string;
+	/**
+	 * What the answer answers when no person asked ("schedule s1, due 07:00,
+	 * fired 12 min late"): carried on its out_message, shown by the console.
+	 */
+	label?: string;
 }
 
 export interface AgentRequest {
@@ -239,7 +244,7 @@ export type EventFilter = (type: AgentEvent["type"]) => boolean;
 
 /** Outbound events to the router (SPEC §8). */
 export type OutEvent =
-	| { type: "out_message"; channel: string; chat_id: string; text: string; request_id: number; correlation_id: string }
+	| { type: "out_message"; channel: string; chat_id: string; text: string; request_id: number; correlation_id: string; label?: string }
 	| { type: "agent_stage"; channel: string; chat_id: string; text: string; request_id: number };
 
 export interface CompletionSummary {

@@ -1,4 +1,4 @@
-// sched/tz: time zones without a time-zone database. XS has no Intl, and the
+// util/tz: time zones without a time-zone database. XS has no Intl, and the
 // device has no tzdata, so a zone is a POSIX TZ rule (what ESP-IDF's setenv("TZ")
 // takes too): "CST-8", "CET-1CEST,M3.5.0,M10.5.0/3", "<+0530>-5:30", a fixed
 // offset ("UTC+8", "+05:30"), or one of the common IANA names below, which map to
