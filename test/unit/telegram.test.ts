@@ -9,7 +9,7 @@
 import files from "embedded:storage/files";
 import type { Directory } from "embedded:storage/files";
 import { test, assert } from "testing";
-import { PAIRING_HINTS_PER_HOUR, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_MESSAGE_MAX_CHARS, PAIRING_ATTEMPTS_MAX, PAIRING_CODE_TTL_MS, TELEGRAM_SEND_RETRIES } from "budgets";
+import { PAIRING_GUESS_DELAY_MS, PAIRING_HINTS_PER_HOUR, TELEGRAM_CHAT_OUTBOX_MAX, TELEGRAM_MESSAGE_MAX_CHARS, PAIRING_ATTEMPTS_MAX, PAIRING_CODE_TTL_MS, TELEGRAM_SEND_RETRIES } from "budgets";
 import type { AgentEvent } from "core/types";
 import { BotApi, BotApiError, TOKEN_MASK, readEnvelope } from "channels/telegram/api";
 import { PAIRING_HINT, TelegramChannel, type BotApiLike } from "channels/telegram/channel";
@@ -146,7 +146,7 @@ test("updates are read into messages; malformed ones are skipped with a reason a
 
 // ---- pairing and the state file ----
 
-test("a pairing code pairs the first chat as owner and later ones as users; it expires and dies after wrong guesses", () => {
+test("a pairing code pairs the first chat as owner and later ones as users; it expires; wrong guesses slow their chat down without voiding it", () => {
 	let now = 1000;
 	const pairing = new Pairing(new StateFile(freshDirectory(), () => {}), () => now, () => 1_700_000_000_000);
 	assert.match(pairing.pair("1", "a", "ANYTHING").ok ? "" : (pairing.pair("1", "a", "X") as { reason: string }).reason, /no valid pairing code/);
@@ -162,12 +162,22 @@ test("a pairing code pairs the first chat as owner and later ones as users; it e
 	now += PAIRING_CODE_TTL_MS;
 	assert.equal(pairing.pair("3", "cy", code).ok, false, "expired");
 	code = pairing.newCode();
-	for (let i = 0; i < PAIRING_ATTEMPTS_MAX; i++) assert.equal(pairing.pair("3", "cy", "WRONGWRONG").ok, false);
-	assert.equal(pairing.pair("3", "cy", code).ok, false, "dead after too many wrong guesses");
+	for (let i = 0; i < PAIRING_ATTEMPTS_MAX; i++) assert.deepEqual(pairing.pair("3", "cy", "WRONGWRONG"), { ok: false, checked: true, reason: "that code is wrong: check it on the board's console (`telegram pair` prints a new one)" });
+	const waiting = pairing.pair("3", "cy", code);
+	assert.deepEqual(waiting, { ok: false, checked: false, reason: "too many wrong codes from this chat: the next one is read in 1 min" }, "a chat past its wrong guesses waits, even with the right code");
+	// Strangers guessing from many chats never void the code: the owner-to-be still pairs with it.
+	for (let chat = 100; chat < 400; chat++) for (let i = 0; i < PAIRING_ATTEMPTS_MAX + 2; i++) pairing.pair(String(chat), "x", "WRONGWRONG");
+	assert.deepEqual(pairing.pair("4", "dee", code), { ok: true, role: "user" }, "the code outlived 2,100 wrong guesses from 300 chats");
+	code = pairing.newCode();
+	now += PAIRING_GUESS_DELAY_MS;
+	assert.equal(pairing.pair("3", "cy", "WRONGWRONG").ok, false, "after the wait one more guess is read...");
+	assert.match((pairing.pair("3", "cy", code) as { reason: string }).reason, /read in 2 min/, "...and the wait doubles");
+	now += 2 * PAIRING_GUESS_DELAY_MS;
+	assert.deepEqual(pairing.pair("3", "cy", code), { ok: true, role: "user" }, "then the right code pairs");
 	assert.ok(pairing.revoke("1"));
 	assert.ok(!pairing.revoke("1"));
 	code = pairing.newCode();
-	assert.deepEqual(pairing.pair("3", "cy", code), { ok: true, role: "owner" }, "with the owner revoked, the next pairing is the owner");
+	assert.deepEqual(pairing.pair("5", "eve", code), { ok: true, role: "owner" }, "with the owner revoked, the next pairing is the owner");
 });
 
 test("the pairing hint is sent at most once per chat per interval and a few times an hour overall", () => {
@@ -276,6 +286,29 @@ function fakeChannel(options: { failHtml?: boolean; refuse?: string; holdSends?:
 	};
 	return { channel, calls, published, watches, cancelled, pairing, settle, deliverBatch, release, sent: (chat: string) => calls.filter((c) => (c.method === "sendMessage" || c.method === "editMessageText") && c.params.chat_id === chat) };
 }
+
+test("2,500 stranger chats sending a message and a wrong /pair each get at most PAIRING_HINTS_PER_HOUR replies in all, and the owner still pairs", async () => {
+	const t = fakeChannel();
+	t.channel.start();
+	await t.settle();
+	const code = t.pairing.newCode();
+	let id = 1;
+	for (let batch = 0; batch < 25; batch++) {
+		const updates = [];
+		for (let i = 0; i < 100; i++) {
+			const chat = 10_000 + batch * 100 + i;
+			updates.push(textUpdate(id++, "hello?", chat), textUpdate(id++, "/pair WRONG234", chat), textUpdate(id++, "/pair WRONG235", chat));
+		}
+		await t.deliverBatch(updates);
+	}
+	const toStrangers = t.calls.filter((c) => c.method === "sendMessage" && Number(c.params.chat_id) >= 10_000);
+	assert.ok(toStrangers.length <= PAIRING_HINTS_PER_HOUR, `${toStrangers.length} replies to strangers (7,500 messages)`);
+	assert.ok(!toStrangers.some((c, i) => toStrangers.findIndex((d) => d.params.chat_id === c.params.chat_id && d.params.text === c.params.text) !== i), "no chat got the same reply twice");
+	await t.deliverBatch([textUpdate(id++, `/pair ${code}`, 42)]);
+	assert.match(String(t.sent("42").at(-1)?.params.text), /Paired as owner/, "the owner's code was not voided, and its answer is never rate-limited");
+	assert.equal(t.published.length, 0);
+	await t.channel.stop();
+});
 
 test("an unpaired chat gets the hint and never reaches the router; a paired one does, with its role", async () => {
 	const t = fakeChannel();

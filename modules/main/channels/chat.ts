@@ -122,11 +122,12 @@ export class StopGate {
 }
 
 /**
- * /pair CODE from a chat: the answer for the chat, and the role when it was
- * paired just now (the channel then tells the console). A storage failure is
- * logged and answered with a sentence; the code stays valid.
+ * /pair CODE from a chat: the answer for the chat (none when the answers to
+ * unpaired chats are spent: Pairing.mayAnswerPair; logged), and the role when
+ * it was paired just now (the channel then tells the console). A storage
+ * failure is logged and answered with a sentence; the code stays valid.
  */
-export function pairChat(pairing: Pairing, chatId: string, name: string, code: string, log: (line: string) => void, channel: string): { reply: string; paired?: Role } {
+export function pairChat(pairing: Pairing, chatId: string, name: string, code: string, log: (line: string) => void, channel: string): { reply?: string; paired?: Role } {
 	let outcome;
 	try {
 		outcome = pairing.pair(chatId, name, code);
@@ -134,7 +135,11 @@ export function pairChat(pairing: Pairing, chatId: string, name: string, code: s
 		log(`${channel}: saving the pairing of chat ${chatId} failed: ${messageOf(error)}`);
 		return { reply: "The board could not save the pairing (a storage problem); try again later." };
 	}
-	if (!outcome.ok) return { reply: `Not paired: ${outcome.reason}.` };
+	if (!outcome.ok) {
+		if (pairing.mayAnswerPair(chatId, outcome.checked)) return { reply: `Not paired: ${outcome.reason}.` };
+		log(`${channel}: /pair from chat ${chatId} refused (${outcome.checked ? "a wrong code" : outcome.reason.split(":")[0]}); not answered: the answers to unpaired chats are rate-limited`);
+		return {};
+	}
 	if (outcome.already) return { reply: `This chat is paired already (${outcome.role}).` };
 	return { reply: `Paired as ${outcome.role}. Send a message to talk to the agent; /help lists the commands.`, paired: outcome.role };
 }

@@ -2,10 +2,18 @@
 // every chat channel (Telegram, QQ), each with its own store. Only
 // paired chats reach the agent. A one-time code, printed on the console, pairs a
 // chat that sends `/pair CODE`; the first paired chat is the owner, later ones
-// users. A code expires after PAIRING_CODE_TTL_MS and dies after
-// PAIRING_ATTEMPTS_MAX wrong guesses from all chats together, so guessing
-// 40 bits five times is hopeless. Unpaired chats get a short hint, at most once
-// per chat per PAIRING_HINT_INTERVAL_MS and PAIRING_HINTS_PER_HOUR overall.
+// users. A code expires after PAIRING_CODE_TTL_MS. Wrong guesses are counted
+// per chat: after PAIRING_ATTEMPTS_MAX a chat's next guess is read only after
+// PAIRING_GUESS_DELAY_MS, doubling with each further wrong one up to an hour,
+// and a guess sent before is not read at all. Wrong guesses never void the code
+// (they did once: five from any chats, and a stranger could keep the owner from
+// pairing). With 31^8 codes (about 40 bits) living 10 minutes, even 10,000
+// chats guessing 5 times each have one chance in 17 million.
+//
+// What unpaired chats are sent is rate-limited (mayHint, mayAnswerPair):
+// PAIRING_HINTS_PER_HOUR answers to all of them together; the hint at most once
+// per chat per PAIRING_HINT_INTERVAL_MS; a refused /pair is answered for each
+// guess read, else (no code, a chat waiting) once per chat per interval too.
 //
 // Revoking the owner leaves no owner: the next chat that pairs becomes it (no
 // user is promoted behind the owner's back).
@@ -15,6 +23,7 @@
 import {
 	PAIRING_HINT_INTERVAL_MS, PAIRING_HINTS_PER_HOUR, PAIRING_ATTEMPTS_MAX, PAIRING_CODE_CHARS,
 	PAIRING_CODE_TTL_MS, PAIRING_CHATS_MAX, PAIRING_UNPAIRED_TRACKED_MAX,
+	PAIRING_GUESS_DELAY_MS, PAIRING_GUESS_DELAY_MAX_MS, PAIRING_GUESSERS_TRACKED_MAX,
 } from "budgets";
 import type { Role } from "router/types";
 import { isObject } from "util/values";
@@ -56,17 +65,20 @@ const HOUR_MS = 3_600_000;
 
 export type PairOutcome =
 	| { ok: true; role: Role; already?: boolean }
-	| { ok: false; reason: string };
+	/** checked: the guess was read (false: no code now, or the chat must wait). */
+	| { ok: false; reason: string; checked: boolean };
 
 export class Pairing {
 	readonly #file: PairingStore;
 	readonly #now: () => number;
 	readonly #wallNow: () => number;
 	readonly #console: string;
-	#code?: { text: string; expires: number; wrong: number };
+	#code?: { text: string; expires: number };
 	#hints = new Map<string, number>();
 	#hourStart = 0;
 	#hoursHints = 0;
+	/** Per chat: wrong codes sent, and until when its next guess is not read. */
+	#guesses = new Map<string, { wrong: number; until: number }>();
 
 	/**
 	 * now: monotonic ms (expiry, hint limits); wallNow: the time saved with a
@@ -83,7 +95,7 @@ export class Pairing {
 	/** A new one-time code (the previous one stops working). */
 	newCode(): string {
 		const text = randomCode(ALPHABET, PAIRING_CODE_CHARS);
-		this.#code = { text, expires: this.#now() + PAIRING_CODE_TTL_MS, wrong: 0 };
+		this.#code = { text, expires: this.#now() + PAIRING_CODE_TTL_MS };
 		return text;
 	}
 
@@ -102,28 +114,69 @@ export class Pairing {
 		return this.#file.state.chats.find((c) => c.chat_id === chatId)?.role;
 	}
 
-	/** Tries a code sent from a chat. Saving may throw (storage); the code is then still valid. */
+	/**
+	 * Tries a code sent from a chat. Saving may throw (storage); the code is then
+	 * still valid. A refusal says whether the guess was read (checked).
+	 */
 	pair(chatId: string, name: string, code: string): PairOutcome {
 		const known = this.roleOf(chatId);
 		if (known) return { ok: true, role: known, already: true };
+		const now = this.#now();
+		const guesses = this.#guesses.get(chatId);
+		if (guesses && guesses.until > now) {
+			const minutes = Math.ceil((guesses.until - now) / 60_000);
+			return { ok: false, reason: `too many wrong codes from this chat: the next one is read in ${minutes} min`, checked: false };
+		}
 		const current = this.#code;
-		if (!current || current.expires <= this.#now()) {
+		if (!current || current.expires <= now) {
 			this.#code = undefined;
-			return { ok: false, reason: `there is no valid pairing code now: run \`${this.#console} pair\` on the board's console for a new one, then send /pair CODE` };
+			return { ok: false, reason: `there is no valid pairing code now: run \`${this.#console} pair\` on the board's console for a new one, then send /pair CODE`, checked: false };
 		}
 		if (code.trim().toUpperCase() !== current.text) {
-			current.wrong++;
-			if (current.wrong >= PAIRING_ATTEMPTS_MAX) this.#code = undefined;
-			return { ok: false, reason: `that code is wrong: check it on the board's console (\`${this.#console} pair\` prints a new one)` };
+			this.#wrongGuess(chatId, guesses, now);
+			return { ok: false, reason: `that code is wrong: check it on the board's console (\`${this.#console} pair\` prints a new one)`, checked: true };
 		}
 		const chats = this.#file.state.chats;
 		if (chats.length >= PAIRING_CHATS_MAX) {
-			return { ok: false, reason: `${PAIRING_CHATS_MAX} chats are paired already: revoke one with \`${this.#console} revoke CHAT\` on the console first` };
+			return { ok: false, reason: `${PAIRING_CHATS_MAX} chats are paired already: revoke one with \`${this.#console} revoke CHAT\` on the console first`, checked: true };
 		}
 		const role: Role = chats.some((c) => c.role === "owner") ? "user" : "owner";
 		this.#file.update({ chats: [...chats, { chat_id: chatId, role, name, paired_ms: this.#wallNow() }] });
 		this.#code = undefined;
+		this.#guesses.delete(chatId);
 		return { ok: true, role };
+	}
+
+	// A chat's wrong code: counted; past the free ones its next guess waits, doubling.
+	#wrongGuess(chatId: string, guesses: { wrong: number; until: number } | undefined, now: number): void {
+		const entry = guesses ?? { wrong: 0, until: 0 };
+		entry.wrong++;
+		if (entry.wrong >= PAIRING_ATTEMPTS_MAX) {
+			const doublings = Math.min(entry.wrong - PAIRING_ATTEMPTS_MAX, 12);
+			entry.until = now + Math.min(PAIRING_GUESS_DELAY_MS * 2 ** doublings, PAIRING_GUESS_DELAY_MAX_MS);
+		}
+		this.#guesses.delete(chatId);
+		this.#guesses.set(chatId, entry);
+		if (this.#guesses.size > PAIRING_GUESSERS_TRACKED_MAX) {
+			// The oldest chat not waiting is forgotten (one that waits keeps its wait); if all wait, the oldest.
+			let forget: string | undefined;
+			for (const [id, g] of this.#guesses) {
+				if (g.until <= now) {
+					forget = id;
+					break;
+				}
+			}
+			this.#guesses.delete(forget ?? (this.#guesses.keys().next().value as string));
+		}
+	}
+
+	/**
+	 * True when the refusal of a /pair from an unpaired chat may be sent (and
+	 * counts it): a guess that was read is answered while the hour's budget
+	 * lasts; any other refusal (no code, a chat that must wait) as the hint is.
+	 */
+	mayAnswerPair(chatId: string, checked: boolean): boolean {
+		return checked ? this.#spend() : this.#perChat(`${chatId}\n/pair`);
 	}
 
 	/** Unpairs a chat; false when it was not paired. Saving may throw. */
@@ -136,18 +189,30 @@ export class Pairing {
 
 	/** True when an unpaired chat may be sent the hint now (and counts it). */
 	mayHint(chatId: string): boolean {
+		return this.#perChat(chatId);
+	}
+
+	// At most once per key per PAIRING_HINT_INTERVAL_MS, within the hour's budget.
+	#perChat(key: string): boolean {
 		const now = this.#now();
-		const last = this.#hints.get(chatId);
+		const last = this.#hints.get(key);
 		if (last !== undefined && now - last < PAIRING_HINT_INTERVAL_MS) return false;
+		if (!this.#spend()) return false;
+		this.#hints.delete(key);
+		this.#hints.set(key, now);
+		if (this.#hints.size > PAIRING_UNPAIRED_TRACKED_MAX) this.#hints.delete(this.#hints.keys().next().value as string);
+		return true;
+	}
+
+	// One answer to an unpaired chat out of the hour's PAIRING_HINTS_PER_HOUR; false when they are spent.
+	#spend(): boolean {
+		const now = this.#now();
 		if (now - this.#hourStart >= HOUR_MS) {
 			this.#hourStart = now;
 			this.#hoursHints = 0;
 		}
 		if (this.#hoursHints >= PAIRING_HINTS_PER_HOUR) return false;
 		this.#hoursHints++;
-		this.#hints.delete(chatId);
-		this.#hints.set(chatId, now);
-		if (this.#hints.size > PAIRING_UNPAIRED_TRACKED_MAX) this.#hints.delete(this.#hints.keys().next().value as string);
 		return true;
 	}
 }

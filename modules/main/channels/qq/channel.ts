@@ -173,7 +173,7 @@ export class QqChannel implements OutboundSink {
 	async #pair(message: QqMessage, code: string): Promise<void> {
 		const outcome = pairChat(this.#o.pairing, message.chat_id, message.kind === "group" ? "group" : "", code, this.#o.log, CHANNEL);
 		if (outcome.paired) this.#o.notify(`qq: chat ${message.chat_id} paired as ${outcome.paired}`);
-		this.#reply(message.chat_id, outcome.reply);
+		if (outcome.reply) this.#reply(message.chat_id, outcome.reply);
 	}
 
 

@@ -389,7 +389,7 @@ export class TelegramChannel implements OutboundSink {
 	async #pair(message: IncomingMessage, code: string): Promise<void> {
 		const outcome = pairChat(this.#o.pairing, message.chat_id, message.sender_name, code, this.#o.log, CHANNEL);
 		if (outcome.paired) this.#o.notify(`telegram: chat ${message.chat_id} (${message.sender_name || "no name"}) paired as ${outcome.paired}`);
-		this.#reply(message.chat_id, outcome.reply);
+		if (outcome.reply) this.#reply(message.chat_id, outcome.reply);
 	}
 
 
