@@ -29,6 +29,7 @@ export const SUBAGENT_TASK_MAX_CHARS = 2000;   // spawn_subagent's task text: th
 // ---- the agent port and its supervision (ARCHITECTURE.md; modules/shared/agent) ----
 export const AGENT_PORT_CALLS_MAX = 32;        // calls from main awaiting the agent's reply at once; more are refused, never queued without end
 export const AGENT_PORT_TEXT_MAX_CHARS = 32 * 1024; // one text field of a port message (user text, a reply, a command line): a message, not a file
+export const AGENT_PORT_REPLY_MAX_CHARS = 256 * 1024; // a reply or out message's whole text, crossing in parts of AGENT_PORT_TEXT_MAX_CHARS: at least any text LLM_REPLY_MAX_BYTES holds (a character is at least a byte)
 export const AGENT_PORT_ID_MAX_CHARS = 128;    // a channel name, chat id, session id or setting name: an identifier, never a text
 export const AGENT_PORT_LABEL_MAX_CHARS = 160; // an answer's label (what it answers when nobody asked: a schedule's firing, how late): one short line
 export const AGENT_PORT_LIST_MAX = 64;         // entries in one list of a message (commands, warnings, settings, subagents)

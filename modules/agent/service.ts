@@ -33,7 +33,7 @@ import type { OnlineState } from "net/types";
 import { messageOf } from "util/errors";
 import type { WipeResult } from "util/files";
 import { log as logLine } from "util/log";
-import { CONSOLE_CHAT, PortError, readToAgent, type ChannelInfo, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent } from "agent/protocol";
+import { CONSOLE_CHAT, PortError, postInParts, readToAgent, type ChannelInfo, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent } from "agent/protocol";
 import { SettingsMirror } from "agent/settings";
 
 /** The part of the root Core the port uses. */
@@ -156,9 +156,11 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 	};
 
 	// A message that cannot be copied (a bug) is logged, never thrown into the core.
+	// A reply or out message longer than one text field crosses in parts (agent/protocol postInParts).
+	const postOne = (message: FromAgent) => options.post(message);
 	const send = (message: FromAgent) => {
 		try {
-			options.post(message);
+			postInParts(message, postOne);
 		} catch (error) {
 			log(`agent port: a "${message.type}" message could not be sent: ${messageOf(error)}`);
 		}

@@ -2,8 +2,8 @@
 // checks, malformed and unknown messages are refused with a sentence while both
 // ends keep working, and the client, the service and the supervisor work
 // together over an in-process link that copies every message.
-import { AGENT_PORT_CALLS_MAX, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
-import { PortError, readFromAgent, readToAgent, type FromAgent, type ToAgent, type WatchableEvent } from "agent/protocol";
+import { AGENT_PORT_CALLS_MAX, AGENT_PORT_REPLY_MAX_CHARS, AGENT_PORT_TEXT_MAX_CHARS, LLM_REPLY_MAX_BYTES } from "budgets";
+import { PortError, TextParts, postInParts, readFromAgent, readToAgent, type FromAgent, type ToAgent, type WatchableEvent } from "agent/protocol";
 import { AgentSupervisor } from "agent/supervisor";
 import { RequestFlag, type AgentEvent, type CallCap, type OutEvent } from "core/types";
 import { Core } from "core/core";
@@ -552,5 +552,102 @@ test("wipe (factory-reset) has the agent stop its cores first, then wipe its own
 	const settled = await answer.then((response) => JSON.stringify(response), (error) => String(error));
 	assert.match(settled, /cancelled/, "the request in flight ended");
 	await assert.rejects(s.client.ask(ask("again"), { waitMs: 100, responseMs: 1000 }), /stopped for a reboot/);
+	await s.supervisor.stop();
+});
+
+// A long text: ASCII with a surrogate pair (an emoji) across every part's boundary.
+function longText(chars: number): string {
+	const unit = "a".repeat(AGENT_PORT_TEXT_MAX_CHARS - 1) + "\u{1F600}";
+	let text = "";
+	while (text.length < chars) text += unit;
+	return text.slice(0, chars - 1) + "z";
+}
+
+test("a reply or out message over one text field crosses in parts, each a checked message, and is whole again on the other side", () => {
+	assert.ok(AGENT_PORT_REPLY_MAX_CHARS >= LLM_REPLY_MAX_BYTES, "any text a reply may hold fits the port's whole-text bound");
+	const text = longText(5 * AGENT_PORT_TEXT_MAX_CHARS + 7);
+	for (const message of [
+		{ type: "response", call: 4, response: { ...RESPONSE, text } },
+		{ type: "out", event: { type: "out_message", channel: "telegram", chat_id: "42", text, request_id: 4, correlation_id: "m1" } },
+	] as FromAgent[]) {
+		const sent: FromAgent[] = [];
+		postInParts(message, (m) => sent.push(m));
+		assert.equal(sent.length, 6, "five parts and the message");
+		const parts = new TextParts();
+		let whole: FromAgent | undefined;
+		for (const m of sent) {
+			const read = readFromAgent(copy(m));
+			if (read.type === "part") {
+				assert.ok(read.text.length <= AGENT_PORT_TEXT_MAX_CHARS);
+				const last = read.text.charCodeAt(read.text.length - 1);
+				assert.ok(last < 0xd800 || last > 0xdbff, "no part ends in half a surrogate pair");
+				assert.ok(parts.add(read.index, read.text));
+			} else whole = parts.join(read);
+		}
+		assert.deepEqual(whole, message, `${message.type}: the same text`);
+		assert.equal(parts.waiting, 0);
+	}
+});
+
+test("parts that do not add up are refused with a sentence; a text that never ended is dropped by the next; a short message passes as it is", () => {
+	const message: FromAgent = { type: "response", call: 4, response: { ...RESPONSE, text: longText(3 * AGENT_PORT_TEXT_MAX_CHARS) } };
+	const sent: FromAgent[] = [];
+	postInParts(message, (m) => sent.push(m));
+	const parts = new TextParts();
+	// One part lost (a full queue): the message says 2, one came.
+	parts.add(0, (sent[0] as { text: string }).text);
+	let refused: unknown;
+	try {
+		parts.join(sent[2]);
+	} catch (error) {
+		refused = error;
+	}
+	assert.ok(refused instanceof PortError && refused.call === 4, "refused for its call");
+	assert.match((refused as Error).message, /said 2 parts of its text came first, and 1 did/);
+	// A text cut off after its first part, then a whole one: the stale part is dropped by index 0.
+	parts.add(0, "stale");
+	for (const m of sent.slice(0, 2)) assert.ok(parts.add((m as { index: number }).index, (m as { text: string }).text));
+	assert.deepEqual(parts.join(sent[2]), message);
+	// Out of order, or over the bound: dropped.
+	assert.equal(parts.add(1, "x"), false);
+	assert.equal(parts.waiting, 0);
+	let total = 0, ok = true;
+	const part = "b".repeat(AGENT_PORT_TEXT_MAX_CHARS);
+	for (let i = 0; ok && total <= AGENT_PORT_REPLY_MAX_CHARS; i++, total += AGENT_PORT_TEXT_MAX_CHARS) ok = parts.add(i, part);
+	assert.equal(ok, false, "parts over the whole text's bound are dropped");
+	// A short message is sent as it is; a text over the bound is cut with a note.
+	const short: FromAgent = { type: "response", call: 1, response: RESPONSE };
+	const once: FromAgent[] = [];
+	postInParts(short, (m) => once.push(m));
+	assert.deepEqual(once, [short]);
+	let chars = 0, count = 0, last: FromAgent | undefined;
+	postInParts({ type: "response", call: 1, response: { ...RESPONSE, text: "c".repeat(AGENT_PORT_REPLY_MAX_CHARS + 10) } }, (m) => {
+		if (m.type === "part") chars += m.text.length, count++;
+		else last = m;
+	});
+	const cut = last as Extract<FromAgent, { type: "response" }>;
+	assert.equal(cut.parts, count);
+	assert.equal(chars + cut.response.text.length, AGENT_PORT_REPLY_MAX_CHARS, "cut to the bound");
+	assert.match(cut.response.text, /\[… 262154 characters; the rest was left out\]$/);
+});
+
+test("a reply longer than one text field reaches the asker whole, and an out_message answer its chat", async () => {
+	const text = longText(3 * AGENT_PORT_TEXT_MAX_CHARS + 100);
+	const s = setup(new FakeModel({ text }, { text }));
+	await s.supervisor.start();
+	const response = await s.client.ask(ask("tell me a long story"), { waitMs: 1000, responseMs: 5000 });
+	assert.equal(response.ok, true);
+	assert.equal(response.text.length, text.length);
+	assert.ok(response.text === text, "the same text");
+	const outs: OutEvent[] = [];
+	s.client.onOut((e) => void outs.push(e));
+	await s.client.submit({
+		flags: RequestFlag.PUBLISH_OUT_MESSAGE | RequestFlag.SKIP_RESPONSE_QUEUE, user_text: "again",
+		source: { channel: "telegram", chat_id: "42", sender_id: "42", message_id: "m1", cap: "" },
+	}, { waitMs: 1000 });
+	await waitFor(() => outs.some((e) => e.type === "out_message"), "the out_message answer");
+	const out = outs.find((e) => e.type === "out_message");
+	assert.ok(out?.type === "out_message" && out.text === text, "the whole text reached the chat's listener");
+	assert.deepEqual(s.logs.filter((line) => /agent port/.test(line)), [], "nothing refused");
 	await s.supervisor.stop();
 });

@@ -74,6 +74,11 @@ test("a secret this machine knows only by its fingerprint is found and masked wh
 	assert.deepEqual(findPrinted("aaaaaaa", [secretPrint("aaaaaa")]), [[0, 7]], "overlapping matches merge");
 	assert.deepEqual(findPrinted("short", [print]), []);
 	assert.deepEqual(findPrinted("", [print]), []);
+	// Offsets are characters as XS counts them, across text that is not ASCII (CJK, a surrogate pair, a lone surrogate) and secrets that are not either.
+	const wide = "密钥😀token";
+	const mixed = `你好 😀 ${token} \ud800 ${wide}!`;
+	const at = mixed.indexOf(token), wideAt = mixed.indexOf(wide);
+	assert.deepEqual(findPrinted(mixed, [print, secretPrint(wide)]), [[at, at + n], [wideAt, wideAt + wide.length]]);
 	setLogPrints([print, { length: 2, h1: 1, h2: 1 }]);
 	lines.length = 0;
 	log(`token ${token}.`);
@@ -126,4 +131,16 @@ test("a machine that knows such a secret only by its fingerprints masks every fo
 	assert.equal(stored.content, "it is ****1234!");
 	assert.deepEqual(JSON.parse(stored.tool_calls[0].function.arguments), { text: "****1234" });
 	setLogPrints([]);
+});
+
+test("finding fingerprinted secrets is linear in the text, also when it is not ASCII (a long reply in Chinese)", () => {
+	const prints = secretPrints("7000001:AAHsecretTelegramBotToken").concat(secretPrints("qqSecretAppSecret3c6e0a8f2b"));
+	let text = "";
+	while (text.length < 40_000) text += "你好，世界 😀 the quick brown fox. ";
+	const started = Date.now();
+	const ranges = findPrinted(text + "7000001:AAHsecretTelegramBotToken", prints);
+	const ms = Date.now() - started;
+	assert.deepEqual(ranges, [[text.length, text.length + 33]]);
+	// Quadratic (charCodeAt walks a non-ASCII string from its start) this took ~10 s on lin; linear, well under one.
+	assert.ok(ms < 5000, `${ms} ms`);
 });

@@ -13,7 +13,7 @@ import { PAIRING_GUESS_DELAY_MS, PAIRING_HINTS_PER_HOUR, TELEGRAM_CHAT_OUTBOX_MA
 import type { AgentEvent } from "core/types";
 import { BotApi, BotApiError, TOKEN_MASK, readEnvelope } from "channels/telegram/api";
 import { PAIRING_HINT, TelegramChannel, type BotApiLike } from "channels/telegram/channel";
-import { chunk, escapeHtml, toHtml } from "channels/telegram/format";
+import { chunk, escapeHtml, fitUnits, toHtml, units } from "channels/telegram/format";
 import { Pairing } from "channels/pairing";
 import { STATE_FILE, StateFile } from "channels/telegram/store";
 import { parseUpdates } from "channels/telegram/updates";
@@ -47,9 +47,19 @@ test("a line longer than a message is cut, never inside a surrogate pair", () =>
 	const parts = chunk(text);
 	assert.equal(parts.join(""), text);
 	for (const p of parts) {
-		assert.ok(p.length <= TELEGRAM_MESSAGE_MAX_CHARS);
+		assert.ok(units(p) <= TELEGRAM_MESSAGE_MAX_CHARS, `${units(p)} UTF-16 units`);
 		assert.ok((p.charCodeAt(p.length - 1) & 0xfc00) !== 0xd800, "no lone high surrogate at a cut");
 	}
+});
+
+test("chunks are at most 4096 UTF-16 units, as Telegram counts them: an emoji is two (XS's length counts it once)", () => {
+	assert.equal(units("a😀你"), 4);
+	assert.equal(fitUnits("😀".repeat(10), 5), "😀😀", "a start that fits, cut between characters");
+	assert.equal(fitUnits("abc", 5), "abc");
+	const text = Array.from({ length: 400 }, (_, i) => `line ${i}: 你好 😀😀 ${"z".repeat(20)}`).join("\n");
+	const parts = chunk(text);
+	assert.equal(parts.join(""), text);
+	for (const p of parts) assert.ok(units(p) <= TELEGRAM_MESSAGE_MAX_CHARS, `${units(p)} UTF-16 units`);
 });
 
 test("a code block split across chunks is closed and reopened", () => {

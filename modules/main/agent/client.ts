@@ -10,14 +10,14 @@
 // once with the reason as a sentence. While detached, calls fail at once with
 // the sentence the supervisor gave.
 import Timer from "timer";
-import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_PORT_LIST_MAX, AGENT_REPLY_TIMEOUT_MS } from "budgets";
+import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_PORT_LIST_MAX, AGENT_PORT_REPLY_MAX_CHARS, AGENT_REPLY_TIMEOUT_MS } from "budgets";
 import { RequestFlag, type AgentEvent, type AgentResponse, type OutEvent } from "core/types";
 import type { OnlineState } from "net/types";
 import type { WipeResult } from "util/files";
 import { messageOf } from "util/errors";
 import { log, maskSecretsDeep } from "util/log";
 import {
-	PortError, readFromAgent,
+	PortError, TextParts, readFromAgent,
 	type AgentStatus, type ChannelInfo, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent,
 } from "agent/protocol";
 import type { AgentPort, AskOptions, CommandResult, SubmitOptions } from "agent/types";
@@ -73,6 +73,8 @@ export class AgentClient implements AgentPort {
 	// joined a request never get their own). At most AGENT_PORT_CALLS_MAX.
 	#unanswered = new Map<number, Answered>();
 	#outListeners = new Set<(event: OutEvent) => void>();
+	// The parts of a long reply or out message's text, until the message itself (agent/protocol postInParts).
+	#parts = new TextParts();
 	#log: (line: string) => void;
 	#onReady?: (ready: Ready) => void;
 
@@ -120,6 +122,11 @@ export class AgentClient implements AgentPort {
 		let reply: FromAgent;
 		try {
 			reply = readFromAgent(message);
+			if (reply.type === "part") {
+				if (!this.#parts.add(reply.index, reply.text)) this.#log(`agent port: a long text's parts did not follow each other or were over ${AGENT_PORT_REPLY_MAX_CHARS} characters; they were dropped`);
+				return;
+			}
+			if (reply.type === "response" || reply.type === "out") reply = this.#parts.join(reply);
 			// What reaches a person (answers, out events, command lines, errors) has
 			// every secret setting masked: the agent machine knows only its own.
 			// Streamed deltas stay as they are (a secret may span two); a preview masks the whole.
@@ -158,6 +165,8 @@ export class AgentClient implements AgentPort {
 				if (call?.ends !== "accepted") return;
 				break;
 			}
+			case "part": // joined above
+				return;
 		}
 		this.#end(reply.call, reply);
 	}

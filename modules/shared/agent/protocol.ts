@@ -13,7 +13,7 @@
 // final reply carrying the same number ("accepted"+"response" for an ask,
 // otherwise one reply), or a "failed" with a sentence. Notifications ("start",
 // "setting", "online", "out", "ready", "refused") carry no call.
-import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_ID_MAX_CHARS, AGENT_PORT_LABEL_MAX_CHARS, AGENT_PORT_LIST_MAX, AGENT_PORT_TEXT_MAX_CHARS, MAX_SUBAGENTS } from "budgets";
+import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_ID_MAX_CHARS, AGENT_PORT_LABEL_MAX_CHARS, AGENT_PORT_LIST_MAX, AGENT_PORT_REPLY_MAX_CHARS, AGENT_PORT_TEXT_MAX_CHARS, MAX_SUBAGENTS } from "budgets";
 import { Channel, type AgentEvent, type AgentResponse, type OutEvent, type Phase } from "core/types";
 import type { HeapFigures } from "host/platform";
 import { ONLINE_STATES, type OnlineState } from "net/types";
@@ -133,11 +133,18 @@ export type FromAgent =
 	/** The agent machine is open; commands for the console's table, warnings for the person. */
 	| { type: "ready"; commands: CommandInfo[]; warnings: string[] }
 	| { type: "accepted"; call: number; request_id: number }
-	| { type: "response"; call: number; response: AgentResponse }
+	/**
+	 * A piece of the next "response" or "out" message's text, which is longer than
+	 * one text field (AGENT_PORT_TEXT_MAX_CHARS): the pieces come first, in order,
+	 * and that message carries the last one and how many came before (`parts`).
+	 * index counts from 0: a 0 drops the pieces of a text that never ended.
+	 */
+	| { type: "part"; index: number; text: string }
+	| { type: "response"; call: number; response: AgentResponse; parts?: number }
 	/** A watched event of a submitted request. */
 	| { type: "event"; call: number; event: AgentEvent }
 	/** An outbound event for a channel (an answer nobody waits for, a stage message). */
-	| { type: "out"; event: OutEvent }
+	| { type: "out"; event: OutEvent; parts?: number }
 	/** request_id: what was cancelled, 0 when nothing matched. */
 	| { type: "cancelled"; call: number; request_id: number }
 	| { type: "status"; call: number; status: AgentStatus }
@@ -382,8 +389,13 @@ export function readFromAgent(message: unknown): FromAgent {
 			};
 		case "accepted":
 			return { type: "accepted", call: r.callNumber(), request_id: r.count(m.request_id, "request_id") };
-		case "response":
-			return { type: "response", call: r.callNumber(), response: readResponse(r, m.response) };
+		case "part":
+			return { type: "part", index: r.count(m.index, "index"), text: r.string(m.text, "text") };
+		case "response": {
+			const result: FromAgent = { type: "response", call: r.callNumber(), response: readResponse(r, m.response) };
+			if (m.parts !== undefined) result.parts = readParts(r, m.parts);
+			return result;
+		}
 		case "event": {
 			const call = r.callNumber();
 			const event = r.object(m.event, "event");
@@ -403,7 +415,9 @@ export function readFromAgent(message: unknown): FromAgent {
 				r.string(event.correlation_id, "event.correlation_id", AGENT_PORT_ID_MAX_CHARS);
 				if (event.label !== undefined) r.string(event.label, "event.label", AGENT_PORT_LABEL_MAX_CHARS);
 			}
-			return { type: "out", event: event as unknown as OutEvent };
+			const result: FromAgent = { type: "out", event: event as unknown as OutEvent };
+			if (m.parts !== undefined) result.parts = readParts(r, m.parts);
+			return result;
 		}
 		case "cancelled":
 			return { type: "cancelled", call: r.callNumber(), request_id: r.count(m.request_id, "request_id") };
@@ -450,5 +464,94 @@ export function readFromAgent(message: unknown): FromAgent {
 			return { type: "refused", error: r.string(m.error, "error") };
 		default:
 			return unknownType(r);
+	}
+}
+
+// ---- a long text in parts ----
+
+/** The most parts one text crosses in (its last piece in the message itself). */
+const PARTS_MAX = Math.ceil(AGENT_PORT_REPLY_MAX_CHARS / AGENT_PORT_TEXT_MAX_CHARS) + 1; // one more: a piece cut before a surrogate pair is one character short
+
+function readParts(r: Reader, value: unknown): number {
+	const parts = r.count(value, "parts");
+	if (parts < 1 || parts >= PARTS_MAX) r.fail(`parts must be from 1 to ${PARTS_MAX - 1}`);
+	return parts;
+}
+
+/** Where text may be cut at or before `at` without splitting a surrogate pair. */
+function cutAt(text: string, at: number): number {
+	const unit = text.charCodeAt(at - 1);
+	return unit >= 0xd800 && unit <= 0xdbff ? at - 1 : at;
+}
+
+/**
+ * A message for the port: a "response" or "out" whose text is longer than one
+ * field goes as "part" messages (each post()ed in order) and the message itself
+ * with the last piece and their count. A text over AGENT_PORT_REPLY_MAX_CHARS is
+ * cut there with a note (the reply cap keeps any LLM text under it).
+ */
+export function postInParts(message: FromAgent, post: (message: FromAgent) => void): void {
+	const text = message.type === "response" ? message.response.text : message.type === "out" ? message.event.text : "";
+	if (text.length <= AGENT_PORT_TEXT_MAX_CHARS) return post(message);
+	// Over the bound: cut, with a note after the last piece (no copy of the whole text is made).
+	const note = text.length > AGENT_PORT_REPLY_MAX_CHARS ? `\n[… ${text.length} characters; the rest was left out]` : "";
+	const end = note ? cutAt(text, AGENT_PORT_REPLY_MAX_CHARS - note.length) : text.length;
+	let from = 0, parts = 0;
+	while (end - from > AGENT_PORT_TEXT_MAX_CHARS - note.length) {
+		const cut = cutAt(text, Math.min(end, from + AGENT_PORT_TEXT_MAX_CHARS));
+		post({ type: "part", index: parts, text: text.slice(from, cut) });
+		from = cut;
+		parts++;
+	}
+	const last = note ? text.slice(from, end) + note : text.slice(from);
+	if (message.type === "response") post({ ...message, response: { ...message.response, text: last }, parts });
+	else if (message.type === "out") post({ ...message, event: { ...message.event, text: last }, parts });
+}
+
+/**
+ * The receiving side of postInParts: parts wait here until the message they
+ * belong to, which gets the whole text. Parts that do not add up (one lost to a
+ * full queue, or over the whole text's bound) make that message a PortError;
+ * the parts of a text that never ended are dropped by the next text's first.
+ */
+export class TextParts {
+	#parts: string[] = [];
+	#chars = 0;
+
+	/** Takes a "part"; false when it does not follow the parts so far or they are over the bound (all are dropped). */
+	add(index: number, text: string): boolean {
+		if (index === 0) this.clear();
+		this.#chars += text.length;
+		if (index !== this.#parts.length || this.#chars > AGENT_PORT_REPLY_MAX_CHARS || this.#parts.length >= PARTS_MAX) {
+			this.clear();
+			return false;
+		}
+		this.#parts.push(text);
+		return true;
+	}
+
+	/** How many parts wait. */
+	get waiting(): number { return this.#parts.length; }
+
+	clear(): void {
+		this.#parts = [];
+		this.#chars = 0;
+	}
+
+	/** The message with its whole text (the parts before it joined to its own). Throws a PortError when they do not add up. */
+	join(message: FromAgent): FromAgent {
+		const parts = message.type === "response" || message.type === "out" ? message.parts ?? 0 : 0;
+		const waiting = this.#parts;
+		this.clear();
+		if (!parts) return message;
+		if (parts !== waiting.length) {
+			const call = message.type === "response" ? message.call : 0;
+			throw new PortError(`the agent port refused a "${message.type}" message from the agent: it said ${parts} parts of its text came first, and ${waiting.length} did`, call);
+		}
+		waiting.push(message.type === "response" ? message.response.text : (message as Extract<FromAgent, { type: "out" }>).event.text);
+		const text = waiting.join("");
+		if (message.type === "response") return { type: "response", call: message.call, response: { ...message.response, text } };
+		const out = message as Extract<FromAgent, { type: "out" }>;
+		return { type: "out", event: { ...out.event, text } };
 	}
 }

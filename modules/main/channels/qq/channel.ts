@@ -34,7 +34,7 @@ import { messageOf } from "util/errors";
 import type { Pairing } from "channels/pairing";
 import { cancelRequests, helpText, pairChat, sessionReply, stopReply, StopGate } from "channels/chat";
 import { Sleeps } from "channels/sleeps";
-import { chunk } from "channels/telegram/format";
+import { chunk, fitUnits, units } from "channels/telegram/format";
 import { QqApiError, type Timers } from "channels/qq/api";
 import type { GatewayHealth } from "channels/qq/gateway";
 import { GatewayPayloadError, messagesPath, parseMessage, type QqMessage } from "channels/qq/payload";
@@ -278,7 +278,7 @@ export class QqChannel implements OutboundSink {
 		const left = QQ_REPLIES_PER_MESSAGE_MAX - target.replies;
 		let pieces = chunk(text, QQ_MESSAGE_MAX_CHARS);
 		if (pieces.length > left) {
-			const last = pieces[left - 1].slice(0, QQ_MESSAGE_MAX_CHARS - CUT_NOTE.length) + CUT_NOTE;
+			const last = fitUnits(pieces[left - 1], QQ_MESSAGE_MAX_CHARS - units(CUT_NOTE)) + CUT_NOTE;
 			pieces = [...pieces.slice(0, left - 1), last];
 		}
 		for (const content of pieces) {

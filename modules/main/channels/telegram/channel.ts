@@ -41,7 +41,7 @@ import { messageOf } from "util/errors";
 import { maskSecretsGrowing } from "util/log";
 import { clip } from "util/text";
 import { BotApiError, readBotUser, type BotUser, type CallOptions } from "channels/telegram/api";
-import { chunk, toHtml } from "channels/telegram/format";
+import { chunk, fitUnits, toHtml } from "channels/telegram/format";
 import { cancelRequests, helpText, pairChat, sessionReply, stopReply, StopGate } from "channels/chat";
 import { Sleeps, type Timers } from "channels/sleeps";
 import type { Pairing } from "channels/pairing";
@@ -564,7 +564,7 @@ export class TelegramChannel implements OutboundSink {
 			// At most one preview waits in the outbox: it takes the newest text when it runs.
 			this.#enqueue(stream.chatId, work, async () => {
 				// Never a secret, nor the start of one that is still arriving.
-				const shown = clip(maskSecretsGrowing(stream.text), TELEGRAM_MESSAGE_MAX_CHARS);
+				const shown = fitUnits(clip(maskSecretsGrowing(stream.text), TELEGRAM_MESSAGE_MAX_CHARS), TELEGRAM_MESSAGE_MAX_CHARS);
 				if (stream.done || !shown.trim() || shown === stream.shown) return;
 				stream.lastEditMs = this.#o.now();
 				stream.shown = shown;

@@ -23,32 +23,61 @@ function safeCut(text: string, max: number): number {
 	return code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
 }
 
-/** Splits text into chunks of at most max characters (UTF-16 units), on line boundaries where it can. */
+const ASTRAL = /[\u{10000}-\u{10FFFF}]/gu;
+
+/** text's length as Telegram counts it, in UTF-16 units: XS's length counts a character above U+FFFF (an emoji) once, UTF-16 twice. */
+export function units(text: string): number {
+	let n = text.length;
+	ASTRAL.lastIndex = 0;
+	while (ASTRAL.exec(text)) n++;
+	return n;
+}
+
+/**
+ * text's longest start of at most max UTF-16 units (at least one character):
+ * a character is one unit or two, so each step drops half the excess in
+ * characters, at least one (a few steps).
+ */
+export function fitUnits(text: string, max: number): string {
+	let cut = safeCut(text, max), head = text.slice(0, cut), over = units(head) - max;
+	while (over > 0 && cut > 1) {
+		cut = Math.max(1, cut - Math.ceil(over / 2));
+		head = text.slice(0, cut);
+		over = units(head) - max;
+	}
+	return head;
+}
+
+/** Splits text into chunks of at most max UTF-16 units (Telegram's count), on line boundaries where it can. */
 export function chunk(text: string, max = TELEGRAM_MESSAGE_MAX_CHARS): string[] {
 	const limit = Math.max(32, max - TELEGRAM_CHUNK_RESERVE_CHARS);
 	const chunks: string[] = [];
-	let current = "";
+	let current = "", currentUnits = 0;
 	let inFence = false;
 	let fenceOpen = "```";
 	const flush = () => {
 		if (inFence) current += "\n```";
 		if (current.trim().length) chunks.push(current);
 		current = inFence ? `${fenceOpen}\n` : "";
+		currentUnits = units(current);
 	};
 	const lines = text.split("\n");
 	for (let i = 0; i < lines.length; i++) {
 		let line = lines[i] + (i < lines.length - 1 ? "\n" : "");
+		let lineUnits = units(line);
 		while (line.length) {
-			const room = limit - current.length;
-			if (line.length <= room) {
+			const room = limit - currentUnits;
+			if (lineUnits <= room) {
 				current += line;
+				currentUnits += lineUnits;
 				line = "";
 			} else if (current.length && current.length > (inFence ? fenceOpen.length + 1 : 0)) {
 				flush();
 			} else {
-				const cut = safeCut(line, room);
-				current += line.slice(0, cut);
-				line = line.slice(cut);
+				const head = fitUnits(line, room);
+				current += head;
+				line = line.slice(head.length);
+				lineUnits -= units(head);
 				flush();
 			}
 		}
