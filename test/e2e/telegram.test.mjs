@@ -230,6 +230,34 @@ test("/stop during a runaway that sends a message every round: the confirmation 
 	await fw.end();
 });
 
+test("a group paired first: a never-paired member replying to the bot cannot run gpio_write; the member who paired it can", async () => {
+	const { tg, llm, boot } = await setup();
+	const fw = await boot();
+	const from = fw.stdout.length;
+	fw.send("telegram pair");
+	await fw.until(/pairing code ([A-Z0-9]+)/, { from });
+	const code = /pairing code ([A-Z0-9]+)/.exec(fw.printed(from))[1];
+	const member = (id) => ({ id, is_bot: false, first_name: `member${id}`, username: `member${id}` });
+	const command = `/pair@xsclaw_test_bot ${code}`;
+	tg.say({ chat: -300, type: "supergroup", from: member(11), text: command, entities: [{ type: "bot_command", offset: 0, length: command.indexOf(" ") }] });
+	const paired = await tg.waitFor(() => tg.chat(-300).find((m) => /^Paired as owner/.test(m.text)), WAIT_MS, "the pairing reply");
+	assert.match(paired.text, /its other members are users/);
+	const botMessage = { message_id: paired.message_id, from: { id: tg.botId, is_bot: true, first_name: "bot" }, chat: { id: -300, type: "supergroup" }, date: 1, text: paired.text };
+	const gpioFrom = async (sender) => {
+		llm.script({ type: "tool_calls", calls: [{ name: "gpio_write", arguments: { pin: 2, value: 1 } }] }, { type: "text", text: `done for ${sender}` });
+		tg.say({ chat: -300, type: "supergroup", from: member(sender), text: "switch pin 2 on", replyTo: botMessage });
+		await tg.waitFor(() => tg.chat(-300).some((m) => m.text === `done for ${sender}`), WAIT_MS, `the answer to member ${sender}`);
+		return String(llm.requests.at(-1).json.messages.filter((m) => m.role === "tool").at(-1).content);
+	};
+	assert.match(await gpioFrom(12), /the tool gpio_write is only for the owner/, "a never-paired member is a user");
+	assert.doesNotMatch(await gpioFrom(11), /only for the owner/, "the member who paired the group is the owner");
+	const list = await fw.run("telegram list", /-300 owner .*\)$/m);
+	assert.match(list, /group: member 11 is owner, the others user/);
+	await fw.run("telegram members -300 owner", /its members are the owner/);
+	assert.doesNotMatch(await gpioFrom(12), /only for the owner/, "the owner said otherwise");
+	await fw.end();
+});
+
 test("after a restart, and after a kill right after answering, no update is answered twice", async () => {
 	const { tg, llm, boot, pair } = await setup();
 	let fw = await boot();

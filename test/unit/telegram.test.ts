@@ -355,6 +355,34 @@ test("a group chat is answered only when addressed, and the mention is taken out
 	await t.channel.stop();
 });
 
+test("a group paired first: the member who paired it is the owner, the others users unless the owner says otherwise", async () => {
+	const t = fakeChannel();
+	t.channel.start();
+	await t.settle();
+	const code = t.pairing.newCode();
+	const member = (id: number) => ({ from: { id, first_name: `m${id}` } });
+	await t.deliverBatch([textUpdate(1, `/pair@the_bot ${code}`, -7, "supergroup", { ...member(11), entities: [{ type: "bot_command", offset: 0, length: 13 }] })]);
+	assert.match(String(t.sent("-7").at(-1)?.params.text), /Paired as owner\. You are this group's owner; its other members are users/);
+	const ask = (id: number, sender: number) => textUpdate(id, "switch the pump on", -7, "supergroup", { ...member(sender), reply_to_message: { from: { id: 900 } } });
+	await t.deliverBatch([ask(2, 11), ask(3, 12)]);
+	assert.deepEqual(t.published.map((m) => [m.sender_id, m.role]), [["11", "owner"], ["12", "user"]], "a never-paired member is a user");
+	assert.equal(t.pairing.setMembers("-7", "owner"), undefined);
+	await t.deliverBatch([ask(4, 12)]);
+	assert.equal(t.published.at(-1)?.role, "owner", "the owner said members are owners");
+	assert.equal(t.pairing.setMembers("-7", "user"), undefined);
+	await t.deliverBatch([ask(5, 12)]);
+	assert.equal(t.published.at(-1)?.role, "user");
+	// A group saved before this rule (no sender_id): its members are users until the owner says otherwise.
+	t.pairing.revoke("-7");
+	t.pairing.pair("-8", "old group", t.pairing.newCode());
+	assert.equal(t.pairing.roleOf("-8", "12"), "user");
+	assert.equal(t.pairing.roleOf("-8"), "owner", "the chat's own role is kept");
+	t.pairing.pair("42", "ann", t.pairing.newCode());
+	assert.match(t.pairing.setMembers("42", "user") ?? "", /private chat/);
+	assert.match(t.pairing.setMembers("99", "user") ?? "", /not paired/);
+	await t.channel.stop();
+});
+
 /** A paired chat 42 whose request 1 started and streamed `text` as a preview. */
 async function streamingIn42(options: Parameters<typeof fakeChannel>[0], text: string) {
 	const t = fakeChannel(options);

@@ -127,10 +127,10 @@ export class StopGate {
  * it was paired just now (the channel then tells the console). A storage
  * failure is logged and answered with a sentence; the code stays valid.
  */
-export function pairChat(pairing: Pairing, chatId: string, name: string, code: string, log: (line: string) => void, channel: string): { reply?: string; paired?: Role } {
+export function pairChat(pairing: Pairing, chatId: string, name: string, code: string, log: (line: string) => void, channel: string, senderId?: string): { reply?: string; paired?: Role } {
 	let outcome;
 	try {
-		outcome = pairing.pair(chatId, name, code);
+		outcome = pairing.pair(chatId, name, code, senderId);
 	} catch (error) {
 		log(`${channel}: saving the pairing of chat ${chatId} failed: ${messageOf(error)}`);
 		return { reply: "The board could not save the pairing (a storage problem); try again later." };
@@ -141,5 +141,6 @@ export function pairChat(pairing: Pairing, chatId: string, name: string, code: s
 		return {};
 	}
 	if (outcome.already) return { reply: `This chat is paired already (${outcome.role}).` };
-	return { reply: `Paired as ${outcome.role}. Send a message to talk to the agent; /help lists the commands.`, paired: outcome.role };
+	const group = senderId === undefined ? "" : ` You are this group's ${outcome.role}; its other members are users (the console's members command changes that).`;
+	return { reply: `Paired as ${outcome.role}.${group} Send a message to talk to the agent; /help lists the commands.`, paired: outcome.role };
 }

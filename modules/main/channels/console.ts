@@ -54,7 +54,10 @@ export function channelCommands(o: ChannelCommandsOptions): Command[] {
 				noArgs(args);
 				const chats = pairing.list();
 				if (!chats.length) out.line(`no chat is paired: \`${name} pair\` prints a code`);
-				for (const c of chats) out.line(`${c.chat_id} ${c.role} ${c.name || "-"} ${new Date(c.paired_ms).toISOString().slice(0, 16).replace("T", " ")}`);
+				for (const c of chats) {
+					const group = c.sender_id !== undefined || c.members !== undefined ? ` (group: member ${c.sender_id ?? "-"} is ${c.role}, the others ${c.members ?? "user"})` : "";
+					out.line(`${c.chat_id} ${c.role} ${c.name || "-"} ${new Date(c.paired_ms).toISOString().slice(0, 16).replace("T", " ")}${group}`);
+				}
 			},
 		},
 		{
@@ -64,6 +67,16 @@ export function channelCommands(o: ChannelCommandsOptions): Command[] {
 				if (list.length !== 1) throw new UsageError();
 				if (!pairing.revoke(list[0])) throw new Error(`chat ${list[0]} is not paired: \`${name} list\` shows the paired chats`);
 				out.line(`chat ${list[0]} is no longer paired`);
+			},
+		},
+		{
+			name: `${name} members`, usage: "CHAT owner|user", help: "a paired group's other members: users (the default) or owners",
+			run(args, out) {
+				const list = words(args);
+				if (list.length !== 2 || (list[1] !== "owner" && list[1] !== "user")) throw new UsageError();
+				const problem = pairing.setMembers(list[0], list[1]);
+				if (problem) throw new Error(`${problem}: \`${name} list\` shows the paired chats`);
+				out.line(`chat ${list[0]}: its members are ${list[1] === "owner" ? "the owner (every tool)" : "users"} now`);
 			},
 		},
 		{

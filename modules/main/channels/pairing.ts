@@ -18,6 +18,11 @@
 // Revoking the owner leaves no owner: the next chat that pairs becomes it (no
 // user is promoted behind the owner's back).
 //
+// The owner is a person. A group paired with /pair gives the role to the member
+// who sent it (sender_id); the group's other members are users, unless the
+// owner says otherwise on the console (`NAME members CHAT owner`). A group
+// saved without sender_id (paired before this rule) has only users until then.
+//
 // Codes come from util/random (host/random: getrandom on lin, the hardware RNG
 // on the board), never Math.random, which XS seeds alike on every lin start.
 import {
@@ -34,6 +39,10 @@ export interface PairedChat {
 	role: Role;
 	name: string;
 	paired_ms: number;
+	/** A group: the member who paired it, who has role. */
+	sender_id?: string;
+	/** A group: its other members' role ("user" unless the owner set it). */
+	members?: Role;
 }
 
 /** Where a channel keeps its paired chats (its state file); update throws when the storage cannot. */
@@ -54,7 +63,12 @@ export function readPairedChats(list: unknown, validId: RegExp): PairedChat[] | 
 		if (!isObject(chat) || typeof chat.chat_id !== "string" || !validId.test(chat.chat_id)) return "a chat has no chat_id";
 		if (chat.role !== "owner" && chat.role !== "user") return `chat ${chat.chat_id} has no role`;
 		if (typeof chat.name !== "string" || !isCount(chat.paired_ms)) return `chat ${chat.chat_id} has no name or time`;
-		chats.push({ chat_id: chat.chat_id, role: chat.role, name: chat.name.slice(0, 64), paired_ms: chat.paired_ms });
+		if (chat.sender_id !== undefined && !(typeof chat.sender_id === "string" && chat.sender_id.length <= 128)) return `chat ${chat.chat_id} has a bad sender_id`;
+		if (chat.members !== undefined && chat.members !== "owner" && chat.members !== "user") return `chat ${chat.chat_id} has a bad members role`;
+		const read: PairedChat = { chat_id: chat.chat_id, role: chat.role, name: chat.name.slice(0, 64), paired_ms: chat.paired_ms };
+		if (chat.sender_id !== undefined) read.sender_id = chat.sender_id;
+		if (chat.members !== undefined) read.members = chat.members;
+		chats.push(read);
 	}
 	return chats;
 }
@@ -73,6 +87,7 @@ export class Pairing {
 	readonly #now: () => number;
 	readonly #wallNow: () => number;
 	readonly #console: string;
+	readonly #isGroup: (chatId: string) => boolean;
 	#code?: { text: string; expires: number };
 	#hints = new Map<string, number>();
 	#hourStart = 0;
@@ -85,7 +100,8 @@ export class Pairing {
 	 * pairing; consoleName: the channel's console command ("telegram", "qq") the
 	 * sentences name.
 	 */
-	constructor(file: PairingStore, now: () => number, wallNow: () => number = () => Date.now(), consoleName = "telegram") {
+	constructor(file: PairingStore, now: () => number, wallNow: () => number = () => Date.now(), consoleName = "telegram", isGroup: (chatId: string) => boolean = (id) => id.startsWith("-") || id.startsWith("group:")) {
+		this.#isGroup = isGroup;
 		this.#file = file;
 		this.#now = now;
 		this.#wallNow = wallNow;
@@ -109,17 +125,36 @@ export class Pairing {
 		return this.#file.state.chats;
 	}
 
-	/** The chat's role, undefined when it is not paired. */
-	roleOf(chatId: string): Role | undefined {
-		return this.#file.state.chats.find((c) => c.chat_id === chatId)?.role;
+	/**
+	 * The role of a message's sender, undefined when the chat is not paired.
+	 * senderId is given for a group's messages (undefined: a private chat, whose
+	 * one person has the chat's role): the member who paired the group has its
+	 * role, the others the group's members role (user unless set).
+	 */
+	roleOf(chatId: string, senderId?: string): Role | undefined {
+		const chat = this.#file.state.chats.find((c) => c.chat_id === chatId);
+		if (!chat) return undefined;
+		if (senderId === undefined) return chat.role;
+		if (chat.sender_id !== undefined && chat.sender_id === senderId) return chat.role;
+		return chat.members === "owner" ? chat.role : "user";
+	}
+
+	/** Sets a paired group's members role (the console's `NAME members CHAT ROLE`); a sentence when it cannot. Saving may throw. */
+	setMembers(chatId: string, members: Role): string | undefined {
+		const chats = this.#file.state.chats;
+		const chat = chats.find((c) => c.chat_id === chatId);
+		if (!chat) return `chat ${chatId} is not paired`;
+		if (chat.sender_id === undefined && !this.#isGroup(chatId)) return `chat ${chatId} is a private chat: its one person has its role (${chat.role})`;
+		this.#file.update({ chats: chats.map((c) => (c === chat ? { ...c, members } : c)) });
+		return undefined;
 	}
 
 	/**
 	 * Tries a code sent from a chat. Saving may throw (storage); the code is then
 	 * still valid. A refusal says whether the guess was read (checked).
 	 */
-	pair(chatId: string, name: string, code: string): PairOutcome {
-		const known = this.roleOf(chatId);
+	pair(chatId: string, name: string, code: string, senderId?: string): PairOutcome {
+		const known = this.roleOf(chatId, senderId);
 		if (known) return { ok: true, role: known, already: true };
 		const now = this.#now();
 		const guesses = this.#guesses.get(chatId);
@@ -141,7 +176,12 @@ export class Pairing {
 			return { ok: false, reason: `${PAIRING_CHATS_MAX} chats are paired already: revoke one with \`${this.#console} revoke CHAT\` on the console first`, checked: true };
 		}
 		const role: Role = chats.some((c) => c.role === "owner") ? "user" : "owner";
-		this.#file.update({ chats: [...chats, { chat_id: chatId, role, name, paired_ms: this.#wallNow() }] });
+		const paired: PairedChat = { chat_id: chatId, role, name, paired_ms: this.#wallNow() };
+		if (senderId !== undefined) {
+			paired.sender_id = senderId;
+			paired.members = "user";
+		}
+		this.#file.update({ chats: [...chats, paired] });
 		this.#code = undefined;
 		this.#guesses.delete(chatId);
 		return { ok: true, role };

@@ -149,7 +149,8 @@ export class QqChannel implements OutboundSink {
 		const command = /^\/([A-Za-z0-9_]{1,32})(?:\s+([\s\S]*))?$/.exec(text);
 		const name = command?.[1].toLowerCase();
 		const args = (command?.[2] ?? "").trim();
-		const role = this.#o.pairing.roleOf(chatId);
+		// In a group the sender's role: the member who paired it has the chat's role, the others are users unless the owner said otherwise.
+		const role = this.#o.pairing.roleOf(chatId, message.kind === "group" ? message.sender_id : undefined);
 		if (name === "pair") return this.#pair(message, args);
 		if (!role) {
 			if (this.#o.pairing.mayHint(chatId)) this.#reply(chatId, PAIRING_HINT);
@@ -171,7 +172,7 @@ export class QqChannel implements OutboundSink {
 	}
 
 	async #pair(message: QqMessage, code: string): Promise<void> {
-		const outcome = pairChat(this.#o.pairing, message.chat_id, message.kind === "group" ? "group" : "", code, this.#o.log, CHANNEL);
+		const outcome = pairChat(this.#o.pairing, message.chat_id, message.kind === "group" ? "group" : "", code, this.#o.log, CHANNEL, message.kind === "group" ? message.sender_id : undefined);
 		if (outcome.paired) this.#o.notify(`qq: chat ${message.chat_id} paired as ${outcome.paired}`);
 		if (outcome.reply) this.#reply(message.chat_id, outcome.reply);
 	}

@@ -366,7 +366,8 @@ export class TelegramChannel implements OutboundSink {
 		if (command?.[2] && this.#bot && command[2].toLowerCase() !== this.#bot.username.toLowerCase()) return; // for another bot
 		const name = command?.[1].toLowerCase();
 		const args = (command?.[3] ?? "").trim();
-		const role = this.#o.pairing.roleOf(chatId);
+		// In a group the sender's role: the member who paired it has the chat's role, the others are users unless the owner said otherwise.
+		const role = this.#o.pairing.roleOf(chatId, message.chat_type === "private" ? undefined : message.sender_id);
 		if (name === "pair") return this.#pair(message, args);
 		if (!role) {
 			if (this.#o.pairing.mayHint(chatId)) this.#reply(chatId, PAIRING_HINT);
@@ -387,7 +388,7 @@ export class TelegramChannel implements OutboundSink {
 	}
 
 	async #pair(message: IncomingMessage, code: string): Promise<void> {
-		const outcome = pairChat(this.#o.pairing, message.chat_id, message.sender_name, code, this.#o.log, CHANNEL);
+		const outcome = pairChat(this.#o.pairing, message.chat_id, message.sender_name, code, this.#o.log, CHANNEL, message.chat_type === "private" ? undefined : message.sender_id);
 		if (outcome.paired) this.#o.notify(`telegram: chat ${message.chat_id} (${message.sender_name || "no name"}) paired as ${outcome.paired}`);
 		if (outcome.reply) this.#reply(message.chat_id, outcome.reply);
 	}
