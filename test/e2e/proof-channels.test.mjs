@@ -16,7 +16,7 @@ function bigUpdate(tg, chat, i) {
 	return tg.say({ chat, text: text(0), replyTo });
 }
 
-test("hostile chats: the getUpdates cap, poll pacing", async (t) => {
+test("hostile chats: the getUpdates cap, poll pacing, /stop during a runaway, strangers guessing pairing codes", async (t) => {
 	const report = new Report("proof-channels", t);
 	const rig = await startRig({ report, qq: false });
 	const { llm, tg, fw } = rig;
@@ -66,6 +66,48 @@ test("hostile chats: the getUpdates cap, poll pacing", async (t) => {
 			report.check("at most 4 polls in 3 s", polls <= 4, `${polls} polls`);
 			report.check("and it still polls", polls >= 2, `${polls} polls`);
 			await rig.command("config set telegram.poll_timeout_s 2", /^ok: /m);
+		});
+
+		report.tried("a runaway request in the owner's chat: nine rounds of three send_message calls to that chat, then a stalled round; /stop");
+		await report.step("after /stop the confirmation is the last thing the chat receives, within 2 s", async () => {
+			const spam = (round) => ({ type: "tool_calls", calls: [0, 1, 2].map((i) => ({ name: "send_message", arguments: { channel: "telegram", chat_id: String(OWNER_CHAT), text: `spam ${round}.${i}` } })) });
+			const llmFrom = llm.requests.length;
+			llm.script(...Array.from({ length: 9 }, (_, round) => spam(round)), { type: "text", text: "never", fault: "stall" });
+			const from = tg.chat(OWNER_CHAT).length;
+			tg.say({ chat: OWNER_CHAT, text: "spam me" });
+			await tg.waitFor(() => llm.requests.length >= llmFrom + 10 && tg.chat(OWNER_CHAT).slice(from).some((m) => /^spam /.test(m.text)), 30_000, "the runaway's stalled round and its first message");
+			const sends = () => tg.calls.filter((c) => (c.method === "sendMessage" || c.method === "editMessageText") && String(c.params.chat_id) === String(OWNER_CHAT));
+			const before = sends().length;
+			const stopAt = Date.now();
+			tg.say({ chat: OWNER_CHAT, text: "/stop" });
+			const confirmation = await tg.waitFor(() => tg.chat(OWNER_CHAT).slice(from).find((m) => /^Stopped \(request cancelled\)\./.test(m.text)), 10_000, "the confirmation");
+			await sleep(3000);
+			const after = sends().slice(before).map((c) => String(c.params.text));
+			report.note(`the confirmation came ${confirmation.sent_at - stopAt} ms after /stop: "${confirmation.text}"; ${tg.chat(OWNER_CHAT).slice(from).filter((m) => /^spam /.test(m.text)).length} of 27 spam messages had gone out`);
+			report.check("the confirmation within 2 s of /stop", confirmation.sent_at - stopAt <= 2000, `${confirmation.sent_at - stopAt} ms`);
+			report.check("the confirmation is the last thing the chat received", after.at(-1) === confirmation.text, JSON.stringify(after));
+			report.check("at most the message on its way came between /stop and the confirmation", after.length <= 2, JSON.stringify(after));
+		});
+
+		report.tried("300 stranger chats each send a message and two wrong /pair codes while the owner's code is valid");
+		await report.step("strangers get at most 30 answers in all, and the code still pairs", async () => {
+			const out = await rig.command("telegram pair", /pairing code ([A-Z0-9]+)/);
+			const code = /pairing code ([A-Z0-9]+)/.exec(out)[1];
+			const callsFrom = tg.calls.length;
+			for (let chat = 8000; chat < 8300; chat++) {
+				tg.say({ chat, text: "hello?" });
+				tg.say({ chat, text: "/pair WRONG234" });
+				tg.say({ chat, text: "/pair WRONG235" });
+			}
+			await tg.waitFor(() => tg.pending === 0, 30_000, "the strangers' 900 updates read");
+			await sleep(1500);
+			const answers = tg.calls.slice(callsFrom).filter((c) => c.method === "sendMessage" && Number(c.params.chat_id) >= 8000 && Number(c.params.chat_id) < 8300).length;
+			report.note(`${answers} answers to 300 stranger chats (900 messages: one each, then two wrong /pair)`);
+			report.check("at most 30 answers to 300 strangers (900 messages)", answers <= 30, `${answers} answers`);
+			tg.say({ chat: 8400, text: `/pair ${code}` });
+			const paired = await tg.waitFor(() => tg.chat(8400).find((m) => /^Paired as /.test(m.text)), 10_000, "the pairing answer");
+			report.check("the code outlived 600 wrong guesses from 300 chats", /^Paired as user/.test(paired.text), paired.text);
+			await rig.command("telegram revoke 8400", /no longer paired/);
 		});
 	} finally {
 		await rig.close();
