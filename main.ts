@@ -29,6 +29,7 @@ import { openChannels } from "channels/setup";
 import { boardHttp } from "net/board";
 import { boardWebSocket } from "net/websocket/board";
 import { openRouter } from "router/setup";
+import { HttpRoutes } from "httpd/routes";
 import { openLogSettings } from "console/log";
 import { messageOf } from "util/errors";
 import { files as filesRoot, openKeyValue } from "util/io";
@@ -114,11 +115,13 @@ const routing = openRouter({
 // name lookups wait for the station.
 const { http, buffers } = boardHttp(station.gate);
 const webSocket = boardWebSocket(buffers, station.gate);
+// The HTTP server's routes: the web channel serves them; the web console and /mcp add theirs.
+const routes = new HttpRoutes();
 // Every chat channel (channels/all): bound to the router under its name; the
 // agent machine hears which of them run (send_message's targets).
 const channels = openChannels({
 	definitions: Object.values(channelList),
-	context: { config, http, openSocket: webSocket, files: filesRoot, router: routing.router, port: agent.client, timers: Timer, now, log, notify: (line) => print(line) },
+	context: { config, http, openSocket: webSocket, files: filesRoot, router: routing.router, routes, port: agent.client, timers: Timer, now, log, notify: (line) => print(line) },
 	bind: (name, sink) => routing.router.bind(name, sink),
 	onChange: (infos) => agent.client.channels(infos),
 });

@@ -330,3 +330,24 @@ export const SNTP_RETRY_MS = 10_000;             // a failed time request is tri
 export const ONLINE_WAIT_MAX_MS = 30_000;        // a name lookup waits this long for Wi-Fi and the clock, then fails
 export const CLOCK_VALID_AFTER_MS = 1_767_225_600_000; // 2026-01-01: a wall clock before this has not been set (certificates cannot be checked)
 export const ONLINE_WAITERS_MAX = 8;              // lookups held for the network at once; more fail at once
+
+// ---- the HTTP server and the web console (modules/main/httpd, channels/web; issue 30) ----
+export const WEB_PORT_DEFAULT = 80;             // the board's web console (setting web.port); lin serves only with --http PORT
+export const WEB_LISTEN_BACKLOG = 8;            // connections the kernel holds before we accept them (listener)
+export const WEB_CONNECTIONS_MAX = 16;          // open connections at once; a new one past this closes the oldest still waiting for a request (a slow or idle client), or is refused with 503
+export const WEB_HEAD_START_BYTES = 1024;       // a connection's request-head buffer at first; doubles up to WEB_HEAD_MAX_BYTES
+export const WEB_HEAD_MAX_BYTES = 8 * 1024;     // request line + headers; more is 431
+export const WEB_TARGET_MAX_CHARS = 2048;       // request target (path and query); longer is 414
+export const WEB_HEADERS_MAX = 48;              // header lines of one request; more is 431
+export const WEB_BODY_MAX_BYTES = 16 * 1024;    // a request body when the route names no other limit (forms, JSON); more is 413
+export const WEB_BODY_LIMIT_MAX_BYTES = 64 * 1024; // the largest body limit a route may ask for
+export const WEB_HEAD_TIMEOUT_MS = 10_000;      // a request head must arrive whole within this of its first byte (slow clients)
+export const WEB_IDLE_TIMEOUT_MS = 15_000;      // a connection with no request (new, or kept alive after one) is closed after this
+export const WEB_BODY_TIMEOUT_MS = 20_000;      // a request body must arrive whole within this of its head
+export const WEB_WRITE_STALL_MS = 20_000;       // a response whose bytes the client stops taking for this long is dropped with its connection
+export const WEB_HANDLER_TIMEOUT_MS = 150_000;  // a route that has not answered by then gets 503 (an ask waits up to 130 s)
+export const WEB_REQUESTS_PER_CONNECTION = 100; // requests one kept-alive connection serves before it is closed
+export const WEB_OUTPUT_MAX_BYTES = 64 * 1024;  // bytes a response or stream may have queued for a slow client; a stream past this is dropped
+export const WEB_STREAMS_MAX = 4;               // SSE streams open at once (chat replies, the log tail); more get 503
+export const WEB_TICK_MS = 1_000;               // the server's one timer checks every connection's deadlines this often
+export const WEB_ROUTES_MAX = 64;               // routes registered on the server (pages, APIs, /mcp)

@@ -5,4 +5,5 @@
 export { serialConsole } from "console/channel";
 export { telegram } from "channels/telegram/setup";
 export { qq } from "channels/qq/setup";
+export { web } from "channels/web/setup";
 export { testChannel } from "test/channel/setup";

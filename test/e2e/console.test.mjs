@@ -30,10 +30,11 @@ test("wrong start-up options are one line on stderr and exit 64, before anything
 	const file = join(data, "a-file");
 	writeFileSync(file, "not a directory");
 	const cases = [
-		[["--foo", "bar"], /^xsclaw: unknown option --foo: the firmware takes --data DIR and --ca FILE\n$/],
+		[["--foo", "bar"], /^xsclaw: unknown option --foo: the firmware takes --data DIR, --ca FILE and --http PORT\n$/],
 		[["--data", join(file, "sub")], /^xsclaw: --data .*a-file\/sub cannot be used: Not a directory; give a directory/],
 		[["--ca", "/missing.pem"], /^xsclaw: --ca \/missing\.pem cannot be read: No such file or directory; give a CA certificate file/],
 		[["--data", data, "--data", data], /^xsclaw: --data is given twice: give it once\n$/],
+		[["--http", "80x"], /^xsclaw: --http must be a port number, 0 to 65535 \(0: one the system picks; the console prints it\)\n$/],
 		[["--cpus", "two"], /^xsclaw: --cpus must be one \(the default: every thread on the CPU the host started on\) or any\n$/],
 	];
 	for (const [args, pattern] of cases) {

@@ -228,6 +228,7 @@ void hostTerminalRestore(void);
 void hostInstallTimer(xsMachine *the, xsSlot *native);
 void hostInstallSystem(xsMachine *the, xsSlot *native);
 void hostInstallTCP(xsMachine *the, xsSlot *native);
+void hostInstallListener(xsMachine *the, xsSlot *native);
 void hostInstallTLS(xsMachine *the, xsSlot *native);
 void hostInstallDNS(xsMachine *the, xsSlot *native);
 void hostInstallFiles(xsMachine *the, xsSlot *native);

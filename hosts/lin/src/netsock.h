@@ -57,6 +57,7 @@ typedef struct {
 	int port;
 	int nodelay;                    /* -1 absent, 0 or 1 */
 	int format;                     /* NET_FORMAT_* */
+	int from;                       /* an accepted connection's descriptor (option from), or -1 */
 } NetOptions;
 
 enum { NET_FORMAT_BUFFER = 0, NET_FORMAT_NUMBER = 1 };
@@ -74,6 +75,11 @@ void netParseOptions(xsMachine *the, const NetClass *cls, NetOptions *options);
  * Takes ownership of context (released on failure too). Throws only when the
  * socket cannot be created; connection errors reach onError later. */
 NetSocket *netOpen(xsMachine *the, const NetClass *cls, const NetOptions *options, void *context);
+
+/* option from: the descriptor of a connection a Listener accepted (listener.c),
+ * which the caller now owns, with its peer's address and port; -1 when value
+ * is not one, or was taken already. */
+int netTakeAccepted(xsMachine *the, xsSlot *value, char *address, size_t size, int *port);
 
 /* For transports. */
 int netFd(NetSocket *socket);

@@ -48,7 +48,7 @@ void hostUsage(const char *message)
  * may read any (host/platform's option()). */
 static const char *const kHostOptions[] = {
 	"modules", "main", "data", "ca", "cpus", "heap-report", "chunk-bytes", "crash-after", "crash-seed", "crash-model", "count-writes", "psram-bytes", "internal-bytes",
-	"agent-chunk", "agent-slots", NULL,
+	"agent-chunk", "agent-slots", "http", NULL,
 };
 
 static void checkOptions(void)
@@ -67,7 +67,7 @@ static void checkOptions(void)
 		for (const char *const *host = kHostOptions; *host; host++)
 			known |= !strcmp(*host, name);
 		if (!known && !anyOption) {
-			snprintf(message, sizeof(message), "unknown option --%.64s: the firmware takes --data DIR and --ca FILE", name);
+			snprintf(message, sizeof(message), "unknown option --%.64s: the firmware takes --data DIR, --ca FILE and --http PORT", name);
 			hostUsage(message);
 		}
 	}
@@ -97,6 +97,20 @@ void hostKeepToOneCpu(void)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* --http PORT: the web console's port on 127.0.0.1 (0: one the system picks). */
+static void checkHttpPort(void)
+{
+	const char *port = hostOption("http");
+	if (!port)
+		return;
+	size_t length = strlen(port);
+	int digits = length >= 1 && length <= 5;
+	for (size_t i = 0; digits && i < length; i++)
+		digits = port[i] >= '0' && port[i] <= '9';
+	if (!digits || atoi(port) > 65535)
+		hostUsage("--http must be a port number, 0 to 65535 (0: one the system picks; the console prints it)");
 }
 
 /* --ca FILE: a readable regular file (tls.c parses it at the first connection). */
@@ -144,5 +158,6 @@ int hostReadOptions(int argc, char **argv)
 	 * tests) may want tls.c's own error at the first connection. */
 	if (!hostOption("main"))
 		checkCaFile();
+	checkHttpPort();
 	return sizes;
 }

@@ -13,8 +13,11 @@
  * Small writes of one loop turn go out together at its end (NET_COALESCE_BYTES;
  * hosts/lin/NOTES.md, "CPU per turn").
  *
- * Limits: no `from` option (no listener on this host); a closed or failed
- * stream is not half-open: after the peer closes, write() throws.
+ * A connection a Listener accepted (listener.c) is taken over with the option
+ * `from` (TCP only): it is connected, so onWritable comes on the next turn.
+ *
+ * Limits: a closed or failed stream is not half-open: after the peer closes,
+ * write() throws.
  */
 #include "xsAll.h"
 #include "netsock.h"
@@ -380,22 +383,34 @@ void netParseOptions(xsMachine *the, const NetClass *cls, NetOptions *o)
 	if (hostArgc < 1 || !xsIsInstanceOf(xsArg(0), xsObjectPrototype))
 		xsTypeError("%s: options object required", name);
 	xsSlot *options = &xsArg(0);
-	if (hostHasOption(the, options, "from"))
-		xsTypeError("%s: option from is not supported on this host", name);
+	o->from = -1;
 	char text[64];
-	if (!hostHasOption(the, options, "address"))
+	if (hostHasOption(the, options, "from")) {
+		if (strcmp(name, "TCP"))
+			xsTypeError("%s: option from is not supported on this host", name);
+		xsVar(NET_VAR_ON_READABLE) = xsGet(*options, hostID("from"));
+		o->from = netTakeAccepted(the, &xsVar(NET_VAR_ON_READABLE), text, sizeof(text), &o->port);
+		xsVar(NET_VAR_ON_READABLE) = xsUndefined;
+		if (o->from < 0)
+			xsTypeError("%s: from must be a connection a Listener's read() returned, not yet taken", name);
+		o->family = strchr(text, ':') ? AF_INET6 : AF_INET;
+		snprintf(o->text, sizeof(o->text), "%s", text);
+	}
+	else if (!hostHasOption(the, options, "address"))
 		xsTypeError("%s: address required: an IP address (resolve host names with embedded:network/dns/resolver/udp first)", name);
-	hostStringOption(the, options, "address", text, sizeof(text), 1, name);
-	if (inet_pton(AF_INET, text, o->address) == 1)
-		o->family = AF_INET;
-	else if (inet_pton(AF_INET6, text, o->address) == 1)
-		o->family = AF_INET6;
-	else
-		xsTypeError("%s: address must be an IP address (resolve names first): \"%s\"", name, text);
-	inet_ntop(o->family, o->address, o->text, sizeof(o->text));
-	o->port = hostIntegerOption(the, options, "port", 1, 65535, -1, name);
-	if (o->port < 0)
-		xsTypeError("%s: port required", name);
+	if (o->from < 0) {
+		hostStringOption(the, options, "address", text, sizeof(text), 1, name);
+		if (inet_pton(AF_INET, text, o->address) == 1)
+			o->family = AF_INET;
+		else if (inet_pton(AF_INET6, text, o->address) == 1)
+			o->family = AF_INET6;
+		else
+			xsTypeError("%s: address must be an IP address (resolve names first): \"%s\"", name, text);
+		inet_ntop(o->family, o->address, o->text, sizeof(o->text));
+		o->port = hostIntegerOption(the, options, "port", 1, 65535, -1, name);
+		if (o->port < 0)
+			xsTypeError("%s: port required", name);
+	}
 	o->nodelay = -1;
 	if (hostHasOption(the, options, "nodelay"))
 		o->nodelay = xsToBoolean(xsGet(*options, hostID("nodelay"))) ? 1 : 0;
@@ -419,7 +434,7 @@ void netParseOptions(xsMachine *the, const NetClass *cls, NetOptions *o)
 NetSocket *netOpen(xsMachine *the, const NetClass *cls, const NetOptions *o, void *context)
 {
 	const NetTransport *transport = cls->transport;
-	int fd = socket(o->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = o->from >= 0 ? o->from : socket(o->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		int error = errno;
 		if (transport->release)
@@ -452,6 +467,15 @@ NetSocket *netOpen(xsMachine *the, const NetClass *cls, const NetOptions *o, voi
 	if (o->nodelay >= 0) {
 		int value = o->nodelay;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &value, sizeof(value));
+	}
+	if (o->from >= 0) {
+		/* Accepted: connected already (only plain TCP takes from). */
+		netBecomeReady(s);
+		xsSetHostData(xsThis, s);
+		s->self = xsThis;
+		xsRemember(s->self);
+		netUpdate(s);
+		return s;
 	}
 	struct sockaddr_in in4 = { 0 };
 	struct sockaddr_in6 in6 = { 0 };

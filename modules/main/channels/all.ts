@@ -5,3 +5,4 @@
 export { serialConsole } from "console/channel";
 export { telegram } from "channels/telegram/setup";
 export { qq } from "channels/qq/setup";
+export { web } from "channels/web/setup";

@@ -13,6 +13,7 @@ import type { AgentPort } from "agent/types";
 import type { ChannelInfo } from "agent/protocol";
 import type { OutEvent } from "core/types";
 import type { HttpTransport } from "net/types";
+import type { RouteTable } from "httpd/types";
 import type { OpenWebSocket } from "net/websocket/types";
 import type { InMessage, RouteOutcome, Watch } from "router/types";
 import type { WipedDirectory } from "util/files";
@@ -40,6 +41,8 @@ export interface ChannelContext {
 	/** The storage root: a channel keeps its files in its own directory there. */
 	files: Directory;
 	router: ChannelRouter;
+	/** The HTTP server's routes (the web channel serves them; the web console and /mcp add theirs). */
+	routes: RouteTable;
 	/** The agent, for what is not routed: cancelling a chat's requests and running its commands. */
 	port: Pick<AgentPort, "cancel" | "command">;
 	timers: Timers;

@@ -16,6 +16,7 @@ import {
 	CONFIG_NAME_MAX_CHARS, CONFIG_SHOWN_VALUE_MAX_CHARS, LLM_CALLS_PER_DAY, LLM_CALLS_PER_HOUR, LLM_COUNT_SETTING_MAX, LLM_MAX_TOKENS, LLM_MAX_TOKENS_CEILING, LLM_TIMEOUT_MAX_MS,
 	LLM_TIMEOUT_MIN_MS, LLM_TIMEOUT_MS, LLM_TOKENS_PER_DAY, TELEGRAM_POLL_TIMEOUT_MAX_S, TELEGRAM_POLL_TIMEOUT_S,
 	GPIO_PIN_MAX, I2C_HZ_MAX, I2C_HZ_MIN, UART_BAUD_MAX, UART_BAUD_MIN,
+	WEB_PORT_DEFAULT,
 } from "budgets";
 import { messageOf } from "util/errors";
 import { clip, nearest } from "util/text";
@@ -84,6 +85,8 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
 	{ name: "log.level", type: "choice", choices: ["error", "warn", "info", "debug"], default: "info", description: "the log lines shown (on lin: stderr): error, warn, info (retries, reconnects) or debug (also a METRIC line per request and a line per tool call)" },
 	{ name: "wifi.ssid", type: "text", description: "the Wi-Fi network to join (device)" },
 	{ name: "wifi.password", type: "text", secret: true, description: "the Wi-Fi password (device)" },
+	{ name: "web.enabled", ...BOOLEAN, default: "true", description: "false turns the web console off (its HTTP server, and with it /mcp)" },
+	{ name: "web.port", type: "integer", min: 1, max: 65535, default: String(WEB_PORT_DEFAULT), description: "the web console's port on the board (lin serves it only when started with --http PORT)" },
 	{ name: "time.timezone", type: "timezone", default: "UTC", description: "the board's time zone for get_time and schedules: UTC, an offset like +08:00, a POSIX rule like CET-1CEST,M3.5.0,M10.5.0/3, or a common name like Europe/Berlin" },
 	{ name: "gpio.allow", type: "pins", description: "the GPIO pins the agent and the gpio command may read and drive, e.g. 2,4,5 (none when unset)" },
 	{ name: "i2c.allow", type: "text", description: "the I2C addresses the agent and the i2c command may read and write, e.g. 0x44,0x50 (none when unset: the bus is not used)" },

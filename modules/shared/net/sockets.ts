@@ -10,7 +10,8 @@
 // On the device embedded:io/socket/tcp/tls is our mbedtls module
 // (hosts/esp32/tls), which ignores options.TCP; the SDK's JavaScript example
 // needed it.
-// Only this module imports the embedded:io/socket and DNS resolver specifiers.
+// Only this module imports the embedded:io/socket and DNS resolver specifiers
+// (and httpd/sockets, the server's listener, in the main machine only).
 import TCP from "embedded:io/socket/tcp";
 import TLS from "embedded:io/socket/tcp/tls";
 import Resolver from "embedded:network/dns/resolver/udp";
