@@ -19,7 +19,7 @@
 // a device that does not answer (NACK) or a bus held low fails that call with a
 // sentence, and the next call opens the bus afresh. A PWM output runs until
 // pwm_stop (or a restart); the UART stays open once used, so bytes that arrive
-// between calls wait in its buffer (UART_RX_BUFFER_BYTES).
+// between calls wait (on the board in the UART's 128-byte FIFO; caps/NOTES.md).
 import Timer from "timer";
 import { Analog, I2C, PWM, Serial, analogFullScaleMv, type I2CDevice, type PWMOutput, type SerialPort } from "host/io";
 import {
