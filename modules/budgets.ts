@@ -351,3 +351,24 @@ export const WEB_OUTPUT_MAX_BYTES = 64 * 1024;  // bytes a response or stream ma
 export const WEB_STREAMS_MAX = 4;               // SSE streams open at once (chat replies, the log tail); more get 503
 export const WEB_TICK_MS = 1_000;               // the server's one timer checks every connection's deadlines this often
 export const WEB_ROUTES_MAX = 64;               // routes registered on the server (pages, APIs, /mcp)
+
+// ---- MCP: remote tools (client, modules/agent/mcp) and the board's tools offered (server, modules/main/mcp) ----
+export const MCP_SERVERS_MAX = 4;               // mcp.servers entries: each holds a session and may hold a listening stream (a socket, ~40 KB of TLS on the board)
+export const MCP_SERVER_NAME_MAX_CHARS = 16;    // a server's name prefixes its tools (NAME__tool within the 64 characters of a tool name)
+export const MCP_TOOLS_MAX = 24;                // remote tools offered, all servers together: every definition is sent with every request
+export const MCP_TOOLS_PAGES_MAX = 8;           // tools/list pages followed (nextCursor); a server paging on past this is cut there
+export const MCP_TOOL_DESCRIPTION_MAX_CHARS = 1024; // a remote tool's description as offered; longer is cut
+export const MCP_TOOL_SCHEMA_MAX_BYTES = 8 * 1024; // a remote tool's input schema as JSON; a bigger one leaves the tool out
+export const MCP_MESSAGE_MAX_BYTES = 128 * 1024; // one JSON-RPC message (a body or an SSE event): a tool result is cut to 16 KiB anyway
+export const MCP_STREAM_MAX_BYTES = 1024 * 1024; // all the bytes of one reply stream (notifications before the answer); more ends it
+export const MCP_JSON_DEPTH_MAX = 64;           // nesting of a JSON-RPC message, checked before JSON.parse recurses
+export const MCP_ERROR_MESSAGE_MAX_CHARS = 400; // a JSON-RPC error's message as quoted to the model or a person
+export const MCP_SESSION_ID_MAX_CHARS = 256;    // an Mcp-Session-Id (visible ASCII); longer is refused
+export const MCP_CONNECT_TIMEOUT_MS = 10_000;   // DNS + TCP + TLS to a server: a tool call should not wait long on a dead one
+export const MCP_REQUEST_TIMEOUT_MS = 30_000;   // initialize, tools/list: a whole request, start to last byte
+export const MCP_CALL_TIMEOUT_MS = 60_000;      // one tools/call, start to its answer: the model waits on it inside a turn
+export const MCP_NOTIFY_TIMEOUT_MS = 5_000;     // a notification (initialized, cancelled) or a session's DELETE: the server answers 202 at once
+export const MCP_LISTEN_MS = 300_000;           // a listening GET stream (notifications/tools/list_changed) is opened again after this
+export const MCP_RETRY_MS = 30_000;             // a server that failed (down, bad token, garbage) is tried again after this, or at its next call
+export const MCP_TOKENS_MAX = 8;                // mcp.tokens entries: the board's server knows this many clients
+export const MCP_TOKEN_MIN_CHARS = 16;          // a token of the board's server: a guessable one is refused when set

@@ -11,6 +11,7 @@
 // be opened leave the agent answering without saved conversations, a damaged
 // memory file is kept aside; each such case becomes a warning for the console.
 import * as psram from "psram";
+import Timer from "timer";
 import { openCaps } from "caps/setup";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
 import { applyLogSettings } from "console/log";
@@ -20,6 +21,8 @@ import { openCore } from "core/setup";
 import { collectGarbage, heap, name as platformName, now } from "host/platform";
 import { openLlm } from "llm/setup";
 import { openMemory } from "memory/setup";
+import { mcpCommands } from "mcp/console";
+import { McpTools } from "mcp/tools";
 import { Aborter } from "net/abort";
 import { boardHttp } from "net/board";
 import type { OnlineGate } from "net/online";
@@ -86,6 +89,8 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 		otherTools: memory.tools,
 		log,
 	});
+	// Remote tools (mcp.servers): each server's tools join the registry as NAME__tool.
+	const mcp = new McpTools({ config: settings, http, timer: Timer, now, log, clientInfo: { name: FIRMWARE_NAME, version: FIRMWARE_VERSION } });
 	// Provider order: profile (the persona), long-term memory and the skills
 	// catalogue first, then the session history; the tools provider comes last
 	// (core/setup).
@@ -97,7 +102,7 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 		heap,
 		providers: [...memory.providers, ...caps.providers, ...(sessions ? [sessions.historyProvider] : [])],
 		tools: caps.tools,
-		sources: caps.sources,
+		sources: [...caps.sources, mcp],
 		visibleGroups: caps.visibleGroups,
 		// One line per tool call: at debug, so at the default level it stays off the console.
 		toolLog: (line) => logLine("debug", line),
@@ -107,6 +112,7 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 	});
 	// Schedules fire into the root core's queue from here on.
 	caps.start((request, timeoutMs) => agent.core.submit(request, timeoutMs));
+	mcp.start();
 	const capsCommands = caps.commands(() => agent.registry);
 	const warnings = [llm.warning, sessionsWarning, memory.warning].filter((w): w is string => w !== undefined);
 	return {
@@ -116,7 +122,7 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 		callCap: async (name, argumentsJson, request) => agent.registry.callCap({ id: "router", name, arguments: argumentsJson }, { request, signal: new Aborter().signal, progress() {} }),
 		runScript: (name, data) => caps.automations.runFromRouter(name, data),
 		automationLines: () => caps.automations.lines(),
-		commands: (chat: ChatRef): Command[] => [...llm.commands, ...(sessions ? sessionCommands(sessions, chat) : []), ...memory.commands, ...capsCommands],
+		commands: (chat: ChatRef): Command[] => [...llm.commands, ...(sessions ? sessionCommands(sessions, chat) : []), ...memory.commands, ...capsCommands, ...mcpCommands(mcp)],
 		heap,
 		collect: collectGarbage,
 		warnings,
@@ -124,6 +130,7 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 			// The scheduler stops and the requests in flight are cancelled, so no
 			// socket or timer outlives the machine.
 			caps.stop();
+			mcp.stop();
 			agent.agents.stop();
 			// Stores the LLM usage counted since its last write (llm/limits).
 			llm.llm.close();

@@ -7,13 +7,13 @@
 // secret ones it gets only their fingerprints (util/secrets), as the derived
 // setting SECRET_PRINTS_SETTING, so that its logger and its scrubbing of the
 // model's replies can mask one the model repeats without holding it.
-import { isSecret, type SettingsSource } from "config/settings";
+import { findSetting, isSecret, type SettingsSource } from "config/settings";
 import { messageOf } from "util/errors";
 import { log as logLine } from "util/log";
 import { secretPrints as formPrints } from "util/secrets";
 
 /** Settings the agent machine reads: the LLM runtime's, memory's, its logger's and the capabilities' (time zone, pins, script grants). */
-export const AGENT_SETTING_PREFIXES = Object.freeze(["llm.", "memory.", "log.", "time.", "gpio.", "script.", "i2c.", "adc.", "pwm.", "uart."]);
+export const AGENT_SETTING_PREFIXES = Object.freeze(["llm.", "memory.", "log.", "time.", "gpio.", "script.", "i2c.", "adc.", "pwm.", "uart.", "mcp.servers", "mcp.grants"]);
 
 export function isAgentSetting(name: string): boolean {
 	return AGENT_SETTING_PREFIXES.some((prefix) => name.startsWith(prefix));
@@ -31,7 +31,11 @@ export function isPrintedSecret(name: string): boolean {
 export function secretPrints(entries: Iterable<[string, string]>): string {
 	const prints = [];
 	// Every form the secret takes on the way out (util/secrets secretForms: as it is, JSON-escaped).
-	for (const [name, value] of entries) if (value && isPrintedSecret(name)) prints.push(...formPrints(value));
+	for (const [name, value] of entries) {
+		if (!value || !isPrintedSecret(name)) continue;
+		prints.push(...formPrints(value));
+		for (const part of findSetting(name)?.secretParts?.(value) ?? []) prints.push(...formPrints(part));
+	}
 	return JSON.stringify(prints);
 }
 

@@ -21,6 +21,7 @@ import {
 import { messageOf } from "util/errors";
 import { clip, nearest } from "util/text";
 import { parseTimeZone } from "util/tz";
+import { parseGrants, parseServers, serverTokens } from "mcp/types";
 
 /** Where settings are read: config/store's Config, or the agent machine's copy (agent/settings). */
 export interface SettingsSource {
@@ -45,6 +46,10 @@ export interface SettingSpec {
 	readonly preset?: true;
 	/** Never shown in full, never put in an error, kept out of the console's history. */
 	readonly secret?: true;
+	/** A further check of a text value's form: throws a sentence that never quotes a secret. */
+	readonly check?: (value: string) => unknown;
+	/** The secrets inside a secret value that are masked on their own too (tokens in a list). */
+	readonly secretParts?: (value: string) => string[];
 	readonly description: string;
 }
 
@@ -99,6 +104,9 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
 	{ name: "uart.tx", type: "integer", min: 0, max: GPIO_PIN_MAX, default: "17", description: "the UART's TX pin (the DevKitC-1's UART1 default 17)" },
 	{ name: "uart.rx", type: "integer", min: 0, max: GPIO_PIN_MAX, default: "18", description: "the UART's RX pin (the DevKitC-1's UART1 default 18)" },
 	{ name: "uart.baud", type: "integer", min: UART_BAUD_MIN, max: UART_BAUD_MAX, default: "115200", description: "the UART's speed in baud" },
+	{ name: "mcp.servers", type: "text", secret: true, check: parseServers, secretParts: serverTokens,
+		description: "MCP servers whose tools the agent may use: NAME URL [TOKEN], ... (the token goes as a bearer token); their tools are NAME__tool, owner only unless mcp.grants names them" },
+	{ name: "mcp.grants", type: "text", check: parseGrants, description: "remote tools chat users, schedules and subagents may run too: NAME__tool or NAME__*, comma-separated (none when unset)" },
 	{ name: "script.grants", type: "list", choices: ["time", "gpio", "math"], default: "time,math", description: "what run_script's snippets may use besides the language: time, gpio, math (comma-separated)" },
 ] satisfies SettingSpec[]);
 
@@ -188,6 +196,7 @@ export function checkSetting(spec: SettingSpec, text: string): string {
 			if (!/^[a-z][a-z0-9_]*$/.test(value)) refuse();
 			return value;
 		default:
+			spec.check?.(value);
 			return value;
 	}
 }

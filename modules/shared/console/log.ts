@@ -30,7 +30,14 @@ function readPrints(value: string | undefined): SecretPrint[] {
 /** Applies log.level and the secret values (and fingerprints) to this machine's logger now and on every change. */
 export function applyLogSettings(config: SettingsSource): void {
 	const apply = () => {
-		setLogSecrets(SETTINGS.filter((spec) => spec.secret).map((spec) => config.get(spec.name) ?? ""));
+		const secrets: string[] = [];
+		for (const spec of SETTINGS) {
+			const value = spec.secret ? config.get(spec.name) : undefined;
+			if (value === undefined) continue;
+			secrets.push(value);
+			if (spec.secretParts) secrets.push(...spec.secretParts(value));
+		}
+		setLogSecrets(secrets);
 		setLogPrints(readPrints(config.get(SECRET_PRINTS_SETTING)));
 		try {
 			setLogLevel(settingValue((name) => config.get(name), "log.level") ?? "info");

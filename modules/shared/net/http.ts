@@ -497,6 +497,7 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 		const ok = head.status >= 200 && head.status < 300;
 		if (ok && this.#request.onChunk) {
 			this.#streaming = true;
+			if (this.#request.onHead) this.#request.onHead(head.status, head.headers); // a method call: this is the request
 			return;
 		}
 		const max = ok ? this.#request.maxBodyBytes ?? HTTP_BODY_MAX_BYTES : Math.min(this.#request.maxBodyBytes ?? HTTP_BODY_MAX_BYTES, HTTP_ERROR_BODY_MAX_BYTES);

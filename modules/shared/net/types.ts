@@ -54,6 +54,12 @@ export interface HttpRequest {
 	 */
 	onChunk?: (bytes: Uint8Array) => void;
 	/**
+	 * With onChunk: the 2xx response's status and headers (lower-case names), once,
+	 * before its first onChunk, for a caller that must read a header before the
+	 * body (an MCP session id). A throw fails the request as onChunk's does.
+	 */
+	onHead?: (status: number, headers: Record<string, string>) => void;
+	/**
 	 * Without onChunk: the whole 2xx body as bytes, once, when it is complete (a
 	 * view of the client's buffer, valid only during the call; empty when there
 	 * is no body); HttpResponse.body is then ''. So a caller that parses the
