@@ -230,6 +230,26 @@ test("/stop during a runaway that sends a message every round: the confirmation 
 	await fw.end();
 });
 
+test("cancel on the console during a runaway that sends the console a message every round: nothing of the request is printed after it but the ask's own error", async () => {
+	const { llm, boot } = await setup();
+	const fw = await boot();
+	const spam = (round) => ({ type: "tool_calls", calls: [0, 1, 2].map((i) => ({ name: "send_message", arguments: { channel: "console", text: `spam ${round}.${i}` } })) });
+	llm.script(...Array.from({ length: 9 }, (_, round) => spam(round)), { type: "text", text: "never", fault: "stall" });
+	const from = fw.stdout.length;
+	fw.send("ask spam the console");
+	await until(() => llm.requests.length === 10, "the stalled tenth round");
+	fw.send("cancel");
+	await fw.until(/^request \d+ cancelled$/m, { from });
+	await fw.until(/^error: request cancelled$/m, { from });
+	await sleep(1500);
+	const printed = fw.printed(from);
+	const cancelAt = printed.search(/^request \d+ cancelled$/m);
+	const after = printed.slice(cancelAt).split("\n").filter((l) => /spam|agent \(request/.test(l));
+	assert.deepEqual(after, [], "no message of the cancelled request after cancel");
+	assert.ok((printed.match(/^spam \d\.\d$/gm) ?? []).length === 27, "the rounds before cancel were printed at once (the console has no outbox)");
+	await fw.end();
+});
+
 test("a group paired first: a never-paired member replying to the bot cannot run gpio_write; the member who paired it can", async () => {
 	const { tg, llm, boot } = await setup();
 	const fw = await boot();
