@@ -61,6 +61,21 @@ export async function cancelRequests(port: Pick<AgentPort, "cancel">, ids: reado
 
 export const NOTHING_RUNNING = "Nothing is running in this chat.";
 
+/** A chat's outbox as /stop sees it: calls of the current epoch waiting or on their way, and the epoch of the one on its way (-1: none). */
+export interface Outbox {
+	pending: number;
+	epoch: number;
+	sending: number;
+}
+
+/** /stop empties an outbox: a new epoch (the calls queued before it are not made); returns how many waited. */
+export function dropQueued(outbox: Outbox): number {
+	const dropped = outbox.pending - (outbox.sending === outbox.epoch ? 1 : 0);
+	outbox.epoch++;
+	outbox.pending = 0;
+	return dropped;
+}
+
 /** /stop's confirmation: whether requests were stopped, and how many waiting messages were dropped. */
 export function stopReply(stopped: boolean, dropped: number): string {
 	const waiting = dropped ? ` ${dropped} waiting message${dropped === 1 ? " was" : "s were"} dropped.` : "";
@@ -91,6 +106,16 @@ export class StopGate {
 		this.#chats.delete(chatId);
 		this.#chats.set(chatId, { ids: all, settling: true });
 		if (this.#chats.size > CHANNEL_STOPPED_CHATS_MAX) this.#chats.delete(this.#chats.keys().next().value as string);
+	}
+
+	/** Cancels chatId's requests ids through the port, dropping the chat's events meanwhile; resolves with how many were stopped. */
+	async cancel(port: Pick<AgentPort, "cancel">, chatId: string, ids: readonly number[], log: (line: string) => void, channel: string): Promise<number> {
+		this.begin(chatId, ids);
+		try {
+			return await cancelRequests(port, ids, log, channel);
+		} finally {
+			this.settled(chatId);
+		}
 	}
 
 	/** The agent has answered the cancel: only the stopped requests' events are dropped from now on. */

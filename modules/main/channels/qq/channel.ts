@@ -32,7 +32,7 @@ import type { Watch } from "router/router";
 import type { AgentPort, InMessage, OutboundSink, Role, RouteOutcome } from "router/types";
 import { messageOf } from "util/errors";
 import type { Pairing } from "channels/pairing";
-import { cancelRequests, helpText, pairChat, sessionReply, stopReply, StopGate } from "channels/chat";
+import { dropQueued, helpText, pairChat, sessionReply, stopReply, StopGate } from "channels/chat";
 import { Sleeps } from "channels/sleeps";
 import { chunk, fitUnits, units } from "channels/telegram/format";
 import { QqApiError, type Timers } from "channels/qq/api";
@@ -180,17 +180,9 @@ export class QqChannel implements OutboundSink {
 
 	async #stopChat(chatId: string, work: ChatWork): Promise<void> {
 		const ids = [...work.requests];
-		const dropped = work.pending - (work.sending === work.epoch ? 1 : 0);
-		work.epoch++;
-		work.pending = 0;
+		const dropped = dropQueued(work);
 		this.#droppedQueued += dropped;
-		this.#gate.begin(chatId, ids);
-		let stopped = 0;
-		try {
-			stopped = await cancelRequests(this.#o.port, ids, this.#o.log, CHANNEL);
-		} finally {
-			this.#gate.settled(chatId);
-		}
+		const stopped = await this.#gate.cancel(this.#o.port, chatId, ids, this.#o.log, CHANNEL);
 		for (const id of ids) work.requests.delete(id);
 		if (dropped) this.#o.log(`qq: /stop in chat ${chatId}: ${dropped} waiting reply(ies) dropped`);
 		this.#reply(chatId, stopReply(stopped > 0 || ids.length > 0, dropped));

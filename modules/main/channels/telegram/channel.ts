@@ -42,7 +42,7 @@ import { maskSecretsGrowing } from "util/log";
 import { clip } from "util/text";
 import { BotApiError, readBotUser, type BotUser, type CallOptions } from "channels/telegram/api";
 import { chunk, fitUnits, toHtml } from "channels/telegram/format";
-import { cancelRequests, helpText, pairChat, sessionReply, stopReply, StopGate } from "channels/chat";
+import { dropQueued, helpText, pairChat, sessionReply, stopReply, StopGate } from "channels/chat";
 import { Sleeps, type Timers } from "channels/sleeps";
 import type { Pairing } from "channels/pairing";
 import type { StateFile } from "channels/telegram/store";
@@ -399,9 +399,7 @@ export class TelegramChannel implements OutboundSink {
 		const ids = work ? [...work.requests.keys()] : [];
 		let dropped = 0;
 		if (work) {
-			dropped = work.pending - (work.sending === work.epoch ? 1 : 0);
-			work.epoch++;
-			work.pending = 0;
+			dropped = dropQueued(work);
 			work.waitingReplies.clear();
 			this.#droppedQueued += dropped;
 		}
@@ -411,13 +409,7 @@ export class TelegramChannel implements OutboundSink {
 			if (stream.timer !== undefined) this.#o.timers.clear(stream.timer);
 			this.#streams.delete(id);
 		}
-		this.#gate.begin(chatId, ids);
-		let stopped = 0;
-		try {
-			stopped = await cancelRequests(this.#o.port, ids, this.#o.log, CHANNEL);
-		} finally {
-			this.#gate.settled(chatId);
-		}
+		const stopped = await this.#gate.cancel(this.#o.port, chatId, ids, this.#o.log, CHANNEL);
 		if (work) {
 			for (const id of ids) work.requests.delete(id);
 			this.#stopTyping(work);
