@@ -126,9 +126,11 @@ test("factory-reset confirm wipes settings, sessions and memory, says what it wi
 test("1,000 lines piped into npm start are all answered, in order, and it exits 0", withData(async (data) => {
 	const mock = await startMockLLM({ host: "127.0.0.1" });
 	try {
-		// More asks than the default 100 LLM calls an hour.
-		const lines = [...configure(mock.port), "config set llm.calls_per_hour 1000"];
-		const expected = ["ok: llm.provider = custom", `ok: llm.base_url = http://127.0.0.1:${mock.port}/v1`, "ok: llm.api_key = ****6789", "ok: llm.model = gpt-mock", "ok: llm.calls_per_hour = 1000"];
+		// More asks than the default 100 LLM calls an hour, and more tokens than the default
+		// day's 2,000,000 (250 asks in one session: from about the 150th on each sends a full
+		// 48 KiB window, every question kept with its request context).
+		const lines = [...configure(mock.port), "config set llm.calls_per_hour 1000", "config set llm.tokens_per_day 0"];
+		const expected = ["ok: llm.provider = custom", `ok: llm.base_url = http://127.0.0.1:${mock.port}/v1`, "ok: llm.api_key = ****6789", "ok: llm.model = gpt-mock", "ok: llm.calls_per_hour = 1000", "ok: llm.tokens_per_day = 0"];
 		let asks = 0, statuses = 0;
 		for (let i = 0; lines.length < 999; i++) {
 			switch (i % 4) {

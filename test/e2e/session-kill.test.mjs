@@ -145,7 +145,7 @@ function shape(messages) {
 	return messages.map((m) => {
 		if (m.role === "tool") return `T:${m.id}`;
 		if (m.role === "assistant") return `A:${m.text}${m.calls.length ? `[${m.calls.join(",")}]` : ""}`;
-		// The current question carries the volatile block after its text.
+		// A question carries the volatile block after its text.
 		const cut = m.text.indexOf(CONTEXT_BLOCK);
 		return `U:${cut < 0 ? m.text : `${m.text.slice(0, cut)} +context`}`;
 	});
@@ -176,13 +176,14 @@ function halfRounds(messages) {
 }
 
 /** The earlier turns as the history must give them back: the store keeps whole tool rounds. */
-const EARLIER = [`U:${Q1}`, "A:[call_time]", "T:call_time", `A:${A1}`, `U:${Q2}`, `A:${A2}`, `U:${Q3}`];
+// Each question is kept as it was sent, its volatile block too (the next request repeats it byte for byte).
+const EARLIER = [`U:${Q1} +context`, "A:[call_time]", "T:call_time", `A:${A1}`, `U:${Q2} +context`, `A:${A2}`, `U:${Q3} +context`];
 
 const KILL_POINTS = [
 	{
 		name: "the first call of the third ask stalls",
 		third: [{ type: "text", fault: "stall" }],
-		// The USER record is flushed before the providers run, so before the request is sent.
+		// The USER record is flushed once the first round is laid out, before the request is sent.
 		killWhen: (requests, n) => requests.length >= n + 1,
 		expected: () => [[...EARLIER, `U:${Q4} +context`]],
 	},
@@ -277,7 +278,7 @@ for (const variant of VARIANTS) {
 					t.diagnostic(`messages: ${JSON.stringify(got)}`);
 
 					assert.deepEqual(halfRounds(messages), [], "no half tool round");
-					assert.equal(got.filter((s) => s === `U:${Q3}`).length, 1, "the interrupted question exactly once");
+					assert.equal(got.filter((s) => s === `U:${Q3} +context`).length, 1, "the interrupted question exactly once");
 					assert.equal(got.filter((s) => s.startsWith(`U:${Q4}`)).length, 1, "the fourth question exactly once");
 					assert.equal(got.at(-1), `U:${Q4} +context`, "the fourth question last, with its context block");
 					const expected = point.expected();

@@ -3,7 +3,8 @@
 // HTTP, stage messages, the not-configured answer, observers and events.
 import { assert, test } from "testing";
 import { CORE_STAGE_ARGS_PREVIEW_MAX_CHARS, CORE_STAGE_SUMMARY_MAX_CHARS, MAX_TOOL_ITERATIONS } from "budgets";
-import { RequestFlag, type OutEvent, type PersistBatch, type ToolCallInfo } from "core/types";
+import { ProviderFlag, RequestFlag, type ChatModel, type ContextProvider, type OutEvent, type PersistBatch, type ToolCallInfo } from "core/types";
+import { Sessions } from "store/sessions";
 import { ANSWER_MS, FakeModel, ROUTER_FLAGS, delay, harness, request, textOf, waitFor, type Step } from "./core_fakes";
 
 test("the tool loop stops at the iteration cap with a clear error", async () => {
@@ -66,17 +67,47 @@ test("a round with a run-alone tool runs its calls one by one, in order", async 
 
 test("persist batches come in order: USER first, one per tool round, FINAL with turn_completed", async () => {
 	const batches: PersistBatch[] = [];
-	const { core } = harness(new FakeModel({ calls: [{ name: "a" }] }, { calls: [{ name: "b" }, { name: "c" }] }, { text: "done" }), {
+	const model = new FakeModel({ calls: [{ name: "a" }] }, { calls: [{ name: "b" }, { name: "c" }] }, { text: "done" });
+	const { core } = harness(model, {
 		persist: (b) => { batches.push(JSON.parse(JSON.stringify(b))); },
 	});
 	await core.receiveFor(await core.submit(request("go")), ANSWER_MS);
 	assert.deepEqual(batches.map((b) => [b.records.map((r) => r.kind).join("+"), b.turn_completed]), [
 		["user", false], ["assistant_tool+tool_result", false], ["assistant_tool+tool_result+tool_result", false], ["assistant_final", true],
 	]);
-	assert.equal(textOf(batches[0].records[0].message), "go", "the user's own text, without the volatile block");
+	const sent = model.requests[0].messages.at(-1)!;
+	assert.match(textOf(sent), /^go\n\n\[request context\]\ntime: /);
+	assert.equal(textOf(batches[0].records[0].message), textOf(sent), "the question as the first round sent it, its volatile block too: the next request's history repeats it byte for byte");
 	const assistant = batches[1].records[0].message;
 	assert.ok(assistant.role === "assistant" && assistant.raw !== undefined, "the assistant message keeps raw");
 	assert.ok(batches.every((b) => b.session_id === "s1"));
+});
+
+test("across requests of a session the next request repeats the previous one byte for byte from its start: the question is kept as it was sent", async () => {
+	const sessions = new Sessions({ log: () => {} });
+	const session = `across-${Date.now().toString(36)}`;
+	// A volatile section that differs with every question, as memory's relevant picks do.
+	const picks: ContextProvider = { name: "relevant", flags: ProviderFlag.VOLATILE | ProviderFlag.REQUEST_START_ONLY, collect: (r) => ({ kind: "system_prompt", content: `picked for ${r.user_text}` }) };
+	const model = new FakeModel({ text: "one" }, { calls: [{ name: "a" }] }, { text: "two" }, { text: "three" });
+	// The history's messages are the store's placeholders: loaded as a backend writes them.
+	const loading: ChatModel = { chat: (r, options) => model.chat({ ...r, messages: r.messages.map((m) => (m.stored ? m.stored.load() : m)) }, options) };
+	const { core } = harness(model, { model: loading, providers: [picks, sessions.historyProvider], persist: sessions.persist });
+	try {
+		for (const question of ["first?", "second?", "third?"]) {
+			const answer = await core.receiveFor(await core.submit(request(question, { session_id: session })), ANSWER_MS);
+			assert.ok(answer.ok, `${question}: ${answer.error}`);
+		}
+		// The cache marks move with the history's end (a provider's cache key is the content, not them).
+		const bodies = model.requests.map((r) => JSON.stringify(r.messages, (key, value) => (key === "cache_breakpoint" ? undefined : value)));
+		assert.equal(bodies.length, 4);
+		// Request 2's first call repeats request 1's call whole; request 3's repeats request 2's last call (after its tool round).
+		for (const [previous, next] of [[0, 1], [2, 3]]) {
+			const a = bodies[previous].slice(0, -1), b = bodies[next];
+			assert.ok(b.startsWith(a), `call ${next} does not repeat call ${previous}:\n${a.slice(-300)}\n---\n${b.slice(a.length - 300, a.length + 100)}`);
+		}
+	} finally {
+		sessions.close();
+	}
 });
 
 test("a failed request persists a failure note with the tool summary and not the failed call's text", async () => {

@@ -14,11 +14,15 @@
 //                                    hrtime; both CLOCK_MONOTONIC)
 //   core.prompt_prefix_stable_ratio  bytes a request repeats from the start of the
 //                                    previous request of the same ask / its bytes
-//   core.prompt_prefix_stable_ratio_across_requests  the same between the first
-//                                    call of each request of one conversation and
-//                                    the call before it (a new session, long-term
-//                                    memory over its 4 KiB prompt section, each
-//                                    question about another memory)
+//   core.prompt_prefix_stable_ratio_across_requests  bytes the first call of each
+//                                    request of one conversation repeats from the
+//                                    start of the call before it / that call's bytes:
+//                                    the share of what a provider cached of the
+//                                    previous request that the next one reuses (a
+//                                    new session, long-term memory over its 4 KiB
+//                                    prompt section, each question about another
+//                                    memory; what a request adds at its end is new
+//                                    either way and is not counted against it)
 //   core.peak_heap_per_body_byte     XS heap peak (chunks + slots) during a request,
 //                                    minus the use at its start after a GC / the
 //                                    largest request body of that request (the peak
@@ -91,7 +95,7 @@ function measure(runXs) {
 		const across = lines.find((l) => l.figure === "across");
 		if (!across) throw new Error("bench core: no across-requests conversation");
 		const acrossRatios = [];
-		for (let seq = across.first + 1; seq <= across.last; seq++) acrossRatios.push(commonPrefix(body(seq - 1), body(seq)) / body(seq).length);
+		for (let seq = across.first + 1; seq <= across.last; seq++) acrossRatios.push(commonPrefix(body(seq - 1), body(seq)) / body(seq - 1).length);
 		return [
 			{ name: "core.iteration_overhead_ms", unit: "ms per iteration (116-146 KiB session)", values: conversations.map((c) => c.overheadMs) },
 			{ name: "core.interrupt_to_abort_ms", unit: "ms", values: abortMs },

@@ -7,7 +7,7 @@
 //   [this request's runtime messages: tool rounds, interrupts]
 // so iteration N+1's messages extend iteration N's byte for byte.
 import { CORE_PROMPT_SPARE_MESSAGES } from "budgets";
-import { ProviderFlag, type ContextContent, type ContextProvider } from "core/types";
+import { ProviderFlag, REQUEST_CONTEXT_MARK, type ContextContent, type ContextProvider } from "core/types";
 import type { ChatRequest, Message, ToolDefinition } from "llm/types";
 import { RequestFailure, failureText, untilAborted, type HistoryPart, type Part, type Run } from "core/request";
 import { isObject } from "util/values";
@@ -119,7 +119,7 @@ const VOLATILE_NOTE = "note: your final answer is delivered to the user automati
 function userContent(run: Run, sections: string[]): string {
 	const source = run.request.source;
 	const head = run.request.user_text.concat(
-		"\n\n[request context]\ntime: ", run.time,
+		REQUEST_CONTEXT_MARK, "time: ", run.time,
 		"\nsource: channel ", source.channel || "(none)", ", chat ", source.chat_id || "(none)", ", sender ", source.sender_id || "(none)",
 		"\n", VOLATILE_NOTE,
 	);

@@ -388,17 +388,17 @@ export class Core {
 	async #loop(run: Run): Promise<void> {
 		let text: string | undefined = undefined, error: string | undefined = undefined;
 		try {
-			const begun = this.#begin(run);
-			if (typeof begun === "string") text = begun;
-			else if (begun) await begun;
-			run.userPersisted = text === undefined;
+			text = this.#begin(run);
+			run.begun = text === undefined;
 			const passes = this.#maxIterations + CORE_INTERRUPTS_PER_REQUEST_MAX + 1;
 			for (let pass = 0; text === undefined && pass < passes; pass++) {
 				this.#checkpoint(run, "BEFORE_BUILDING_CONTEXT");
-				if (run.inserts.length) await this.#takeInserts(run); // checkpoint 1: context is built next anyway
+				if (run.inserts.length && run.userPersisted) await this.#takeInserts(run); // checkpoint 1 (the first round's wait for 2: the question is saved first)
 				this.#checkpoint(run, "BUILDING_CONTEXT");
 				const built = buildContext(run, this.#systemPrompt, this.#providers);
 				const chatRequest = built instanceof Promise ? await built : built;
+				const question = run.userPersisted ? undefined : this.#saveQuestion(run);
+				if (question) await question;
 				this.#checkpoint(run, "BEFORE_LLM_HTTP");
 				if (run.inserts.length && await this.#takeInserts(run)) continue; // checkpoint 2: rebuild with the new text
 				const iteration = this.#turnStart(run);
@@ -434,11 +434,29 @@ export class Core {
 			error = run.cancelled ? CANCELLED : failureText(failure);
 			// The outcome is decided: from here a cancel is refused and an interrupt queues.
 			this.#phase = "FINALIZING";
-			const saving = run.userPersisted ? this.#persist(run, run.request, [{ kind: "failure_note", message: failureNote(run, error) }], true) : undefined;
+			const saving = this.#saveFailure(run, error);
 			if (saving) await saving;
 		} finally {
 			this.#end(run, text, error);
 		}
+	}
+
+	/**
+	 * The question persisted as the first round sends it (its volatile block too: the
+	 * next request's history repeats this request byte for byte), before it is sent
+	 * (SPEC §6: input is never lost). A promise only when the store answered with one.
+	 */
+	#saveQuestion(run: Run): Promise<void> | undefined {
+		run.userPersisted = true;
+		return this.#persist(run, run.request, [{ kind: "user", message: run.prompt!.user }], false);
+	}
+
+	/** A failed turn's note; before its first round was laid out, the question as asked first. */
+	#saveFailure(run: Run, error: string): Promise<void> | undefined {
+		const note: ContextRecord = { kind: "failure_note", message: failureNote(run, error) };
+		if (run.userPersisted) return this.#persist(run, run.request, [note], true);
+		if (!run.begun) return undefined;
+		return this.#persist(run, run.request, [{ kind: "user", message: { role: "user", content: run.request.user_text } }, note], true);
 	}
 
 	/** A round starts: counted, turn_start, IN_LLM_HTTP. */
@@ -555,18 +573,18 @@ export class Core {
 	// ---- the model ----
 
 	/**
-	 * The request's start: the gate's refusal (a string: the answer), else the
-	 * question persisted (a promise only when the store answered with one). Throws
-	 * when the model is not configured: an error, and not a turn (nothing of it is saved).
+	 * The request's start: the gate's refusal (a string: the answer), else undefined
+	 * (the question is persisted once the first round is laid out, as it is sent).
+	 * Throws when the model is not configured: an error, and not a turn (nothing of it is saved).
 	 */
-	#begin(run: Run): string | Promise<void> | undefined {
+	#begin(run: Run): string | undefined {
 		const request = run.request;
 		this.#phase = "BEFORE_BUILDING_CONTEXT";
 		const refusal = this.#gate?.(request);
 		if (typeof refusal === "string") return refusal;
 		const notReady = this.#model.notReady?.();
 		if (notReady) throw new RequestFailure(notReady);
-		return this.#persist(run, request, [{ kind: "user", message: { role: "user", content: request.user_text } }], false);
+		return undefined;
 	}
 
 	/**

@@ -90,6 +90,12 @@ export interface Run {
 	runtime: Message[];
 	/** Minute-resolution wall time, computed once per request. */
 	time: string;
+	/** The request passed the gate and the model is configured: it is a turn of its session. */
+	begun: boolean;
+	/**
+	 * The user message is in the session: as the first round sent it (the text with
+	 * its volatile block), so the next request's history repeats it byte for byte.
+	 */
 	userPersisted: boolean;
 	toolNames: string[];
 	toolSummary: string[];
@@ -107,7 +113,7 @@ export interface Run {
 export function newRun(request: AgentRequest, started: number, time: string): Run {
 	return {
 		request, aborter: new Aborter(), cancelled: false, interruptAbort: false, inserts: [], taken: [], startCache: new Map(),
-		providersUsed: [], runtime: [], time, userPersisted: false, toolNames: [], toolSummary: [], started,
+		providersUsed: [], runtime: [], time, begun: false, userPersisted: false, toolNames: [], toolSummary: [], started,
 		llmMs: 0, toolMs: 0, rounds: 0, usage: emptyUsage(), bytesSent: 0, bytesReceived: 0, peakHeap: 0,
 	};
 }

@@ -10,6 +10,7 @@ import type { StoredRecord } from "store/session";
 import { clip, oneLine } from "util/text";
 import { maskedJson } from "util/secrets";
 import { CONSOLE_CHAT, type ChatRef } from "agent/protocol";
+import { REQUEST_CONTEXT_MARK } from "core/types";
 
 function kib(bytes: number): string {
 	return `${(bytes / 1024).toFixed(1)} KiB`;
@@ -30,7 +31,11 @@ export function describeRecord(record: StoredRecord): string {
 	if (m.role === "assistant" && m.tool_calls?.length) {
 		text = m.tool_calls.map((c) => `${c.function.name}(${maskedJson(c.function.arguments)})`).join(", ");
 		if (m.content) text = `${m.content} -> ${text}`;
-	} else if (typeof m.content === "string") text = m.content;
+	} else if (typeof m.content === "string") {
+		// A question is kept as it was sent: its own words here, without the volatile block.
+		const cut = m.role === "user" ? m.content.indexOf(REQUEST_CONTEXT_MARK) : -1;
+		text = cut < 0 ? m.content : m.content.slice(0, cut);
+	}
 	else if (Array.isArray(m.content)) text = m.content.map((p) => (p.type === "text" ? p.text : "[image]")).join(" ");
 	else text = "";
 	const tool = m.role === "tool" ? ` ${m.tool_call_id}${m.is_error ? " error" : ""}` : "";

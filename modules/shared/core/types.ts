@@ -11,6 +11,13 @@ import type { ChatOptions, ChatRequest, ChatResponse, Message, ToolDefinition, U
 
 // ---- requests and responses ----
 
+/**
+ * What separates a user message's own text from the volatile block the core adds
+ * after it (time, source, VOLATILE sections); the session keeps the message whole,
+ * as it was sent, so displays cut it here.
+ */
+export const REQUEST_CONTEXT_MARK = "\n\n[request context]\n";
+
 /** Request flags (bit values as in esp-claw's claw_core). */
 export const RequestFlag = Object.freeze({
 	/** The final text is published as an `out_message` event (to the router). */
