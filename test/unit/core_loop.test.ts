@@ -18,6 +18,16 @@ test("the tool loop stops at the iteration cap with a clear error", async () => 
 	assert.equal(model.requests.length, MAX_TOOL_ITERATIONS);
 });
 
+test("a lone surrogate in the model's answer becomes U+FFFD before the session or the next round sees it", async () => {
+	const lone = `half ${String.fromCharCode(0xd83d)} of a pair, 😀 whole`;
+	const model = new FakeModel({ text: lone }, { text: "again" });
+	const { core } = harness(model);
+	const answer = await core.receiveFor(await core.submit(request("hi")), ANSWER_MS);
+	assert.equal(answer.text, "half \ufffd of a pair, 😀 whole");
+	await core.receiveFor(await core.submit({ ...request("more"), session_id: answer.session_id }), ANSWER_MS);
+	assert.ok(!JSON.stringify(model.requests.at(-1)).includes("\\ud83d"), "the next request carries no lone surrogate");
+});
+
 test("a failing tool is returned to the model as is_error and the loop goes on", async () => {
 	const model = new FakeModel({ calls: [{ name: "broken", id: "c1" }, { name: "fine", id: "c2" }] }, { text: "I worked around it" });
 	const { core } = harness(model, {

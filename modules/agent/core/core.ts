@@ -43,6 +43,7 @@ import { heapUsedBytes } from "util/heap";
 import { clip } from "util/text";
 import { isObject } from "util/values";
 import { log, logLine, maskSecretsDeep } from "util/log";
+import { wellFormed } from "net/utf8";
 
 export type { CoreTimers } from "core/mailbox";
 export type { StageVerbosity } from "core/format";
@@ -615,6 +616,8 @@ export class Core {
 		if (!isObject(reply.message) || reply.message.role !== "assistant") throw new RequestFailure("the model's reply had no assistant message; try again");
 		// A model that repeats a secret (one it was told elsewhere) repeats it to nobody: not to the chat, the session file or the next round.
 		reply.message = this.#scrub(reply.message);
+		// A lone surrogate the model escaped (\\udXXX) would stay in the session and may make the provider refuse every later request of it.
+		if (typeof reply.message.content === "string") reply.message.content = wellFormed(reply.message.content);
 		this.#checkpoint(run, "IN_LLM_HTTP");
 	}
 
