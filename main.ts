@@ -30,6 +30,7 @@ import { boardHttp } from "net/board";
 import { boardWebSocket } from "net/websocket/board";
 import { openRouter } from "router/setup";
 import { HttpRoutes } from "httpd/routes";
+import { McpHttpServer } from "mcp/server";
 import { openLogSettings } from "console/log";
 import { messageOf } from "util/errors";
 import { files as filesRoot, openKeyValue } from "util/io";
@@ -117,6 +118,8 @@ const { http, buffers } = boardHttp(station.gate);
 const webSocket = boardWebSocket(buffers, station.gate);
 // The HTTP server's routes: the web channel serves them; the web console and /mcp add theirs.
 const routes = new HttpRoutes();
+// The board's tools for MCP clients at /mcp: each token of mcp.tokens gives its role.
+new McpHttpServer({ routes, config, agent: agent.client, now, log, firmware }).start();
 // Every chat channel (channels/all): bound to the router under its name; the
 // agent machine hears which of them run (send_message's targets).
 const channels = openChannels({

@@ -372,3 +372,7 @@ export const MCP_LISTEN_MS = 300_000;           // a listening GET stream (notif
 export const MCP_RETRY_MS = 30_000;             // a server that failed (down, bad token, garbage) is tried again after this, or at its next call
 export const MCP_TOKENS_MAX = 8;                // mcp.tokens entries: the board's server knows this many clients
 export const MCP_TOKEN_MIN_CHARS = 16;          // a token of the board's server: a guessable one is refused when set
+export const MCP_SERVER_SESSIONS_MAX = 8;       // sessions the board's MCP server keeps; a new one past this ends the least recently used
+export const MCP_SERVER_CALLS_PER_MINUTE = 30;  // tools/call one token may make a minute: a client in a loop cannot drive pins or fill the log
+export const MCP_SERVER_CALLS_IN_FLIGHT = 4;    // calls of one token running at once (each holds an agent port call)
+export const MCP_SERVER_AUTH_FAILURES_PER_MINUTE = 20; // requests without a valid token answered 401 a minute; more get 429 (no guessing at speed)

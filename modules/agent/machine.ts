@@ -16,7 +16,7 @@ import { openCaps } from "caps/setup";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
 import { applyLogSettings } from "console/log";
 import type { Command } from "console/types";
-import type { ChatModel, OutEvent } from "core/types";
+import { Channel, type ChatModel, type OutEvent } from "core/types";
 import { openCore } from "core/setup";
 import { collectGarbage, heap, name as platformName, now } from "host/platform";
 import { openLlm } from "llm/setup";
@@ -119,6 +119,11 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 		core: agent.core,
 		subagents: () => agent.agents.subagents(),
 		sessionFor,
+		// The board's own tools for a role (not the remote ones), as its MCP server offers them.
+		listTools: (role) => agent.registry.offered({
+			request_id: 0, flags: 0, session_id: "", user_text: "", role,
+			source: { channel: Channel.MCP, chat_id: "", sender_id: "", message_id: "", cap: "mcp" },
+		}).filter((tool) => agent.registry.find(tool.function.name)?.group !== "mcp"),
 		callCap: async (name, argumentsJson, request) => agent.registry.callCap({ id: "router", name, arguments: argumentsJson }, { request, signal: new Aborter().signal, progress() {} }),
 		runScript: (name, data) => caps.automations.runFromRouter(name, data),
 		automationLines: () => caps.automations.lines(),

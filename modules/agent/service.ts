@@ -27,6 +27,7 @@ import type { CoreStatus } from "core/core";
 import { ResponseTimeout } from "core/mailbox";
 import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent, type ToolOutcome } from "core/types";
 import type { HeapFigures } from "host/platform";
+import type { ToolDefinition } from "llm/types";
 import { OnlineWaiters, type OnlineGate } from "net/online";
 import { wellFormed } from "net/utf8";
 import type { OnlineState } from "net/types";
@@ -58,6 +59,8 @@ export interface AgentParts {
 	commands(chat: ChatRef): Command[];
 	/** Runs a tool for request without the LLM (the toolbox's checks apply). */
 	callCap(name: string, argumentsJson: string, request: AgentRequest): Promise<ToolOutcome>;
+	/** The board's own tools a role may run (their definitions), for the MCP server. */
+	listTools?(role: "owner" | "user"): ToolDefinition[];
 	/** Runs a stored script for a router rule (caps/automations); never throws. Absent: no stored scripts in this build. */
 	runScript?(name: string, data: { text: string; channel: string; chat_id: string }): { ok: boolean; text: string };
 	/** One line per stored script, for status. */
@@ -366,6 +369,15 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 			case "call_cap":
 				void callCap(agent, m);
 				return;
+			case "list_tools": {
+				const tools: string[] = [];
+				for (const tool of agent.listTools?.(m.role) ?? []) {
+					const text = JSON.stringify(tool.function);
+					if (text.length <= AGENT_PORT_TEXT_MAX_CHARS && tools.length < AGENT_PORT_LIST_MAX) tools.push(text);
+				}
+				post({ type: "tools", call: m.call, tools });
+				return;
+			}
 			case "run_script": {
 				if (!agent.runScript) return fail(m.call, "this build runs no stored scripts (its scripts cannot be bounded)");
 				const outcome = agent.runScript(m.name, m.data);

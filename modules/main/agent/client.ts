@@ -228,6 +228,12 @@ export class AgentClient implements AgentPort {
 		return (reply as Extract<FromAgent, { type: "cap_result" }>).content;
 	}
 
+	/** The board's own tools a role may run, each definition's JSON text (the MCP server's tools/list). */
+	async listTools(role: "owner" | "user"): Promise<string[]> {
+		const reply = await this.#call("tools", AGENT_REPLY_TIMEOUT_MS, (call) => ({ type: "list_tools", call, role }));
+		return (reply as Extract<FromAgent, { type: "tools" }>).tools;
+	}
+
 	/** Runs a stored script for a router rule (it must have the router trigger); resolves with its result, rejects with why it did not run or failed. */
 	async runScript(name: string, data: { text: string; channel: string; chat_id: string }): Promise<string> {
 		const reply = await this.#call("script_result", AGENT_COMMAND_TIMEOUT_MS, (call) => ({ type: "run_script", call, name, data }));

@@ -118,6 +118,8 @@ export type ToAgent =
 	| { type: "status"; call: number; collect?: boolean }
 	/** Run a tool without the LLM (a router call_cap rule) for request; replies "cap_result". */
 	| { type: "call_cap"; call: number; name: string; args: Record<string, unknown>; request: PortRequest }
+	/** The tools a role may run, as the board offers them to an MCP client (the board's own, not remote ones); replies "tools". */
+	| { type: "list_tools"; call: number; role: "owner" | "user" }
 	/** Run a stored script for a router rule (it must have the router trigger), without the LLM; replies "script_result". */
 	| { type: "run_script"; call: number; name: string; data: { text: string; channel: string; chat_id: string } }
 	/** Run one of the agent's console commands for a chat; replies "command_result". */
@@ -155,6 +157,8 @@ export type FromAgent =
 	| { type: "wiped"; call: number; wiped: string[]; errors: string[] }
 	/** The tool's result text. */
 	| { type: "cap_result"; call: number; content: string }
+	/** list_tools' answer: each tool's definition ({name, description, parameters}) as JSON text. */
+	| { type: "tools"; call: number; tools: string[] }
 	/** A stored script's run: its result, or why it did not run or failed. */
 	| { type: "script_result"; call: number; ok: boolean; text: string }
 	/** A call that could not be done, with a sentence for a person. */
@@ -318,6 +322,11 @@ export function readToAgent(message: unknown): ToAgent {
 			r.string(JSON.stringify(args), "args as JSON");
 			return { type: "call_cap", call, name: r.string(m.name, "name", AGENT_PORT_ID_MAX_CHARS), args, request: readRequest(r, m.request) };
 		}
+		case "list_tools": {
+			const call = r.callNumber();
+			if (m.role !== "owner" && m.role !== "user") r.fail("role must be owner or user");
+			return { type: "list_tools", call, role: m.role as "owner" | "user" };
+		}
 		default:
 			return unknownType(r);
 	}
@@ -456,6 +465,8 @@ export function readFromAgent(message: unknown): FromAgent {
 			};
 		case "cap_result":
 			return { type: "cap_result", call: r.callNumber(), content: r.string(m.content, "content") };
+		case "tools":
+			return { type: "tools", call: r.callNumber(), tools: r.list(m.tools, "tools", AGENT_PORT_LIST_MAX).map((t, i) => r.string(t, `tools[${i}]`)) };
 		case "script_result":
 			return { type: "script_result", call: r.callNumber(), ok: r.boolean(m.ok, "ok"), text: r.string(m.text, "text") };
 		case "failed":

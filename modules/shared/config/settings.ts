@@ -21,7 +21,7 @@ import {
 import { messageOf } from "util/errors";
 import { clip, nearest } from "util/text";
 import { parseTimeZone } from "util/tz";
-import { parseGrants, parseServers, serverTokens } from "mcp/types";
+import { parseGrants, parseServers, parseTokens, roleTokens, serverTokens } from "mcp/types";
 
 /** Where settings are read: config/store's Config, or the agent machine's copy (agent/settings). */
 export interface SettingsSource {
@@ -107,6 +107,8 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
 	{ name: "mcp.servers", type: "text", secret: true, check: parseServers, secretParts: serverTokens,
 		description: "MCP servers whose tools the agent may use: NAME URL [TOKEN], ... (the token goes as a bearer token); their tools are NAME__tool, owner only unless mcp.grants names them" },
 	{ name: "mcp.grants", type: "text", check: parseGrants, description: "remote tools chat users, schedules and subagents may run too: NAME__tool or NAME__*, comma-separated (none when unset)" },
+	{ name: "mcp.tokens", type: "text", secret: true, check: parseTokens, secretParts: roleTokens,
+		description: "who may use the board's tools at /mcp on the web console: ROLE TOKEN, ... (role owner or user, tokens of 16 or more characters); no token, no access" },
 	{ name: "script.grants", type: "list", choices: ["time", "gpio", "math"], default: "time,math", description: "what run_script's snippets may use besides the language: time, gpio, math (comma-separated)" },
 ] satisfies SettingSpec[]);
 

@@ -35,6 +35,8 @@ export const Channel = Object.freeze({
 	CONSOLE: "console",
 	SUBAGENT: "subagent",
 	CRON: "cron",
+	/** A client of the board's MCP server (main/mcp): its token's role. */
+	MCP: "mcp",
 });
 
 /**
