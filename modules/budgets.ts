@@ -154,6 +154,7 @@ export const PROFILE_NOTES_MAX_BYTES = 4096;       // user notes text: sent with
 // ---- console and channels (SPEC §8) ----
 export const CONSOLE_ASK_TIMEOUT_MS = 130_000;    // a console question waits this long: the LLM timeout plus a margin
 export const CONSOLE_LINE_MAX_BYTES = 4096;       // longer input lines are refused
+export const CONSOLE_OUTPUT_LINE_MAX_CHARS = 4096; // a printed answer's line longer than this goes on as more lines: the writer holds one line (and its bytes) at a time, not a 256 KiB one
 export const CONSOLE_HISTORY_LINES = 32;          // lines recalled with the up arrow
 export const CONSOLE_PENDING_LINES = 16;          // lines typed while a command runs; more are refused
 export const CONSOLE_ESCAPE_MAX_BYTES = 16;       // a terminal escape sequence longer than this is garbage: dropped

@@ -16,9 +16,10 @@ import { VARIANTS } from "./xs.mjs";
 
 const KEY = "sk-agent-e2e-secret-0123456789";
 // The agent machine's chunk heap for the out-of-memory test: it holds the agent
-// at rest (about 510 KiB on lin) and an ordinary exchange, not a 200 KiB reply.
-const SMALL_AGENT_CHUNK_BYTES = 700_000;
-const HUGE_REPLY_BYTES = 200 * 1024;
+// at rest (about 170 KiB live on lin) and an ordinary exchange, not a 250 KiB reply
+// (the reply and its string, about 500 KiB).
+const SMALL_AGENT_CHUNK_BYTES = 480_000;
+const HUGE_REPLY_BYTES = 250 * 1024;
 const WAIT_MS = 60_000;
 const STALL_TIMEOUT_MS = 600_000;
 

@@ -4,7 +4,18 @@
 // needs: the console prints it, Telegram gets messages of at most 4096
 // characters, QQ its replies of at most QQ_MESSAGE_MAX_CHARS (5 to a message:
 // the rest is cut with a note, QQ's own limit). The rig: ./proof.mjs.
+// And the caps fit the heap: a reply at LLM_REPLY_MAX_BYTES, and three tool
+// calls whose arguments fill it, complete at the manifest's creation sizes on
+// the release host and on the 32-bit one (the board's word size) when it is
+// built; on the old main a 150 KiB reply and three 40 KiB tool calls ran the
+// agent (and a 256 KiB reply the main machine) out of memory.
 import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { BUILD, hostBinary } from "../../tools/build.mjs";
+import { PROTOCOLS, configureLlm, withMockAndFirmware } from "./firmware.mjs";
 import { OWNER_CHAT, QQ_CHAT, QQ_USER, Report, startRig } from "./proof.mjs";
 
 const TELEGRAM_MESSAGE_MAX_CHARS = 4096;
@@ -59,3 +70,44 @@ test("a reply over the agent port's 32 Ki-character field reaches the console, T
 	}
 	report.finish();
 });
+
+const KEY = "sk-limits-e2e-secret-0123456789";
+// What a streamed reply's frames add besides its text or arguments, at most (the mock's frames of 16 KiB pieces).
+const FRAMING_BYTES = 8 * 1024;
+const TOOL_FRAMING_BYTES = 16 * 1024;
+
+for (const variant of ["release", "m32"].filter((v) => existsSync(hostBinary(v)))) {
+	test(`a reply at LLM_REPLY_MAX_BYTES and three tool calls filling it complete at the board's creation sizes, the agent never restarted [${variant}]`, async (t) => {
+		const { LLM_REPLY_MAX_BYTES } = await import(pathToFileURL(join(BUILD, "js", "modules", "budgets.js")).href);
+		await withMockAndFirmware(variant, async ({ fw, mock }) => {
+			await configureLlm(fw, mock, PROTOCOLS[0], KEY);
+			// A reply whose streamed body is the cap exactly: one line of text, printed whole (in lines of 4096).
+			mock.script({ type: "text", fault: "huge", bytes: LLM_REPLY_MAX_BYTES });
+			let from = fw.stdout.length;
+			fw.send("ask tell me everything");
+			const least = LLM_REPLY_MAX_BYTES - FRAMING_BYTES;
+			const count = (text) => text.split("x").length - 1;
+			await fw.until({ test: (text) => count(text) > least || /^error: /m.test(text) }, { from, timeoutMs: 120_000 });
+			await new Promise((r) => setTimeout(r, 200)); // the rest of the last line
+			fw.send("status");
+			await fw.until(/^agent machine: /m, { from });
+			const printed = fw.printed(from);
+			const xs = count(printed);
+			t.diagnostic(`reply: ${xs} characters printed`);
+			assert.ok(xs > LLM_REPLY_MAX_BYTES - FRAMING_BYTES, `the whole reply was printed (${xs} characters)`);
+			assert.ok(!/^error: |out of memory/m.test(printed), printed.match(/^error: .*|.*out of memory.*/m)?.[0]);
+			assert.match(printed, /^agent machine: running \(0 restarts\)/m);
+
+			// Three tool calls whose arguments fill the cap; then an answer.
+			const each = Math.floor((LLM_REPLY_MAX_BYTES - TOOL_FRAMING_BYTES) / 3) - 32;
+			mock.script({ type: "tool_calls", chunk: 16 * 1024, calls: [1, 2, 3].map((i) => ({ name: "get_time", arguments: { pad: String(i).repeat(each) } })) });
+			mock.script({ type: "text", text: "three calls done" });
+			from = fw.stdout.length;
+			fw.send("ask call three tools");
+			await fw.until(/^(three calls done|error: .*)$/m, { from, timeoutMs: 120_000 });
+			assert.match(fw.printed(from), /^three calls done$/m, `three calls of ${each} bytes of arguments each: ${fw.printed(from).slice(-500)}`);
+			fw.send("status");
+			await fw.until(/^agent machine: running \(0 restarts\)/m, { from });
+		}, { key: KEY, prefix: "xsclaw-limits-" });
+	});
+}

@@ -743,11 +743,19 @@ export class TextPieces {
 		const lengths = this.#fullLengths as number[];
 		const all = new Uint8Array(this.#fullBytes + this.#length);
 		let at = 0;
+		// Each buffer is let go once copied: a collection during the copy or the
+		// decode takes them back, so a long reply is in the heap about twice at
+		// most (the joined bytes and its string), not three times.
 		for (let i = 0; i < full.length; i++) {
 			all.set(new Uint8Array(full[i], 0, lengths[i]), at);
 			at += lengths[i];
+			full[i] = NO_BUFFER;
 		}
 		if (this.#length) all.set(new Uint8Array(this.#buffer, 0, this.#length), at);
+		// The joined bytes are the one buffer now (clear() lets it go).
+		this.#dropFull();
+		this.#buffer = all.buffer as ArrayBuffer;
+		this.#capacity = this.#length = all.length;
 		return stringFromBytes(all.buffer, 0, all.length);
 	}
 

@@ -33,25 +33,47 @@ function contentText(message: Message): string | undefined {
 	return undefined;
 }
 
+/**
+ * True when message's JSON is surely over maxBytes, known without making it: its
+ * text, reasoning or tool arguments alone have more characters (a character is
+ * at least a byte, and JSON escaping only adds). A long reply is then capped
+ * without its whole JSON (and the raw copy's) ever being in the heap.
+ */
+export function surelyOver(message: Message, maxBytes: number): boolean {
+	const m = message as Message & { reasoning_content?: unknown };
+	let chars = typeof m.content === "string" ? m.content.length : 0;
+	if (typeof m.reasoning_content === "string") chars = Math.max(chars, m.reasoning_content.length);
+	if (m.role === "assistant" && m.tool_calls) {
+		let args = 0;
+		for (let i = 0; i < m.tool_calls.length; i++) args += m.tool_calls[i].function.arguments.length;
+		chars = Math.max(chars, args);
+	}
+	return chars > maxBytes;
+}
+
 /** The message itself when its JSON fits maxBytes; otherwise a smaller copy that does. */
 export function capMessage(message: Message, maxBytes: number): Message {
-	if (jsonBytes(message) <= maxBytes) return message;
+	if (!surelyOver(message, maxBytes) && jsonBytes(message) <= maxBytes) return message;
 	const copy = { ...message } as Message & { raw?: unknown; reasoning_content?: string; reasoning_signature?: string };
 	delete copy.raw;
 	delete copy.reasoning_content;
 	delete copy.reasoning_signature;
-	if (jsonBytes(copy) <= maxBytes) return copy;
+	if (!surelyOver(copy, maxBytes) && jsonBytes(copy) <= maxBytes) return copy;
 	const text = contentText(copy);
 	if (text !== undefined) {
-		(copy as { content: string }).content = text;
+		// A start of at most maxBytes characters holds every prefix of at most maxBytes bytes: the rest is never measured as JSON.
+		const head = text.length > maxBytes ? text.slice(0, maxBytes) : text;
+		(copy as { content: string }).content = head;
 		const full = byteLength(text);
+		let noted = false;
 		for (let attempt = 0; attempt < CAP_ATTEMPTS; attempt++) {
 			const over = jsonBytes(copy) - maxBytes;
-			if (over <= 0) return copy;
+			if (over <= 0 && (noted || head === text)) return copy;
 			const current = byteLength((copy as { content: string }).content);
-			const keep = Math.max(0, current - over - CAP_SLACK_BYTES * (attempt + 1) - 48);
-			const prefix = utf8Prefix(text, keep);
+			const keep = Math.max(0, current - Math.max(over, 0) - CAP_SLACK_BYTES * (attempt + 1) - 48);
+			const prefix = utf8Prefix(head, keep);
 			(copy as { content: string }).content = `${prefix}\n[… ${full - byteLength(prefix)} bytes left out]`;
+			noted = true;
 		}
 		if (jsonBytes(copy) <= maxBytes) return copy;
 		(copy as { content: string }).content = `[${full} bytes left out]`;

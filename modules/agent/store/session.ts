@@ -24,7 +24,7 @@ import {
 	type Entry, type Scan, decodeEntry, decodeHeader, encodeEntry, encodeHeader, encodeRecordInto,
 	frameIntact, decodeFrameHeader, indexDisagreement, kindCode, kindName, provenIndex, readIndexFor, scanData,
 } from "store/format";
-import { capForStorage, capMessage } from "store/messages";
+import { capForStorage, capMessage, surelyOver } from "store/messages";
 import { exists, keepAside, writeAtomically } from "util/files";
 import { messageOf } from "util/errors";
 
@@ -373,8 +373,11 @@ export class SessionFile {
 		let total = 0, capped = 0;
 		for (let i = 0; i < records.length; i++) {
 			const record = records[i];
-			let payload = ArrayBuffer.fromString(JSON.stringify(record.message));
-			if (payload.byteLength > SESSION_RECORD_MAX_BYTES) {
+			// A message surely over the limit (a long reply) is capped before its whole JSON is made.
+			const over = surelyOver(record.message, SESSION_RECORD_MAX_BYTES);
+			let payload = ArrayBuffer.fromString(JSON.stringify(over ? capForStorage(record.message, SESSION_RECORD_MAX_BYTES) : record.message));
+			if (over) capped++;
+			else if (payload.byteLength > SESSION_RECORD_MAX_BYTES) {
 				payload = ArrayBuffer.fromString(JSON.stringify(capForStorage(record.message, SESSION_RECORD_MAX_BYTES)));
 				capped++;
 			}

@@ -19,7 +19,7 @@
 // and a concurrent one would overtake the lines typed before it. Known limit: text deltas are not
 // streamed (the answer is printed whole), because a retried attempt would have
 // to take back printed text.
-import { CONSOLE_ASK_TIMEOUT_MS, CONSOLE_SUBMIT_TIMEOUT_MS } from "budgets";
+import { CONSOLE_ASK_TIMEOUT_MS, CONSOLE_OUTPUT_LINE_MAX_CHARS, CONSOLE_SUBMIT_TIMEOUT_MS } from "budgets";
 import { UsageError, words, type Command, type Output } from "console/types";
 import { heapLine, type StatusOptions } from "console/system";
 import type { AgentEvent, OutEvent } from "core/types";
@@ -45,7 +45,12 @@ function consoleRequest(text: string): PortRequest {
 
 // Prints text line by line: the console's Output takes one line per call.
 function printText(out: Output, text: string): void {
-	for (const line of lines(text)) out.line(line);
+	const all = lines(text);
+	for (let i = 0; i < all.length; i++) {
+		const line = all[i];
+		if (line.length <= CONSOLE_OUTPUT_LINE_MAX_CHARS) out.line(line);
+		else for (let at = 0; at < line.length; at += CONSOLE_OUTPUT_LINE_MAX_CHARS) out.line(line.slice(at, at + CONSOLE_OUTPUT_LINE_MAX_CHARS));
+	}
 }
 
 function toolLine(event: AgentEvent): string | undefined {
