@@ -20,7 +20,7 @@ import { factoryResetCommand } from "console/reset";
 import type { Repl } from "console/repl";
 import { systemCommands } from "console/system";
 import { CommandTable } from "console/table";
-import type { Command } from "console/types";
+import { UsageError, type Command } from "console/types";
 import { agentCommands, agentStatusLines, proxyCommand } from "agent/console";
 import { spawnAgentWorker } from "agent/spawn";
 import { AgentSupervisor } from "agent/supervisor";
@@ -120,11 +120,25 @@ const webSocket = boardWebSocket(buffers, station.gate);
 const routes = new HttpRoutes();
 // The board's tools for MCP clients at /mcp: each token of mcp.tokens gives its role.
 new McpHttpServer({ routes, config, agent: agent.client, now, log, firmware }).start();
+// A console line run as the owner (the web console's pages): its output, or the error.
+const consoleRunner = {
+	async run(line: string): Promise<{ lines: string[]; error?: string }> {
+		const lines: string[] = [];
+		const found = commands.resolve(line);
+		if ("hint" in found) return { lines, error: found.hint };
+		try {
+			await found.command.run(found.args, { line: (text) => void lines.push(text) });
+			return { lines };
+		} catch (error) {
+			return { lines, error: error instanceof UsageError ? `usage: ${found.command.name} ${found.command.usage}` : messageOf(error) };
+		}
+	},
+};
 // Every chat channel (channels/all): bound to the router under its name; the
 // agent machine hears which of them run (send_message's targets).
 const channels = openChannels({
 	definitions: Object.values(channelList),
-	context: { config, http, openSocket: webSocket, files: filesRoot, router: routing.router, routes, port: agent.client, timers: Timer, now, log, notify: (line) => print(line) },
+	context: { config, http, openSocket: webSocket, files: filesRoot, router: routing.router, routes, console: consoleRunner, port: agent.client, timers: Timer, now, log, notify: (line) => print(line) },
 	bind: (name, sink) => routing.router.bind(name, sink),
 	onChange: (infos) => agent.client.channels(infos),
 });

@@ -43,6 +43,8 @@ export interface ChannelContext {
 	router: ChannelRouter;
 	/** The HTTP server's routes (the web channel serves them; the web console and /mcp add theirs). */
 	routes: RouteTable;
+	/** Runs a console command line as the owner at the serial console would (the web console's pages); its output lines, or the error sentence. */
+	console: { run(line: string): Promise<{ lines: string[]; error?: string }> };
 	/** The agent, for what is not routed: cancelling a chat's requests and running its commands. */
 	port: Pick<AgentPort, "cancel" | "command">;
 	timers: Timers;

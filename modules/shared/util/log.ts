@@ -140,11 +140,32 @@ export function setLogSink(write: (line: string) => void): void {
 	sink = write;
 }
 
+// The last lines logged, masked, for whoever shows them (the web console's log
+// page): kept only once someone asks (keepLogTail), at most that many.
+let tail: string[] | undefined;
+let tailMax = 0;
+
+/** Keeps the last `lines` log lines (masked) from now on, for logTail(). */
+export function keepLogTail(lines: number): void {
+	tail ??= [];
+	tailMax = lines;
+}
+
+/** The last lines logged since keepLogTail, oldest first. */
+export function logTail(): readonly string[] {
+	return tail ?? [];
+}
+
 /** One log line at a level; never throws. */
 export function logLine(level: LogLevel, text: string): void {
 	if (LOG_LEVELS.indexOf(level) > threshold) return;
 	try {
-		sink(maskSecrets(text));
+		const masked = maskSecrets(text);
+		if (tail) {
+			if (tail.length >= tailMax) tail.shift();
+			tail.push(masked);
+		}
+		sink(masked);
 	} catch {
 		// A failing sink has nowhere to report to.
 	}

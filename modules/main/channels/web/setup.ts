@@ -1,24 +1,33 @@
 // channels/web/setup: the web channel's definition (channels/all): the
 // firmware's HTTP server (httpd/server) on the ECMA-419 listener, serving the
-// routes of the channel context (the web console's pages and APIs, and what
-// others add there: /mcp). Settings (config/settings):
+// routes of the channel context: the web console's (channels/web/console) and
+// what others add there (/mcp). Settings (config/settings):
 //   web.enabled  "false" turns the server off
 //   web.port     the board's port (default WEB_PORT_DEFAULT); on lin the server
 //                runs only when the host was started with --http PORT
 //                (127.0.0.1 only; port 0: one the system picks, printed)
-// A change of either restarts it. `web status` says where it serves and what
-// it holds.
+// A change of either restarts it. Console: `web status`, `web login` (a
+// one-time login code), `wifi ap` (the setup network and its password).
+// While no Wi-Fi is configured (wifi.ssid unset) the setup page is open and the
+// setup network's name and password are printed at start (channels/web/ap).
 import Timer from "timer";
 import { name as platformName, option } from "host/platform";
+import { WEB_LOG_TAIL_LINES } from "budgets";
+import * as network from "host/network";
 import { settingValue } from "config/settings";
 import type { Command } from "console/types";
 import { HttpServer } from "httpd/server";
 import { ServerTcp, TcpListener } from "httpd/sockets";
 import type { ChannelContext, ChannelDefinition, ChatChannel } from "channels/types";
+import { WebAuth } from "channels/web/auth";
+import { setupNetworkCredentials, type SetupNetworkCredentials } from "channels/web/ap";
+import { WEB_CHANNEL, WEB_CHAT, webConsole } from "channels/web/console";
 import { messageOf } from "util/errors";
+import { openKeyValue } from "util/io";
+import { keepLogTail } from "util/log";
 
 export const WEB_SETTINGS = Object.freeze(["web.enabled", "web.port"]);
-const NAME = "web";
+const AP_NAMESPACE = "setup_ap";
 
 /** The port to serve on, or why the server stays off. */
 function portOf(context: ChannelContext): number | string {
@@ -34,12 +43,27 @@ function portOf(context: ChannelContext): number | string {
 	return Number(setting("web.port"));
 }
 
-const HOME = "<!doctype html><meta charset=utf-8><title>xsclaw</title><p>xsclaw: the web console\n";
-
 function openWeb(context: ChannelContext): ChatChannel {
-	context.routes.add({ method: "GET", path: "/", handle: (_request, response) => response.send(200, HOME, { "Content-Type": "text/html; charset=utf-8" }) });
 	let server: HttpServer | undefined;
 	let off: string | undefined = "off (not started yet)";
+	const auth = new WebAuth(context.now);
+	let credentials: SetupNetworkCredentials | undefined;
+	let apWarning: string | undefined;
+	try {
+		credentials = setupNetworkCredentials(openKeyValue(AP_NAMESPACE));
+	} catch (error) {
+		apWarning = `the setup network's password cannot be kept (${messageOf(error)}), so the setup page stays closed`;
+	}
+	const configured = () => context.config.get("wifi.ssid") !== undefined;
+	const web = webConsole({
+		context, auth, timers: Timer,
+		setupNetwork: () => (configured() || !credentials ? undefined : credentials.ssid),
+		scan: () => new Promise((resolve) => network.scan((found) => resolve((found ?? []).map((n) => n.ssid)))),
+	});
+	for (const route of web.routes) context.routes.add(route);
+	const apLine = () => credentials
+		? `wifi: setup network ${credentials.ssid}, WPA2 password ${credentials.password}${platformName === "lin" ? " (simulated on lin)" : ""}: ${configured() ? "off (Wi-Fi is configured)" : "join it and open the web console"}`
+		: `wifi: no setup network: ${apWarning}`;
 
 	const start = (): boolean => {
 		const port = portOf(context);
@@ -61,11 +85,14 @@ function openWeb(context: ChannelContext): ChatChannel {
 		}
 		server = candidate;
 		off = undefined;
+		keepLogTail(WEB_LOG_TAIL_LINES);
 		context.notify(`web: serving http://${platformName === "lin" ? "127.0.0.1" : "<board address>"}:${candidate.port}/`);
+		if (!configured()) context.notify(apLine());
 		context.changed();
 		return true;
 	};
 	const stop = () => {
+		web.close();
 		server?.stop();
 		server = undefined;
 		off = "off (stopped)";
@@ -73,23 +100,43 @@ function openWeb(context: ChannelContext): ChatChannel {
 	};
 	context.config.onChange((name) => {
 		if (!WEB_SETTINGS.includes(name) || (!server && off === "off (not started yet)")) return;
+		if (name === "web.enabled") auth.clear();
 		stop();
 		start();
 	});
-	const commands: Command[] = [{
-		name: "web status",
-		usage: "",
-		help: "where the web console serves, its connections and requests",
-		run(_args, out) {
-			if (!server) return out.line(`web: ${off}`);
-			const s = server.stats();
-			out.line(`web: serving on port ${server.port}: ${s.connections} connections, ${s.streams} streams, ${s.requests} requests served, ${s.evicted} idle connections closed for new ones, ${s.refused} refused`);
+	const commands: Command[] = [
+		{
+			name: "web status",
+			usage: "",
+			help: "where the web console serves, its connections, requests and sessions",
+			run(_args, out) {
+				if (!server) return out.line(`web: ${off}`);
+				const s = server.stats();
+				out.line(`web: serving on port ${server.port}: ${s.connections} connections, ${s.streams} streams, ${s.requests} requests served, ${s.evicted} idle connections closed for new ones, ${s.refused} refused; ${auth.sessions} logged in`);
+			},
 		},
-	}];
+		{
+			name: "web login",
+			usage: "",
+			help: "a one-time code to log in to the web console (valid 10 minutes, once)",
+			run(_args, out) {
+				if (!server) return out.line(`web: ${off}`);
+				const { code, validMs } = auth.issueCode();
+				out.line(`web: login code ${code} (valid ${Math.round(validMs / 60_000)} min, once)`);
+			},
+		},
+		{
+			name: "wifi ap",
+			usage: "",
+			help: "the setup network (name and WPA2 password) a board with no Wi-Fi opens",
+			run: (_args, out) => out.line(apLine()),
+		},
+	];
 	return {
-		name: NAME,
+		name: WEB_CHANNEL,
 		commands,
 		directories: [],
+		...(apWarning ? { warning: apWarning } : {}),
 		start() {
 			if (!server) start();
 		},
@@ -100,11 +147,9 @@ function openWeb(context: ChannelContext): ChatChannel {
 			stop();
 			return start();
 		},
-		info: () => ({ name: NAME, running: server !== undefined, ...(server ? {} : { off }), chats: [] }),
-		deliver(event) {
-			context.log(`web: no chat ${event.chat_id} to deliver to (dropped)`);
-		},
+		info: () => ({ name: WEB_CHANNEL, running: server !== undefined, ...(server ? {} : { off }), chats: server ? [WEB_CHAT] : [] }),
+		deliver: (event) => web.deliver(event),
 	};
 }
 
-export const web: ChannelDefinition = { name: NAME, open: openWeb };
+export const web: ChannelDefinition = { name: WEB_CHANNEL, open: openWeb };
