@@ -36,7 +36,7 @@ import { messageOf } from "util/errors";
 import { files as filesRoot, openKeyValue } from "util/io";
 import { wifiCommands } from "wifi/console";
 import { WifiStation } from "wifi/station";
-import { log } from "util/log";
+import { log, setLogSink } from "util/log";
 
 const bootMs = now();
 const CONFIG_NAMESPACE = "config";
@@ -193,6 +193,9 @@ const ready = await agent.start();
 // At end of input the agent closes its files first, as for a reboot.
 repl = openConsole({ table: commands, consoleKind, onEnd: () => void Promise.all([channels.stop(), agent.stop()]).then(() => exit(0)) });
 const output = repl.output;
+// On the board, log lines go to the console: trace() reaches no one a release
+// build's owner sees (util/log). The agent machine's come over the port.
+if (consoleKind === "uart") setLogSink((line) => output.line(line));
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
 if (warning) output.line(`warning: ${warning}`);
 if (!ready) output.line(`warning: the agent could not start, so ask and the session, memory, llm, tools, skills, cron and gpio commands are not available yet (${agent.statusLine()})`);

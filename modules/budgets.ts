@@ -390,3 +390,20 @@ export const WEB_AP_PASSWORD_CHARS = 12;        // the setup network's WPA2 pass
 export const WEB_CHAT_TEXT_MAX_CHARS = 4000;    // one message typed in the web chat
 export const WEB_LOG_TAIL_LINES = 100;          // log lines the web console's log page shows (kept in the main machine once the server runs)
 export const WEB_ASSETS_MAX_BYTES = 16 * 1024;  // the web console's page, style and script together, in the image
+
+// ---- TLS sockets (hosts/lin/src/tls.c and the board's hosts/esp32/tls/tls_esp32.c read these through budgets.h) ----
+export const TLS_HANDSHAKE_MS = 30_000;          // a handshake not done by then has stalled (real servers answer in seconds); secure.handshakeTimeout may say otherwise
+export const TLS_HANDSHAKE_MAX_MS = 600_000;     // the longest secure.handshakeTimeout accepted
+export const TLS_POLL_MS = 10;                   // the board's TLS socket looks for progress this often (one Moddable timer each): far below the network's latency
+export const TLS_INPUT_BYTES = 16 * 1024;        // the board's TLS socket reads this far ahead of JS (PSRAM): a TLS record's plaintext; JS queues up to NET_OUTPUT_BYTES, as on lin
+
+// ---- the board's sockets: lwIP's CONFIG_LWIP_MAX_SOCKETS (hosts/esp32/sdkconfig.defaults) covers all of these at once; npm run check:device checks it in the generated sdkconfig.h ----
+export const SOCKETS_LLM_MAX = 1 + MAX_SUBAGENTS + HTTP_POOL_IDLE_PER_ORIGIN; // one LLM call per core (the root and each subagent) in flight, and the keep-alives the pool keeps
+export const SOCKETS_TELEGRAM_MAX = 2 + HTTP_POOL_IDLE_PER_ORIGIN; // the long poll, a send, and the keep-alives
+export const SOCKETS_QQ_MAX = 2 + HTTP_POOL_IDLE_PER_ORIGIN; // the gateway's WebSocket, a REST call (token or send), and the keep-alives
+export const SOCKETS_DNS_MAX = 1;                // the resolver's UDP socket
+export const SOCKETS_SNTP_MAX = 1;               // the clock's time request
+export const SOCKETS_WEB_MAX = 1 + WEB_CONNECTIONS_MAX; // the web console's listening socket and its connections
+export const SOCKETS_MCP_MAX = 2 * MCP_SERVERS_MAX; // per MCP server, a call and its listening stream
+export const SOCKETS_MAX = SOCKETS_LLM_MAX + SOCKETS_TELEGRAM_MAX + SOCKETS_QQ_MAX + SOCKETS_DNS_MAX + SOCKETS_SNTP_MAX + SOCKETS_WEB_MAX + SOCKETS_MCP_MAX; // 41 with today's figures
+export const SOCKETS_TCP_MAX = SOCKETS_MAX - SOCKETS_DNS_MAX - SOCKETS_SNTP_MAX - 1; // of them TCP connections (lwIP's CONFIG_LWIP_MAX_ACTIVE_TCP), the web listener apart

@@ -2,9 +2,11 @@
 // The board's wiring in one place: restart through the SDK's System (the
 // `system` module, preloaded by $(MODDABLE)/modules/io/manifest.json), a
 // monotonic clock (Time.ticks: milliseconds since boot, unaffected by SNTP
-// setting the wall clock), heap figures from instrumentation (the capacities
-// from mc/config, which the manifest check keeps equal to `creation`), and the
-// DNS servers and UDP socket the resolver needs (DHCP's servers, else budgets').
+// setting the wall clock), heap figures read from the machine by a native
+// (platform.c: the SDK's instrumentation is there only in an instrumented
+// build, and 0 in a release one; the open sockets are still its figure), and
+// the DNS servers and UDP socket the resolver needs (DHCP's servers, else
+// budgets').
 import type { ConsoleKind, HeapFigures } from "host/platform";
 import Instrumentation from "instrumentation";
 import config from "mc/config";
@@ -27,26 +29,23 @@ export function reboot(): void { System.restart(); }
 export function option(_name: string): string | undefined { return undefined; }
 export function now(): number { return Time.ticks; }
 
-let chunkPeak = 0, slotPeak = 0;
 function figure(key: Parameters<typeof Instrumentation.map>[0]): number {
 	return Instrumentation.get(Instrumentation.map(key)) ?? 0;
 }
+type MachineHeap = Omit<HeapFigures, "sockets">;
+const machineHeap: () => MachineHeap = native("xs_platform_heap");
 export function heap(): HeapFigures {
-	const chunkUsed = figure("XS Chunk Heap Used"), slotUsed = figure("XS Slot Heap Used");
-	chunkPeak = Math.max(chunkPeak, chunkUsed);
-	slotPeak = Math.max(slotPeak, slotUsed);
+	const figures = machineHeap();
 	return {
-		chunkUsed, chunkPeak, chunkSize: sizes.xsChunkBytes,
-		slotUsed, slotPeak, slotSize: sizes.xsSlots * SLOT_BYTES,
+		...figures,
+		chunkSize: figures.chunkSize || sizes.xsChunkBytes,
+		slotSize: figures.slotSize || sizes.xsSlots * SLOT_BYTES,
 		sockets: figure("Network Sockets"),
 	};
 }
 /** A collection now (platform.c): util/heap keeps room for the next port message with it. */
 export function collectGarbage(): void { native("xs_platform_gc")(); }
-export function resetPeak(): void {
-	chunkPeak = figure("XS Chunk Heap Used");
-	slotPeak = figure("XS Slot Heap Used");
-}
+export function resetPeak(): void { native("xs_platform_reset_peak")(); }
 export function resolverOptions(): { servers: string[]; socket: { io: typeof UDP } } {
 	const servers = Net.get("DNS");
 	return { servers: servers?.length ? servers : [...DNS_FALLBACK_SERVERS], socket: { io: UDP } };

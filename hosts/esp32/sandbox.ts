@@ -1,10 +1,14 @@
-// host/sandbox on the device: the Moddable SDK builds XS for the ESP32 without
-// mxMetering (tools/mcconfig/make.esp32.mk defines no such flag), so nothing can
-// bound a script's steps or memory there yet, and a loop would trip the task
-// watchdog and reset the board. metered is false, and the script tool is not
-// offered on such a build (caps/script). Adding -DmxMetering=1 to the XS build
-// and a native run() like hosts/lin/src/sandbox.c is the way to offer it.
-export const metered = false;
-export function run<T>(_fn: () => T, _steps: number, _chunkBytes: number, _slots: number): T {
-	throw new Error("scripts cannot be bounded on this build (XS without metering), so they do not run");
-}
+// host/sandbox on the device: hosts/common/sandbox/sandbox.c, the lin host's
+// own C, compiled into the board's image (manifest.json's esp32 "*"), with the
+// SDK's XS built with mxMetering and mxLockdown (manifest.json's
+// build.C_FLAGS_SUBPLATFORM, hosts/common/sandbox/xsclaw_metering.h;
+// sandbox.c does not compile without them, and npm run check:device compiles
+// it with the real headers). So scripts run bounded here as on lin, and
+// caps/script offers run_script. install() defines XS's lockdown() and
+// harden() as globals of this machine (agent/worker locks its machine down
+// at boot, before a script can run). Declarations: typings/shared/platform.d.ts.
+type Run = <T, R = T>(fn: () => T, steps: number, chunkBytes: number, slots: number, then?: (result: T) => R) => R;
+
+native("xs_sandbox_install")();
+export const metered: boolean = native("xs_sandbox_metered")();
+export const run: Run = native("xs_sandbox_run");

@@ -64,7 +64,7 @@ test("the board's host/random C compiles against the XS headers and ESP-IDF's es
 	const out = mkdtempSync(join(tmpdir(), "xsclaw-random-c-"));
 	t.after(() => rmSync(out, { recursive: true, force: true }));
 	const XS = join(ROOT, "node_modules", "@agoric", "xsnap", "moddable", "xs");
-	for (const file of ["hosts/esp32/random.c", "hosts/common/random/random.c"]) {
+	for (const file of ["hosts/esp32/random_esp32.c", "hosts/common/random/random.c"]) {
 		execFileSync("gcc", ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-Wno-sequence-point", "-Ihosts/common/random", "-Itest/standin/esp32",
 			`-I${XS}/includes`, `-I${XS}/platforms`, "-c", "-o", join(out, file.replace(/\W/g, "_") + ".o"), file], { cwd: ROOT, stdio: "pipe" });
 	}

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeMatrixPKI } from "../../tools/testca.mjs";
 import { startOpenSSLServer, startStallingProxy } from "../../tools/peers.mjs";
-import { TLS_VARIANTS, runXsTests } from "./xs.mjs";
+import { TLS_VARIANTS, runXsTests, tls13 } from "./xs.mjs";
 
 // The bytes of the server's first flight the stalling proxy lets through:
 // the ServerHello's start, never a whole flight.
@@ -47,7 +47,7 @@ test("TLS against openssl s_server: versions, key types, chain, failures, resump
 		const options = { ...ports, "ca-der-hex": pki.der.ca.toString("hex"), "root-der-hex": pki.der.root4096.toString("hex") };
 		for (const variant of TLS_VARIANTS) {
 			await t.test(variant, (tt) => runXsTests(tt, "test/peer/tls-matrix", {
-				variant, options: { ...options, tls13: variant === "mbedtls4" ? 1 : 0 },
+				variant, options: { ...options, tls13: tls13(variant) ? 1 : 0, ...(variant.startsWith("boardtls") ? { board: 1, ca: P.ca } : {}) },
 			}));
 		}
 	} finally {

@@ -35,7 +35,7 @@ test("every limit in budgets.ts is used somewhere else", () => {
 	const budgets = readFileSync(join(ROOT, "modules", "budgets.ts"), "utf8");
 	const names = [...budgets.matchAll(/^export const (\w+)/gm)].map((m) => m[1]);
 	assert.ok(names.length > 20);
-	const cFolders = [join(ROOT, "hosts", "lin", "src"), ...readdirSync(join(ROOT, "hosts", "common")).map((n) => join(ROOT, "hosts", "common", n))];
+	const cFolders = [join(ROOT, "hosts", "lin", "src"), join(ROOT, "hosts", "esp32"), join(ROOT, "hosts", "esp32", "tls"), ...readdirSync(join(ROOT, "hosts", "common")).map((n) => join(ROOT, "hosts", "common", n))];
 	const cSources = cFolders.flatMap((dir) => readdirSync(dir).filter((n) => /\.[ch]$/.test(n)).map((n) => readFileSync(join(dir, n), "utf8")));
 	const elsewhere = [
 		...files.filter((f) => f.path !== "modules/budgets.ts").map((f) => f.text),
@@ -46,6 +46,8 @@ test("every limit in budgets.ts is used somewhere else", () => {
 		...readdirSync(join(ROOT, "hosts", "esp32")).filter((n) => n.endsWith(".ts")).map((n) => readFileSync(join(ROOT, "hosts", "esp32", n), "utf8")),
 		// So do the lin host's (host/io's simulated devices).
 		...readdirSync(join(ROOT, "hosts", "lin", "modules")).filter((n) => n.endsWith(".ts")).map((n) => readFileSync(join(ROOT, "hosts", "lin", "modules", n), "utf8")),
+		// check:device holds the board's sdkconfig to the socket budgets (tools/device-c.mjs).
+		readFileSync(join(ROOT, "tools", "device-c.mjs"), "utf8"),
 	].join("\n");
 	const unused = names.filter((name) => !new RegExp(`\\b${name}\\b`).test(elsewhere));
 	assert.deepEqual(unused, [], "limits nothing uses");

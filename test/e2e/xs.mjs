@@ -10,7 +10,12 @@ import { ROOT, TEST_MAP, hostBinary, hostCommand } from "../../tools/build.mjs";
 export const VARIANTS = ["release", "asan"].filter((v) => existsSync(hostBinary(v)));
 // The TLS tests also run on the host built against Mbed TLS 4.0 (the board's
 // version), when `npm test` could build it (tools/mbedtls4.mjs).
-export const TLS_VARIANTS = [...VARIANTS, ...["mbedtls4"].filter((v) => existsSync(hostBinary(v)))];
+// And on the hosts whose TLS is the board's own glue (hosts/esp32/tls/tls_esp32.c
+// over hosts/lin/boardtls' shims, Mbed TLS 4.0; node tools/build.mjs --board-tls).
+export const BOARD_TLS_VARIANTS = ["boardtls", "boardtls-asan"].filter((v) => existsSync(hostBinary(v)));
+export const TLS_VARIANTS = [...VARIANTS, ...["mbedtls4"].filter((v) => existsSync(hostBinary(v))), ...BOARD_TLS_VARIANTS];
+/** Whether a host variant's TLS is Mbed TLS 4.0 (TLS 1.3 on). */
+export const tls13 = (variant) => variant === "mbedtls4" || variant.startsWith("boardtls");
 
 // Every XS unit-test module (test/unit/*.test.ts) by its specifier.
 export const UNIT_MODULES = readdirSync(join(ROOT, "test", "unit")).filter((f) => f.endsWith(".test.ts")).sort().map((f) => `test/unit/${f.replace(/\.ts$/, "")}`);

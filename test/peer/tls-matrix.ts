@@ -9,6 +9,8 @@
 //   --resume12 --resume13   servers only the resumption tests use
 //   --ca-der-hex, --root-der-hex   the test CA and the 4096-bit root, DER in hex
 //   --tls13      "1" when this build speaks TLS 1.3 (Mbed TLS 4.0), "0" for 2.28
+//   --board      "1" when the TLS is the board's glue (hosts/esp32/tls/tls_esp32.c over
+//                hosts/lin/boardtls): its trust hint, and its certificate bundle (--ca)
 import TLS, { forgetSessions } from "embedded:io/socket/tcp/tls";
 import { option } from "host/platform";
 import { derOption } from "./der";
@@ -17,6 +19,7 @@ import { connect, connectError, roundTrip, type StreamClass } from "./stream";
 
 const port = (name: string) => Number(option(name));
 const TLS13 = option("tls13") === "1";
+const BOARD = option("board") === "1";
 const Socket = TLS as unknown as StreamClass;
 
 const CA = derOption("ca-der-hex");
@@ -24,7 +27,8 @@ const ROOT = derOption("root-der-hex");
 
 const at = (server: string, more: object = {}) =>
 	({ address: "127.0.0.1", port: port(server), host: "localhost", secure: { certificate: CA }, ...more });
-const NOT_TRUSTED = /^TLS: certificate not trusted: 127\.0\.0\.1 port \d+ presented a certificate that no trusted CA vouches for \(.*\); if you trust this server, start xsclaw with --ca FILE naming its CA$/;
+const HINT = BOARD ? "the firmware trusts ESP-IDF's certificate bundle: use a server whose certificate a public CA issued" : "if you trust this server, start xsclaw with --ca FILE naming its CA";
+const NOT_TRUSTED = new RegExp(`^TLS: certificate not trusted: 127\\.0\\.0\\.1 port \\d+ presented a certificate that no trusted CA vouches for \\(.*\\); ${HINT.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
 const NO_TLS13 = /^TLS: 127\.0\.0\.1 port \d+ refused the handshake \(alert 70, protocol version: no TLS version in common\); this build speaks TLS 1\.2 only/;
 
 // Connects, checks the protocol, sends a line and reads it back reversed.
@@ -90,5 +94,27 @@ for (const [server, version] of [["resume12", "1.2"], ["resume13", "1.3"]]) {
 		const third = await talk(at(server), `TLSv${version}`);
 		assert.equal(third.resumed, false, "after forgetSessions, a full handshake");
 		third.close();
+	});
+}
+
+// The board's glue trusts ESP-IDF's certificate bundle when a connection brings
+// no CA (here the shim's bundle is --ca, the test CA): esp_crt_bundle_attach
+// installs a verify callback of its own, which the core chains to, so the
+// certificate's IP address is still checked and resumption still reported.
+if (BOARD) {
+	const bundled = (server: string, host: string) => ({ address: "127.0.0.1", port: port(server), host });
+	test("the board's certificate bundle: trusted through it, an IP address still checked, resumption still reported", async () => {
+		forgetSessions();
+		const first = await talk(bundled("resume12", "localhost"), "TLSv1.2");
+		assert.equal(first.resumed, false, "the first connection is a full handshake");
+		first.close();
+		const second = await talk(bundled("resume12", "localhost"), "TLSv1.2");
+		assert.equal(second.resumed, true, "the second connection resumed the first's session");
+		second.close();
+		(await talk(bundled("ecdsa12", "127.0.0.1"), "TLSv1.2")).close();
+		assert.match(await connectError(Socket, bundled("wrong", "127.0.0.1")),
+			/^TLS: host name mismatch: the certificate of 127\.0\.0\.1 port \d+ is not for "127\.0\.0\.1"/);
+		assert.match(await connectError(Socket, bundled("untrusted", "localhost")), NOT_TRUSTED);
+		forgetSessions();
 	});
 }

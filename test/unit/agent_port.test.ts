@@ -54,6 +54,7 @@ const FROM_AGENT: FromAgent[] = [
 	{ type: "cap_result", call: 8, content: "pin 2 is high" },
 	{ type: "failed", call: 7, error: "the agent is busy" },
 	{ type: "refused", error: "that was not a message" },
+	{ type: "log", line: "llm: retry 1 of 3 after HTTP 503" },
 ];
 
 test("every message to the agent round-trips through its check unchanged (after a copy)", () => {
@@ -104,6 +105,7 @@ test("malformed and unknown messages are refused with a sentence naming what is 
 	assert.match(refusal(readFromAgent, { type: "out", event: { type: "secret_event" } }).message, /out_message or agent_stage/);
 	assert.match(refusal(readFromAgent, { type: "out", event: { type: "out_message", channel: "console", chat_id: "local", text: "x", request_id: 5, correlation_id: "", label: 7 } }).message, /event\.label/);
 	assert.match(refusal(readFromAgent, { type: "hello" }).message, /does not know the message type "hello" from the agent/);
+	assert.match(refusal(readFromAgent, { type: "log", line: 5 }).message, /line/);
 });
 
 /** A supervisor over in-process agents whose core answers with model. */

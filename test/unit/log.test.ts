@@ -2,7 +2,7 @@
 // secret is masked wherever it appears (also inside a URL path), short values are
 // not treated as secrets, and a bad level is refused with a sentence.
 import { test, assert } from "testing";
-import { log, logLevel, logLine, maskSecrets, maskSecretsDeep, maskSecretsGrowing, setLogLevel, setLogPrints, setLogSecrets, setLogSink } from "util/log";
+import { log, logLevel, logLine, logRelayed, maskSecrets, maskSecretsDeep, maskSecretsGrowing, setLogLevel, setLogPrints, setLogSecrets, setLogSink } from "util/log";
 import { findPrinted, secretForms, secretPrint, secretPrints } from "util/secrets";
 
 const lines: string[] = [];
@@ -22,6 +22,19 @@ test("lines below the level in force are dropped", () => {
 	setLogLevel("info");
 	assert.equal(logLevel(), "info");
 	assert.throws(() => setLogLevel("loud"), /not a log level: use one of error, warn, info, debug/);
+});
+
+test("a line relayed from the agent machine (the board's console) is written whatever this machine's level, with this machine's secrets masked", () => {
+	lines.length = 0;
+	const token = "7000001:AAHsecretTelegramBotToken";
+	setLogSecrets([token]);
+	setLogLevel("error");
+	logRelayed(`agent: llm: a line that mentions ${token}`);
+	setLogLevel("info");
+	setLogSecrets([]);
+	assert.equal(lines.length, 1);
+	assert.ok(!lines[0].includes(token), lines[0]);
+	assert.match(lines[0], /^agent: llm: a line that mentions \*\*\*\*oken$/);
 });
 
 test("every registered secret is masked wherever it appears; short values are not secrets", () => {

@@ -5,7 +5,7 @@
  * One C file (random.c) for both targets holds the entry point and its
  * argument checks; each target gives randomSource(): getrandom(2) on the lin
  * host (hosts/lin/src/random_lin.c), the hardware RNG's esp_fill_random() on
- * the ESP32-S3 (hosts/esp32/random.c). The lin host installs xs_random_fill
+ * the ESP32-S3 (hosts/esp32/random_esp32.c). The lin host installs xs_random_fill
  * on __xsclaw.Random; the device build reaches it by name
  * (native("xs_random_fill") in hosts/esp32/random.ts). The JavaScript API is
  * typings/shared/random.d.ts. Never Math.random: XS seeds it the same way on

@@ -18,10 +18,10 @@
  * offered to the next connection there; a handshake that resumed received no
  * certificate, which is how tlsCoreResumed() knows.
  */
+#include "tls_mbedtls.h"
 #include "tls_core.h"
 #include "tls_port.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -49,8 +49,15 @@
 /* The last record mbedtls received: after a fatal alert, [0] is its level
  * and [1] its description. There is no accessor; the field is private in 4.0. */
 #define TLS_IN_MSG(ssl) ((ssl)->MBEDTLS_PRIVATE(in_msg))
+/* The verify callback a configuration holds (no accessor either): a port's
+ * trust may install one (ESP-IDF's certificate bundle checks the chain in its
+ * own), and ours chains to it. */
+#define TLS_CONF_VERIFY(conf) ((conf)->MBEDTLS_PRIVATE(f_vrfy))
+#define TLS_CONF_VERIFY_CONTEXT(conf) ((conf)->MBEDTLS_PRIVATE(p_vrfy))
 #else
 #define TLS_IN_MSG(ssl) ((ssl)->in_msg)
+#define TLS_CONF_VERIFY(conf) ((conf)->f_vrfy)
+#define TLS_CONF_VERIFY_CONTEXT(conf) ((conf)->p_vrfy)
 #endif
 
 /* Sessions kept for resumption: one per server the firmware talks to (the
@@ -74,6 +81,9 @@ struct TLSCore {
 	size_t pendingSend;       /* bytes mbedtls took into a record not yet sent */
 	int done, failed, offered, certificates, resumed, verify;
 	int ipLength;             /* 4 or 16 when the name is an IP literal */
+	/* The port's verify callback, run before ours (tlsConfigure). */
+	int (*nextVerify)(void *, mbedtls_x509_crt *, int, uint32_t *);
+	void *nextVerifyContext;
 	uint8_t ip[16];
 	char name[TLS_NAME_CHARS];
 	char key[TLS_KEY_CHARS];
@@ -175,8 +185,13 @@ static void tlsStop(void)
 
 static void tlsStart(void)
 {
-#if defined(MBEDTLS_PLATFORM_MEMORY) && !defined(MBEDTLS_PLATFORM_CALLOC_MACRO)
-	/* Before anything allocates: every block must come from tlsCoreCalloc. */
+#if defined(MBEDTLS_PLATFORM_MEMORY) && !defined(MBEDTLS_PLATFORM_CALLOC_MACRO) && !defined(ESP_PLATFORM)
+	/* Before anything allocates: every block must come from tlsCoreCalloc.
+	 * Not on the board: there ESP-IDF's own components (Wi-Fi's supplicant,
+	 * esp-tls) use the same Mbed TLS from boot, so an allocator installed at
+	 * the first connection would free their earlier blocks as ours; the board
+	 * says where Mbed TLS allocates in sdkconfig instead
+	 * (CONFIG_MBEDTLS_EXTERNAL_MEM_ALLOC: PSRAM, checked by check:device). */
 	mbedtls_platform_set_calloc_free(tlsCoreCalloc, tlsCoreRelease);
 #endif
 #if TLS_V4
@@ -306,11 +321,18 @@ static int tlsBioReceive(void *context, unsigned char *buffer, size_t size)
 /* ---- certificates ----------------------------------------------------------- */
 
 /* Runs for each certificate of the server's chain (depth 0 is the server's
- * own): counts them (a resumed handshake has none) and checks an IP name
- * against the server certificate's IP addresses. */
+ * own): first the port's own callback when its trust installed one (ESP-IDF's
+ * bundle clears "not trusted" for a chain it vouches for), then counts them
+ * (a resumed handshake has none) and checks an IP name against the server
+ * certificate's IP addresses. */
 static int tlsVerifyCertificate(void *context, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
 {
 	TLSCore *c = context;
+	if (c->nextVerify) {
+		int result = c->nextVerify(c->nextVerifyContext, crt, depth, flags);
+		if (result)
+			return result;
+	}
 	c->certificates++;
 	if (depth == 0 && c->ipLength) {
 		int found = 0;
@@ -556,13 +578,18 @@ static int tlsConfigure(TLSCore *c, char *error, size_t errorSize)
 	mbedtls_ssl_conf_rng(&c->config, tlsRandom, &gDrbg);
 #endif
 	mbedtls_ssl_conf_authmode(&c->config, c->verify ? MBEDTLS_SSL_VERIFY_REQUIRED : MBEDTLS_SSL_VERIFY_NONE);
-	mbedtls_ssl_conf_verify(&c->config, tlsVerifyCertificate, c);
 	if (c->verify) {
 		if (c->ownCA.version)
 			mbedtls_ssl_conf_ca_chain(&c->config, &c->ownCA, NULL);
 		else if (tlsPortTrust(&c->config, error, errorSize))
 			return TLS_FAILED;
 	}
+	/* The port's trust may have installed a verify callback of its own
+	 * (esp_crt_bundle_attach does): ours replaces it in the configuration
+	 * and calls it first, so neither the bundle's check nor ours is lost. */
+	c->nextVerify = TLS_CONF_VERIFY(&c->config);
+	c->nextVerifyContext = TLS_CONF_VERIFY_CONTEXT(&c->config);
+	mbedtls_ssl_conf_verify(&c->config, tlsVerifyCertificate, c);
 	result = mbedtls_ssl_setup(&c->ssl, &c->config);
 	if (result)
 		return result;
@@ -599,11 +626,7 @@ int tlsCoreNew(TLSCore **out, const TLSCoreOptions *options, const TLSCoreIO *io
 	c->io = *io;
 	c->verify = options->verify;
 	strcpy(c->name, options->name);
-	/* inet_pton: POSIX on lin, lwIP's (ESP-IDF's arpa/inet.h) on the board. */
-	if (inet_pton(AF_INET, c->name, c->ip) == 1)
-		c->ipLength = 4;
-	else if (inet_pton(AF_INET6, c->name, c->ip) == 1)
-		c->ipLength = 16;
+	c->ipLength = tlsPortParseIP(c->name, c->ip);
 	snprintf(c->peer, sizeof(c->peer), "%s", options->peer);
 	snprintf(c->key, sizeof(c->key), "%s|%s|%lx", c->name, c->peer,
 		options->caDer ? tlsTrustTag(options->caDer, options->caDerLength) : 0ul);

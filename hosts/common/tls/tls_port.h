@@ -6,6 +6,7 @@
  * memory         malloc                             PSRAM (heap_caps, SPIRAM)
  * entropy        getrandom (2.28); PSA's own (4.0)  the hardware RNG (esp_fill_random)
  * CA store       --ca FILE or the system bundle     our CA store, else ESP-IDF's bundle
+ * IP literals    inet_pton                          lwip_inet_pton
  */
 #ifndef XSCLAW_TLS_PORT_H
 #define XSCLAW_TLS_PORT_H
@@ -28,5 +29,10 @@ int tlsPortTrust(void *config, char *error, size_t errorSize);
 
 /* How a person makes the firmware trust a server: ends a "not trusted" error. */
 const char *tlsPortTrustHint(void);
+
+/* An IP literal's bytes into address: returns 4 or 16, or 0 when text is not
+ * one (lin: POSIX inet_pton; the board: lwIP's lwip_inet_pton, since ESP-IDF
+ * declares the POSIX name only in its lwip/sockets.h wrapper). */
+int tlsPortParseIP(const char *text, uint8_t address[16]);
 
 #endif

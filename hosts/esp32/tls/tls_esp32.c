@@ -19,13 +19,20 @@
  * is the certificate the caller passes (secure.certificate), else ESP-IDF's
  * certificate bundle.
  *
- * On the lin host this file is compiled, never run: test/e2e/device-c.test.mjs
- * builds it against the Mbed TLS 4.0 headers with stand-ins for the ESP-IDF
- * and lwIP calls (test/standin/esp32), under -Wall -Wextra -Werror.
+ * npm run check:device compiles it against ESP-IDF v6.0's and the Moddable
+ * SDK's own headers, as the SDK's makefile and as IDF's CMake would.
+ *
+ * Every number comes from budgets.h (modules/budgets.ts): the poll tick
+ * (TLS_POLL_MS), the bytes read ahead of JS (TLS_INPUT_BYTES), the bytes JS
+ * may queue (NET_OUTPUT_BYTES, as on lin) and the handshake deadlines
+ * (TLS_HANDSHAKE_MS, TLS_HANDSHAKE_MAX_MS, as on lin).
  */
+#include "tls_mbedtls.h"
 #include <stddef.h>
 #include "xsmc.h"
 #include "xsHost.h"
+#include "modTimer.h"
+#include "modInstrumentation.h"
 
 #include "lwip/sockets.h"
 #include "esp_crt_bundle.h"
@@ -34,22 +41,20 @@
 
 #include "tls_core.h"
 #include "tls_port.h"
+#include "budgets.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <mbedtls/ssl.h>
 
-/* How often a socket looks for progress: a 10 ms tick keeps a streamed
- * reply's latency far below the network's at a cost of one poll per tick. */
-#define TLS_POLL_MS 10
-/* Bytes read ahead of JS, and queued by JS, per socket (as on lin). */
-#define TLS_INPUT_BYTES (16 * 1024)
-#define TLS_OUTPUT_BYTES (16 * 1024)
-/* A stalled handshake ends after this (as on lin). */
-#define TLS_HANDSHAKE_MS 30000
-#define TLS_HANDSHAKE_MAX_MS 600000
+#define TLS_POLL_MS BUDGET_TLS_POLL_MS
+#define TLS_INPUT_BYTES BUDGET_TLS_INPUT_BYTES
+#define TLS_OUTPUT_BYTES BUDGET_NET_OUTPUT_BYTES
+#define TLS_HANDSHAKE_MS BUDGET_TLS_HANDSHAKE_MS
+#define TLS_HANDSHAKE_MAX_MS BUDGET_TLS_HANDSHAKE_MAX_MS
 
 /* ---- the board's port (tls_port.h) ------------------------------------------- */
 
@@ -70,10 +75,9 @@ int tlsPortEntropy(uint8_t *output, size_t size)
 	return 0;
 }
 
-/* An IP literal's bytes: returns 4 or 16, or 0 when text is not one. */
-static int tlsParseIP(const char *text, uint8_t address[16])
+int tlsPortParseIP(const char *text, uint8_t address[16])
 {
-	return inet_pton(AF_INET, text, address) == 1 ? 4 : inet_pton(AF_INET6, text, address) == 1 ? 16 : 0;
+	return lwip_inet_pton(AF_INET, text, address) == 1 ? 4 : lwip_inet_pton(AF_INET6, text, address) == 1 ? 16 : 0;
 }
 
 int tlsPortTrust(void *config, char *error, size_t errorSize)
@@ -358,7 +362,7 @@ void xs_tlscore_constructor(xsMachine *the)
 	if (!tlsStringOption(the, &xsArg(0), "address", address, sizeof(address)))
 		xsTypeError("TLS: address required");
 	uint8_t ip[16];
-	int family = tlsParseIP(address, ip);
+	int family = tlsPortParseIP(address, ip);
 	if (!family)
 		xsTypeError("TLS: address must be an IP address");
 	xsmcGet(xsVar(0), xsArg(0), xsID("port"));
@@ -462,6 +466,9 @@ void xs_tlscore_constructor(xsMachine *the)
 		tlsFail(s, message);
 	}
 	xsmcSetHostData(xsThis, s);
+	/* The hooks: the collector marks the callbacks (tlsMark), and every
+	 * method finds its socket (xsmcGetHostDataValidate compares them). */
+	xsSetHostHooks(xsThis, &gHooks);
 	s->self = xsThis;
 	xsRemember(s->self);
 	s->timer = modTimerAdd(0, TLS_POLL_MS, tlsService, &s, sizeof(s));

@@ -26,7 +26,9 @@
 #include "netsock.h"
 #include "tls_core.h"
 #include "tls_port.h"
+#include "budgets.h"
 
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -37,11 +39,9 @@
 
 /* The bundle Debian's ca-certificates installs. */
 #define TLS_SYSTEM_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
-/* A handshake that takes longer has stalled: the slowest real server answers
- * in a few seconds; the caller's own timeout may be shorter. */
-#define TLS_HANDSHAKE_MS 30000
-/* The longest handshakeTimeout accepted (10 minutes). */
-#define TLS_HANDSHAKE_MAX_MS 600000
+/* The handshake's deadlines, the board's too (modules/budgets.ts). */
+#define TLS_HANDSHAKE_MS BUDGET_TLS_HANDSHAKE_MS
+#define TLS_HANDSHAKE_MAX_MS BUDGET_TLS_HANDSHAKE_MAX_MS
 
 /* ---- the lin port (tls_port.h) --------------------------------------------- */
 
@@ -68,6 +68,11 @@ int tlsPortEntropy(uint8_t *output, size_t size)
 		size -= (size_t)n;
 	}
 	return 0;
+}
+
+int tlsPortParseIP(const char *text, uint8_t address[16])
+{
+	return inet_pton(AF_INET, text, address) == 1 ? 4 : inet_pton(AF_INET6, text, address) == 1 ? 16 : 0;
 }
 
 const char *tlsPortTrustHint(void)

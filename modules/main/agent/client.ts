@@ -15,7 +15,7 @@ import { RequestFlag, type AgentEvent, type AgentResponse, type OutEvent } from 
 import type { OnlineState } from "net/types";
 import type { WipeResult } from "util/files";
 import { messageOf } from "util/errors";
-import { log, maskSecretsDeep } from "util/log";
+import { log, logRelayed, maskSecretsDeep } from "util/log";
 import {
 	PortError, TextParts, readFromAgent,
 	type AgentStatus, type ChannelInfo, type ChatRef, type CommandInfo, type FromAgent, type PortRequest, type ToAgent, type WatchableEvent,
@@ -150,6 +150,9 @@ export class AgentClient implements AgentPort {
 			}
 			case "refused":
 				this.#log(`agent port: the agent refused a message: ${reply.error}`);
+				return;
+			case "log":
+				logRelayed(reply.line);
 				return;
 			case "event":
 				this.#watchers.get(reply.call)?.(reply.event);

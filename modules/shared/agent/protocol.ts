@@ -164,7 +164,9 @@ export type FromAgent =
 	/** A call that could not be done, with a sentence for a person. */
 	| { type: "failed"; call: number; error: string }
 	/** A message that could not even be read (no usable call number). */
-	| { type: "refused"; error: string };
+	| { type: "refused"; error: string }
+	/** A log line of the agent machine, for main to write where its own go (the board's console). */
+	| { type: "log"; line: string };
 
 /** A message one side refused; its message is a sentence naming what is wrong. */
 export class PortError extends Error {
@@ -396,6 +398,8 @@ export function readFromAgent(message: unknown): FromAgent {
 				}),
 				warnings: r.list(m.warnings, "warnings", AGENT_PORT_LIST_MAX).map((w, i) => r.string(w, `warnings[${i}]`)),
 			};
+		case "log":
+			return { type: "log", line: r.string(m.line, "line") };
 		case "accepted":
 			return { type: "accepted", call: r.callNumber(), request_id: r.count(m.request_id, "request_id") };
 		case "part":

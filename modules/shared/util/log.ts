@@ -8,8 +8,12 @@
 // secret echoed by a server or put into a message by mistake never reaches the
 // log. Every form a secret takes on the way out is masked (util/secrets
 // secretForms: as it is and JSON-escaped), each by its mask in the same form, so
-// masked JSON stays JSON. On lin the sink is stderr (trace); on the device the
-// debug UART.
+// masked JSON stays JSON. On lin the sink is stderr (trace). On the board trace()
+// reaches no one a release build's owner sees (the SDK sends it to xsbug in a
+// debug build, to ESP-IDF's stdout, not the console's UART, in a release one),
+// so there the main machine writes log lines to the console, and the agent
+// machine sends its own over the port for main to write (main.ts,
+// agent/worker: where host/platform's consoleKind is "uart").
 import { LOG_MASK_DEPTH_MAX, LOG_SECRET_MIN_CHARS, LOG_SECRETS_MAX } from "budgets";
 import { SECRET_FORMS_MAX, findPrinted, printedMask, secretForms, type SecretForm, type SecretPrint } from "util/secrets";
 
@@ -161,6 +165,21 @@ export function logLine(level: LogLevel, text: string): void {
 	if (LOG_LEVELS.indexOf(level) > threshold) return;
 	try {
 		const masked = maskSecrets(text);
+		if (tail) {
+			if (tail.length >= tailMax) tail.shift();
+			tail.push(masked);
+		}
+		sink(masked);
+	} catch {
+		// A failing sink has nowhere to report to.
+	}
+}
+
+/** A line another machine logged (its level applied, its secrets masked): written
+ * as it is, with this machine's secrets masked too. Never throws. */
+export function logRelayed(line: string): void {
+	try {
+		const masked = maskSecrets(line);
 		if (tail) {
 			if (tail.length >= tailMax) tail.shift();
 			tail.push(masked);

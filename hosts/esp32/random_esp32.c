@@ -1,5 +1,5 @@
 /*
- * random.c (ESP32-S3) — the source behind "host/random"
+ * random_esp32.c (ESP32-S3) — the source behind "host/random"
  * (hosts/common/random/random.c): the hardware RNG. esp_fill_random() draws
  * from the RNG peripheral, which is truly random while the RF subsystem (Wi-Fi)
  * or the bootloader's entropy source runs (ESP-IDF's "Random Number
