@@ -34,8 +34,8 @@ async function setup({ token = TOKEN } = {}) {
 	const firmwares = [];
 	const env = {
 		dir, llm, tg, firmwares,
-		async boot({ configure = true, connected = true } = {}) {
-			const fw = startFirmware(["--modules", APP_MAP, "--data", dir], "release");
+		async boot({ configure = true, connected = true, args = [] } = {}) {
+			const fw = startFirmware(["--modules", APP_MAP, "--data", dir, ...args], "release");
 			firmwares.push(fw);
 			await fw.until(/type help for the commands/);
 			if (configure) {
@@ -275,6 +275,48 @@ test("a group paired first: a never-paired member replying to the bot cannot run
 	assert.match(list, /group: member 11 is owner, the others user/);
 	await fw.run("telegram members -300 owner", /its members are the owner/);
 	assert.doesNotMatch(await gpioFrom(12), /only for the owner/, "the owner said otherwise");
+	await fw.end();
+});
+
+test("web login sends its code to the owner's private chat, never to a user's chat or a group; the code sent logs in", async () => {
+	const { tg, boot, pair } = await setup();
+	const fw = await boot({ args: ["--http", "0"] });
+	await fw.until(/web: serving http:\/\/127\.0\.0\.1:(\d+)\//);
+	const base = `http://127.0.0.1:${/web: serving http:\/\/127\.0\.0\.1:(\d+)\//.exec(fw.printed())[1]}`;
+	const member = (id) => ({ id, is_bot: false, first_name: `member${id}`, username: `member${id}` });
+	// A group paired first has the owner's role (for the member who paired it), but users read along: no code there.
+	let from = fw.stdout.length;
+	fw.send("telegram pair");
+	await fw.until(/pairing code ([A-Z0-9]+)/, { from });
+	const command = `/pair@xsclaw_test_bot ${/pairing code ([A-Z0-9]+)/.exec(fw.printed(from))[1]}`;
+	tg.say({ chat: -310, type: "supergroup", from: member(21), text: command, entities: [{ type: "bot_command", offset: 0, length: command.indexOf(" ") }] });
+	await tg.waitFor(() => tg.chat(-310).some((m) => /^Paired as owner/.test(m.text)), WAIT_MS, "the group's pairing reply");
+	await pair(fw, 70);
+	assert.match(tg.chat(70).at(-1).text, /Paired as user/);
+	const codeLine = /web: login code (\w+) \(valid 10 min, once\)(.*)$/m;
+	from = fw.stdout.length;
+	fw.send("web login");
+	await fw.until(codeLine, { from });
+	assert.equal(codeLine.exec(fw.printed(from))[2], "", "no owner's private chat: printed only");
+	// The group revoked, the next private chat paired is the owner's.
+	await fw.run("telegram revoke -310", /-310/);
+	await pair(fw, 72);
+	assert.match(tg.chat(72).at(-1).text, /Paired as owner/);
+	const counts = { 70: tg.chat(70).length, [-310]: tg.chat(-310).length };
+	from = fw.stdout.length;
+	fw.send("web login");
+	await fw.until(codeLine, { from });
+	const [, code, sent] = codeLine.exec(fw.printed(from));
+	assert.equal(sent, "; sent to the owner's telegram chat 72");
+	const message = await tg.waitFor(() => tg.chat(72).find((m) => m.text.includes(code)), WAIT_MS, "the code in the owner's chat");
+	assert.match(message.text, /^Web console login code: \w+ \(valid 10 min, once\)/);
+	await sleep(1200); // a send to another chat would have gone by now
+	assert.equal(tg.chat(70).length, counts[70], "the user's chat got nothing");
+	assert.equal(tg.chat(-310).length, counts[-310], "the group got nothing");
+	assert.ok(!fw.stderr.includes(code), "the code is in no log line");
+	const login = await fetch(`${base}/api/login`, { method: "POST", headers: { "Content-Type": "application/json", Origin: base }, body: JSON.stringify({ code: /code: (\w+)/.exec(message.text)[1] }) });
+	assert.equal(login.status, 200, await login.clone().text());
+	assert.match(login.headers.get("set-cookie"), /^xsclaw_session=\w+; HttpOnly/);
 	await fw.end();
 });
 

@@ -157,5 +157,11 @@ export function pairedChannel(spec: PairedChannelSpec, context: ChannelContext):
 			if (running) running.deliver(event);
 			else context.log(`${name}: ${event.type} for chat ${event.chat_id} dropped: the channel is off`);
 		},
+		toOwner(text) {
+			if (!running) return [];
+			const chats = pairing.ownerChats();
+			for (const chat_id of chats) running.deliver({ type: "out_message", channel: name, chat_id, text, request_id: 0, correlation_id: "owner" });
+			return chats;
+		},
 	};
 }

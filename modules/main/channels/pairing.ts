@@ -125,6 +125,11 @@ export class Pairing {
 		return this.#file.state.chats;
 	}
 
+	/** The owner's private chats: where a secret for the owner (a web login code) may go. Never a group, where users read along. */
+	ownerChats(): string[] {
+		return this.#file.state.chats.filter((c) => c.role === "owner" && c.sender_id === undefined && !this.#isGroup(c.chat_id)).map((c) => c.chat_id);
+	}
+
 	/**
 	 * The role of a message's sender, undefined when the chat is not paired.
 	 * senderId is given for a group's messages (undefined: a private chat, whose

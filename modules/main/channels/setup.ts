@@ -10,7 +10,7 @@ import type { ChannelContext, ChannelDefinition, ChatChannel } from "channels/ty
 
 export interface OpenChannelsOptions {
 	definitions: readonly ChannelDefinition[];
-	context: Omit<ChannelContext, "changed">;
+	context: Omit<ChannelContext, "changed" | "toOwner">;
 	/** Binds a channel's outbound events to it (the router's bind). */
 	bind(name: string, sink: OutboundSink): unknown;
 	/** Told every channel's info when one may have changed (the agent port's client). */
@@ -31,7 +31,8 @@ export interface Channels {
 export function openChannels(options: OpenChannelsOptions): Channels {
 	const list: ChatChannel[] = [];
 	const changed = () => options.onChange(list.map((channel) => channel.info()));
-	const context: ChannelContext = { ...options.context, changed };
+	const toOwner = (text: string) => list.flatMap((channel) => channel.toOwner?.(text).map((chat) => `${channel.name} chat ${chat}`) ?? []);
+	const context: ChannelContext = { ...options.context, changed, toOwner };
 	for (const definition of options.definitions) {
 		if (list.some((c) => c.name === definition.name)) throw new Error(`two channels are named ${definition.name}: channels/all lists each once`);
 		const channel = definition.open(context);

@@ -56,6 +56,8 @@ export interface ChannelContext {
 	notify(line: string): void;
 	/** Called by a channel when its info() may have changed (started, stopped, a chat paired or revoked). */
 	changed(): void;
+	/** Sends a text for the owner alone (a web login code) to every running channel's owner's private chats; where it went ("telegram chat 42"). */
+	toOwner(text: string): string[];
 }
 
 /** A chat channel the firmware runs. Methods other than stop and restart must not throw. */
@@ -78,6 +80,8 @@ export interface ChatChannel {
 	info(): ChannelInfo;
 	/** An outbound event for one of its chats (from the router). Never throws; what it drops it logs. */
 	deliver(event: OutEvent): void;
+	/** A paired channel: sends text to its owner's private chats (never a user's or a group) while it runs; the chats it went to. Never throws. */
+	toOwner?(text: string): string[];
 }
 
 /** A channel as channels/all lists it. */

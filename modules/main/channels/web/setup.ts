@@ -7,7 +7,9 @@
 //                runs only when the host was started with --http PORT
 //                (127.0.0.1 only; port 0: one the system picks, printed)
 // A change of either restarts it. Console: `web status`, `web login` (a
-// one-time login code), `wifi ap` (the setup network and its password).
+// one-time login code, printed and sent to the owner's private chats on
+// Telegram and QQ, never a user's or a group), `wifi ap` (the setup network and
+// its password).
 // While no Wi-Fi is configured (wifi.ssid unset) the setup page is open and the
 // setup network's name and password are printed at start (channels/web/ap).
 import Timer from "timer";
@@ -118,11 +120,14 @@ function openWeb(context: ChannelContext): ChatChannel {
 		{
 			name: "web login",
 			usage: "",
-			help: "a one-time code to log in to the web console (valid 10 minutes, once)",
+			help: "a one-time code to log in to the web console (valid 10 minutes, once), also sent to the owner's private Telegram/QQ chat",
 			run(_args, out) {
 				if (!server) return out.line(`web: ${off}`);
 				const { code, validMs } = auth.issueCode();
-				out.line(`web: login code ${code} (valid ${Math.round(validMs / 60_000)} min, once)`);
+				const valid = `valid ${Math.round(validMs / 60_000)} min, once`;
+				// The owner's private chats get it too (a phone away from the serial console); a user's chat or a group never.
+				const sent = context.toOwner(`Web console login code: ${code} (${valid}). If you did not ask for one, ignore it: nobody can log in without it.`);
+				out.line(`web: login code ${code} (${valid})${sent.length ? `; sent to the owner's ${sent.join(", ")}` : ""}`);
 			},
 		},
 		{
