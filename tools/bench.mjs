@@ -53,6 +53,8 @@ export const REQUIRED_FIGURES = [
 	"core.peak_heap_per_body_byte.board32", "core.heap_headroom_48k_bytes.board32", "core.gc_per_request.board32",
 	// issue 28: what the script sandbox's bounds cost, and a GPIO edge to its automation's first step
 	"script.meter_overhead_ratio", "automation.trigger_to_run_ms",
+	// issue 30: the web console's status page over keep-alive, and what a connection holds
+	"web.page_ms", "web.heap_per_connection_bytes",
 ];
 
 export function summarise({ name, unit, values, p99 = true }) {
