@@ -12,6 +12,7 @@
 // memory file is kept aside; each such case becomes a warning for the console.
 import * as psram from "psram";
 import Timer from "timer";
+import { roleOf, seesOwnerData, USERS_SEE_SETTING } from "caps/policy";
 import { openCaps } from "caps/setup";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
 import { applyLogSettings } from "console/log";
@@ -66,7 +67,8 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 	const llm = openLlm({ config: settings, transport: http, buffers });
 	const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };
 	const { sessions, warning: sessionsWarning } = openSessionStore();
-	const memory = openMemory({ config: settings });
+	// The owner's notes and memory reach a user chat's prompt only as the owner set (caps/policy).
+	const memory = openMemory({ config: settings, sees: (request, part) => seesOwnerData(roleOf(request), part, settings.get(USERS_SEE_SETTING)) });
 	const sessionFor = (chat: ChatRef) => sessions?.currentSession(chat.channel, chat.chat_id) ?? "";
 	// The capabilities: the board's tools, the scheduler, skills, macros and
 	// scripts (memory's tools join the same table). send_message's and the

@@ -141,14 +141,14 @@ test("arguments that fit reach the tool parsed, and empty arguments count as {}"
 
 test("a restricted tool is refused for user, subagent and cron requests (the model is told why) and allowed for the owner", async () => {
 	let runs = 0;
-	const box = toolbox([tool("file_write", () => String(++runs), { restricted: true }), tool("get_time", () => "t")]);
+	const box = toolbox([tool("file_delete", () => String(++runs), { restricted: true }), tool("get_time", () => "t")]);
 	for (const [channel, who] of [["subagent", "subagent"], ["cron", "schedule"], ["telegram", "chat user"]]) {
-		const result = await box.callCap(call("file_write", "{}"), context(channel));
-		assert.deepEqual(result, { content: `the tool file_write is only for the owner (this request comes from a ${who}); tell the person it needs the owner`, is_error: true });
+		const result = await box.callCap(call("file_delete", "{}"), context(channel));
+		assert.deepEqual(result, { content: `the tool file_delete is only for the owner (this request comes from a ${who}); tell the person it needs the owner`, is_error: true });
 	}
 	assert.equal(runs, 0);
-	assert.deepEqual(await box.callCap(call("file_write", "{}"), context("console")), { content: "1" });
-	assert.deepEqual(await box.callCap(call("file_write", "{}"), context("telegram", undefined, "owner")), { content: "2" }, "a chat paired as the owner");
+	assert.deepEqual(await box.callCap(call("file_delete", "{}"), context("console")), { content: "1" });
+	assert.deepEqual(await box.callCap(call("file_delete", "{}"), context("telegram", undefined, "owner")), { content: "2" }, "a chat paired as the owner");
 });
 
 test("a user cannot write GPIO; an owner's schedule (cron) may, since gpio_write is marked cron", async () => {
@@ -174,7 +174,7 @@ test("a subagent cannot spawn, and a request cannot claim a role its channel rul
 });
 
 test("the tools provider offers only the tools the role may run, and the same array for the same inputs", () => {
-	const box = toolbox([tool("file_write", () => "", { restricted: true }), tool("get_time", () => "t")]);
+	const box = toolbox([tool("file_delete", () => "", { restricted: true }), tool("get_time", () => "t")]);
 	const offered = (channel: string) => {
 		const content = box.provider.collect(request(channel));
 		if (!content || content instanceof Promise || content.kind !== "tools") throw new Error("expected tools content");
@@ -182,7 +182,7 @@ test("the tools provider offers only the tools the role may run, and the same ar
 	};
 	const names = (channel: string) => offered(channel).map((d) => d.function.name);
 	assert.equal(box.provider.name, "tools");
-	assert.deepEqual(names("console"), ["file_write", "get_time"]);
+	assert.deepEqual(names("console"), ["file_delete", "get_time"]);
 	assert.deepEqual(names("cron"), ["get_time"]);
 	assert.deepEqual(names("telegram"), ["get_time"]);
 	assert.equal(offered("console"), offered("console"), "the same list object: its bytes cannot drift");

@@ -81,8 +81,9 @@ export class Profile {
 		return next || (field === "persona" ? DEFAULT_PERSONA : "");
 	}
 
-	/** The prompt section: the persona, then the user notes when there are any. */
-	context(): string {
+	/** The prompt section: the persona, then the user notes when there are any (and withNotes). */
+	context(withNotes = true): string {
+		if (!withNotes) return this.persona;
 		if (this.#context === undefined) {
 			const notes = this.userNotes;
 			this.#context = notes ? `${this.persona}\n\nWhat the user told you about themselves (user notes):\n${notes}` : this.persona;

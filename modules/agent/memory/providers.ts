@@ -9,12 +9,20 @@
 // all do), so the stable prefix stays the same across the requests of a
 // conversation; the entries that matter to this question but did not fit come in
 // "relevant_memory", after the history, where text that changes belongs.
+//
+// Whose request sees what (issue 25): the owner's user notes and memory go only
+// into the requests `sees` allows (memory/setup's caller decides, from the
+// policy: by default not a user chat's); the persona goes into every request.
 import { MEMORY_CONTEXT_MAX_BYTES, MEMORY_RELEVANT_MAX_BYTES } from "budgets";
-import { ProviderFlag, type ContextProvider } from "core/types";
+import { ProviderFlag, type AgentRequest, type ContextProvider } from "core/types";
 import type { Profile } from "memory/profile";
 import type { LongTermMemory } from "memory/types";
 
 type Section = { kind: "system_prompt"; content: string };
+
+/** True when request may carry part of the owner's data in its prompt. */
+export type Sees = (request: AgentRequest, part: "notes" | "memory") => boolean;
+const EVERYONE: Sees = () => true;
 
 /**
  * A provider's answer for its text: undefined when empty, else the same object
@@ -30,32 +38,34 @@ function sections(): (content: string | undefined) => Section | undefined {
 	};
 }
 
-/** persona + user notes; undefined only if both are empty (the built-in persona makes that rare). */
-export function profileProvider(profile: Profile): ContextProvider {
-	const section = sections();
+/** persona + user notes (the persona alone where sees says no notes); undefined only if both are empty (the built-in persona makes that rare). */
+export function profileProvider(profile: Profile, sees: Sees = EVERYONE): ContextProvider {
+	const full = sections();
+	const persona = sections();
 	return {
 		name: "profile",
 		flags: ProviderFlag.REQUEST_START_ONLY,
-		collect: () => section(profile.context()),
+		collect: (request) => (sees(request, "notes") ? full(profile.context()) : persona(profile.context(false))),
 	};
 }
 
 /** Long-term memory up to budgetBytes, the same whatever the question; undefined when empty. */
-export function memoryProvider(memory: LongTermMemory, budgetBytes = MEMORY_CONTEXT_MAX_BYTES): ContextProvider {
+export function memoryProvider(memory: LongTermMemory, budgetBytes = MEMORY_CONTEXT_MAX_BYTES, sees: Sees = EVERYONE): ContextProvider {
 	const section = sections();
 	return {
 		name: "memory",
 		flags: ProviderFlag.REQUEST_START_ONLY,
-		collect: () => section(memory.context(budgetBytes)),
+		collect: (request) => (sees(request, "memory") ? section(memory.context(budgetBytes)) : undefined),
 	};
 }
 
 /** The memories relevant to the request's text that "memory" left out (volatile); undefined when none. */
-export function relevantMemoryProvider(memory: LongTermMemory, stableBudgetBytes = MEMORY_CONTEXT_MAX_BYTES, budgetBytes = MEMORY_RELEVANT_MAX_BYTES): ContextProvider {
+export function relevantMemoryProvider(memory: LongTermMemory, stableBudgetBytes = MEMORY_CONTEXT_MAX_BYTES, budgetBytes = MEMORY_RELEVANT_MAX_BYTES, sees: Sees = EVERYONE): ContextProvider {
 	return {
 		name: "relevant_memory",
 		flags: ProviderFlag.REQUEST_START_ONLY | ProviderFlag.VOLATILE,
 		collect(request) {
+			if (!sees(request, "memory")) return undefined;
 			const content = memory.relevant(request.user_text, stableBudgetBytes, budgetBytes);
 			return content ? { kind: "system_prompt", content } : undefined;
 		},

@@ -15,7 +15,7 @@ import type { ContextProvider } from "core/types";
 import { memoryCommands } from "memory/console";
 import { LightMemory } from "memory/light";
 import { Profile } from "memory/profile";
-import { memoryProvider, profileProvider, relevantMemoryProvider } from "memory/providers";
+import { memoryProvider, profileProvider, relevantMemoryProvider, type Sees } from "memory/providers";
 import { FullMemory } from "memory/records";
 import { memoryTools, profileTools } from "memory/tools";
 import type { Log, LongTermMemory, MemoryMode, SettingsSource } from "memory/types";
@@ -44,6 +44,8 @@ export interface MemoryOptions {
 	log?: Log;
 	/** Wall clock for record dates (default Date.now). */
 	now?: () => number;
+	/** Which requests' prompts carry the user notes and memory (default: every request's; agent/machine asks caps/policy). */
+	sees?: Sees;
 }
 
 function openDirectory(files: Directory, log: Log): Directory {
@@ -56,7 +58,7 @@ function openDirectory(files: Directory, log: Log): Directory {
 	}
 }
 
-export function openMemory({ config, files = filesRoot, log = logInfo, now }: MemoryOptions): MemorySetup {
+export function openMemory({ config, files = filesRoot, log = logInfo, now, sees }: MemoryOptions): MemorySetup {
 	const setting = config.get(MODE_SETTING);
 	let mode: MemoryMode = "full";
 	let warning: string | undefined;
@@ -71,7 +73,7 @@ export function openMemory({ config, files = filesRoot, log = logInfo, now }: Me
 	return {
 		memory,
 		profile,
-		providers: [profileProvider(profile), memoryProvider(memory), relevantMemoryProvider(memory)],
+		providers: [profileProvider(profile, sees), memoryProvider(memory, undefined, sees), relevantMemoryProvider(memory, undefined, undefined, sees)],
 		tools: [...memoryTools(memory), ...profileTools(profile)],
 		commands: memoryCommands(memory, profile, warning),
 		warning,

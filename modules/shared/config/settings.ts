@@ -77,6 +77,8 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
 	{ name: "llm.tokens_per_day", ...COUNT, default: String(LLM_TOKENS_PER_DAY), description: "prompt and reply tokens allowed per day, 0 = no limit" },
 	{ name: "llm.allow_insecure", ...BOOLEAN, default: "false", description: "allow sending the key over plain http:// to a host other than this machine" },
 	{ name: "memory.mode", type: "choice", choices: ["full", "light"], default: "full", description: "long-term memory: full (records with tags) or light (one MEMORY.md); at the next start" },
+	{ name: "memory.users_see", type: "choice", choices: ["persona", "profile", "all"], default: "persona",
+		description: "what a user chat's requests carry of yours: persona (only the persona), profile (also your user notes) or all (also your long-term memory)" },
 	{ name: "telegram.token", type: "text", secret: true, description: "the Telegram bot token BotFather gave you; setting it starts the channel" },
 	{ name: "telegram.enabled", ...BOOLEAN, default: "true", description: "false keeps the Telegram channel off while a token is set" },
 	{ name: "telegram.base_url", type: "url", default: "https://api.telegram.org", description: "the Bot API server (tests and self-hosted Bot API servers; plain http only to this machine)" },
