@@ -22,7 +22,7 @@ import { systemCommands } from "console/system";
 import { CommandTable } from "console/table";
 import { UsageError, type Command } from "console/types";
 import { agentCommands, agentStatusLines, proxyCommand } from "agent/console";
-import { spawnAgentWorker } from "agent/spawn";
+import { agentDeadlineMs, spawnAgentWorker } from "agent/spawn";
 import { AgentSupervisor } from "agent/supervisor";
 import * as channelList from "channels/all";
 import { openChannels } from "channels/setup";
@@ -86,6 +86,7 @@ const agent: AgentSupervisor = new AgentSupervisor({
 	spawn: spawnAgentWorker,
 	config,
 	now,
+	deadlineMs: agentDeadlineMs(),
 	notice: (line) => print(line),
 	onReady(ready, restart) {
 		const added: Command[] = [];

@@ -43,6 +43,8 @@ export const AGENT_START_TIMEOUT_MS = 20_000;  // boot waits this long for the a
 export const AGENT_STOP_TIMEOUT_MS = 3000;     // reboot waits this long for the agent to close its files before ending it anyway
 export const AGENT_RESTART_BACKOFF_MS = [250, 2000, 10_000] as const; // waits before restart 1, 2, 3 of a dead agent machine
 export const AGENT_RESTART_WINDOW_MS = 10 * 60_000; // restarts counted over this window; one more death in it and the agent stays down
+export const AGENT_HEARTBEAT_MS = 5000;        // a running agent machine is pinged this often (agent/supervisor)
+export const AGENT_HEARTBEAT_DEADLINE_MS = 15_000; // a ping unanswered this long means the agent machine hangs: it is ended and restarted (its longest honest turn, a compaction or a script, is well under a second)
 
 // ---- tools table and console wiring of the core (SPEC §7, §8) ----
 export const TOOLBOX_MAX_TOOLS = 64;           // every definition is sent with every request: more costs tokens and heap
@@ -125,6 +127,7 @@ export const SESSION_UNSYNCED_BATCHES_MAX = 4;   // tool rounds wait for the nex
 export const SESSION_WAITING_FRAMES_MAX_BYTES = 16 * 1024; // frames of tool rounds waiting in memory for the turn's commit (one data write with it); more are written at once, unflushed: a bound on the agent heap they hold
 export const SESSION_WRITE_BUFFER_BYTES = 16 * 1024; // compaction and index rebuilds write in pieces of this size
 export const SESSIONS_MAX = 32;                   // session files kept on flash; `session new` beyond this asks to delete one
+export const SESSIONS_PER_CHAT_MAX = 4;           // sessions a chat of a chat channel made that are kept: its oldest abandoned one goes at its next /new (issue 25: a user's /new never crowds out another chat)
 export const SESSION_CHATS_MAX = 64;              // channel+chat -> session entries; the oldest mapping is forgotten beyond this
 export const SESSIONS_OPEN_MAX = 4;               // session files held open at once (each holds two file handles)
 export const SESSION_SHOW_MAX_RECORDS = 40;       // `session show` prints the newest records up to this many
@@ -252,7 +255,8 @@ export const WORKER_QUEUE_MESSAGES = 64;          // messages waiting in one dir
 export const WORKER_QUEUE_BYTES = 1024 * 1024;    // marshalled bytes waiting in one direction; also the largest single message
 export const WORKER_QUEUE_WAIT_MS = 1000;         // postMessage waits this long for room, then throws (the SDK's debug task.queueWait)
 export const WORKER_DELIVER_MARGIN_BYTES = 16 * 1024; // a received message is demarshalled without collecting: the heap collects first unless twice its size plus this is free
-export const WORKER_TERMINATE_WAIT_MS = 1000;     // terminate() waits this long for the worker to finish its turn; a busier one ends later alone
+export const WORKER_TERMINATE_WAIT_MS = 1000;     // terminate() waits this long for the worker to finish its turn; one still busy is ended by its meter within WORKER_METER_INTERVAL
+export const WORKER_METER_INTERVAL = 1_000_000;   // meter units between two checks of whether a worker machine was terminated (lin worker.c): ~10 ms of a tight loop; a check costs ~0.1 us
 
 // ---- capabilities: tools, scheduler, skills, macros, scripts (modules/agent/caps, sched, skills) ----
 export const CAPS_TIME_ZONES_CACHED = 8;        // time zones get_time keeps parsed, by name: a conversation asks in one or a few

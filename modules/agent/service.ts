@@ -264,7 +264,13 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 		if (m.response && given.flags & RequestFlag.SKIP_RESPONSE_QUEUE) {
 			return fail(call, "a request with SKIP_RESPONSE_QUEUE has no response to wait for; submit it without response");
 		}
-		const request = agentRequest(agent, given);
+		let request: AgentRequest;
+		try {
+			// A chat's first session may find no room (store/sessions' rule for many chats): the sentence is its answer.
+			request = agentRequest(agent, given);
+		} catch (error) {
+			return fail(call, messageOf(error));
+		}
 		const entry = m.events.length ? { key: sourceKey(request), watch: { call, types: m.events } } : undefined;
 		if (entry) {
 			pending.push(entry);
@@ -349,6 +355,10 @@ export function serveAgent(options: ServiceOptions): (message: unknown) => void 
 				post({ type: "cancelled", call: m.call, request_id: id && agent.core.cancel(id) ? id : 0 });
 				return;
 			}
+			case "ping":
+				// The supervisor's heartbeat: this machine's loop turns.
+				post({ type: "pong", call: m.call });
+				return;
 			case "status": {
 				if (m.collect) agent.collect();
 				const root = agent.core.status();

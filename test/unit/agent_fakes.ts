@@ -54,6 +54,8 @@ export interface FakeMachine extends AgentMachine {
 	kill(reason: string): void;
 	/** Delivers a raw message to main as if the agent had posted it. */
 	inject(message: unknown): void;
+	/** A hung machine takes messages and never handles them (its loop no longer turns). */
+	hung?: boolean;
 	settings?: SettingsMirror;
 	publish?: (event: OutEvent) => void;
 	/** The gate the machine's name lookups wait on (net/online). */
@@ -88,7 +90,7 @@ export class FakeAgents {
 				if (!machine.alive) throw new Error("the worker has ended");
 				const copied = copy(message);
 				machine.received.push(copied);
-				later(() => machine.alive && receive(copied));
+				later(() => machine.alive && !machine.hung && receive(copied));
 			},
 			terminate: () => {
 				machine.alive = false;

@@ -33,6 +33,7 @@ const TO_AGENT: ToAgent[] = [
 	{ type: "command", call: 5, name: "session list", args: "", chat: { channel: "telegram", chat_id: "42" } },
 	{ type: "stop", call: 6 },
 	{ type: "wipe", call: 7 },
+	{ type: "ping", call: 9 },
 ];
 
 const FROM_AGENT: FromAgent[] = [
@@ -51,6 +52,7 @@ const FROM_AGENT: FromAgent[] = [
 	{ type: "command_result", call: 5, lines: [], error: "no such session" },
 	{ type: "command_result", call: 5, lines: [], usage: true },
 	{ type: "stopped", call: 6 },
+	{ type: "pong", call: 9 },
 	{ type: "cap_result", call: 8, content: "pin 2 is high" },
 	{ type: "failed", call: 7, error: "the agent is busy" },
 	{ type: "refused", error: "that was not a message" },
@@ -109,7 +111,7 @@ test("malformed and unknown messages are refused with a sentence naming what is 
 });
 
 /** A supervisor over in-process agents whose core answers with model. */
-function setup(model: FakeModel, options: { commands?: boolean; backoffMs?: number[]; windowMs?: number; callCap?: CallCap } = {}) {
+function setup(model: FakeModel, options: { commands?: boolean; backoffMs?: number[]; windowMs?: number; callCap?: CallCap; deadlineMs?: number } = {}) {
 	const notices: string[] = [];
 	const logs: string[] = [];
 	const cores: ReturnType<typeof harness>[] = [];
@@ -132,6 +134,7 @@ function setup(model: FakeModel, options: { commands?: boolean; backoffMs?: numb
 	const supervisor = new AgentSupervisor({
 		spawn: agents.spawn, config, now: () => Date.now(), notice: (line) => notices.push(line), log: (line) => logs.push(line),
 		backoffMs: options.backoffMs ?? [10, 20], windowMs: options.windowMs ?? 60_000, startTimeoutMs: 2000,
+		...(options.deadlineMs ? { deadlineMs: options.deadlineMs } : {}),
 	});
 	return { supervisor, client: supervisor.client, agents, notices, logs, cores, config, collections };
 }
@@ -503,6 +506,28 @@ test("the agent machine dying mid-ask ends the ask at once with why, and a new m
 	const next = await s.client.ask(ask("again"), { waitMs: 1000, responseMs: 5000 });
 	assert.equal(next.text, "back again");
 	assert.match(s.supervisor.statusLine(), /running \(1 restart; last stop: out of memory/);
+	await s.supervisor.stop();
+});
+
+test("a machine that stops answering its heartbeat is ended and restarted: the ask in flight gets why, status shows it, a new machine answers (issue 25)", async () => {
+	const release = deferred();
+	const s = setup(new FakeModel({ until: release.promise, then: { text: "never" } }, { text: "back again" }), { deadlineMs: 150 });
+	await s.supervisor.start();
+	await waitFor(() => s.supervisor.heartbeats >= 2, "two heartbeats answered");
+	const answer = s.client.ask(ask("slow"), { waitMs: 1000, responseMs: 60_000 });
+	await waitFor(() => s.cores[0].core.phase === "IN_LLM_HTTP", "the call in flight");
+	assert.equal(s.supervisor.state, "running", "a request that waits long is not a hang: the machine still answers");
+	s.agents.last.hung = true;
+	await assert.rejects(answer, /the agent stopped \(it did not answer its heartbeat within 150 ms: it hung\) and is restarting; ask again in a moment/);
+	assert.equal(s.agents.machines[0].terminated, true, "the hung machine is ended");
+	assert.match(s.notices[0], /^agent: the agent machine stopped \(it did not answer its heartbeat within 150 ms: it hung\); restarting it in 10 ms$/);
+	s.cores[0].core.stop();
+	await waitFor(() => s.supervisor.state === "running" && s.agents.machines.length === 2, "the restart");
+	const next = await s.client.ask(ask("again"), { waitMs: 1000, responseMs: 5000 });
+	assert.equal(next.text, "back again");
+	assert.match(s.supervisor.statusLine(), /^agent machine: running \(1 restart; last stop: it did not answer its heartbeat within 150 ms: it hung\)$/);
+	const beats = s.supervisor.heartbeats;
+	await waitFor(() => s.supervisor.heartbeats > beats, "the new machine's heartbeat");
 	await s.supervisor.stop();
 });
 

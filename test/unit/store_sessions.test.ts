@@ -6,7 +6,7 @@ import { test, assert } from "testing";
 import type { AgentRequest, ContextRecord } from "core/types";
 import type { Command } from "console/types";
 import { UsageError } from "console/types";
-import { SESSION_FILE_MAX_BYTES, SESSIONS_MAX } from "budgets";
+import { SESSION_FILE_MAX_BYTES, SESSIONS_MAX, SESSIONS_PER_CHAT_MAX } from "budgets";
 import { Sessions, blockedGuidance } from "store/sessions";
 import { sessionCommands } from "store/console";
 import { beforeOpenFile } from "./files_fakes";
@@ -270,28 +270,71 @@ test("a record found damaged when read makes the next use of its session check t
 	fresh.close();
 });
 
-test("with every session slot taken, a new chat takes the place of the least recently used chat session; the console's are never removed", () => {
+test("a user chat's 34 /new never evict the owner chat's or the console's session: each chat keeps its quota, its own abandoned sessions go first, and the console's session new still works (issue 25)", () => {
 	files.createDirectory("many-chats");
 	let now = 1_950_000_000_000;
 	const lines: string[] = [];
-	const many = new Sessions({ root: files.openDirectory({ path: "many-chats" }), log: (l) => void lines.push(l), clock: () => now++ });
+	const root = files.openDirectory({ path: "many-chats" });
+	let many = new Sessions({ root, log: (l) => void lines.push(l), clock: () => now++ });
 	const say = (id: string, n: number) => many.persist({ session_id: id, request: request(id, n), records: [user(`q${n}`), final(`a${n}`)], turn_completed: true });
+	const userSessions = () => many.ids().length - base;
 	const console = many.currentSession("console", "local");
 	say(console, 1);
-	const chats: string[] = [];
-	for (let i = 0; i < SESSIONS_MAX - 1; i++) chats.push(many.currentSession("telegram", String(100 + i)));
-	// Every chat talks, the second one least recently; the console talked longest ago of all.
-	chats.forEach((id, i) => { if (i !== 1) say(id, 2); });
-	now += 10;
-	say(chats[1], 3);
-	chats.forEach((id, i) => { if (i !== 1) say(id, 4); });
+	const owner = many.currentSession("telegram", "501");
+	say(owner, 2);
+	const base = many.ids().length;
+	// The quota: a chat's /new beyond SESSIONS_PER_CHAT_MAX removes its own oldest abandoned session.
+	for (let i = 0; i < 10; i++) say(many.newSession("telegram", "502"), 10 + i);
+	assert.equal(userSessions(), SESSIONS_PER_CHAT_MAX, `the user's chat keeps ${SESSIONS_PER_CHAT_MAX} sessions`);
+	assert.match(lines.join("\n"), /telegram:502 keeps at most 4 sessions: removed \S+, its oldest one left/);
+	// Other chats take every other slot, each talking in its one session (the owner's talked longest ago).
+	const others: string[] = [];
+	while (many.ids().length < SESSIONS_MAX) {
+		others.push(many.currentSession("telegram", String(600 + others.length)));
+		say(others.at(-1)!, 3);
+	}
+	// The user's chat: /new 34 times, talking in each; every slot is taken.
+	let current = "";
+	for (let i = 0; i < 34; i++) {
+		current = many.newSession("telegram", "502");
+		say(current, 30 + i);
+	}
 	assert.equal(many.ids().length, SESSIONS_MAX);
-	const fresh = many.currentSession("telegram", "999");
-	assert.equal(many.ids().length, SESSIONS_MAX);
-	assert.ok(!many.has(chats[1]), "the least recently used chat session is gone");
-	assert.ok(many.has(console), "the console's session stays, though older");
-	assert.ok(many.has(fresh));
-	assert.match(lines.join("\n"), new RegExp(`removed ${chats[1]} \\(telegram:101\\), the least recently used chat session`));
-	assert.notEqual(many.currentSession("telegram", "101"), chats[1], "its chat starts anew, no mapping to a removed session");
+	assert.ok(many.has(owner) && many.currentSession("telegram", "501") === owner, "the owner chat's session stays its current one");
+	assert.ok(many.has(console), "the console's session stays");
+	assert.ok(others.every((id) => many.has(id)), "every other chat's session stays");
+	assert.equal(many.currentSession("telegram", "502"), current, "the user talks in its newest session");
+	// The console's session new still works: an abandoned chat session makes room.
+	lines.length = 0;
+	const fresh = many.newSession("console", "local");
+	assert.ok(many.has(fresh) && many.has(console) && many.has(owner) && many.has(current));
+	assert.match(lines.join("\n"), /32 sessions exist: removed \S+ \(left by telegram:502\), the oldest abandoned chat session, to make room/, lines.join("\n"));
+	// The asking chat's own abandoned session goes before another's.
+	const left = many.newSession("telegram", "600");
+	lines.length = 0;
+	many.newSession("telegram", "600");
+	assert.match(lines.join("\n"), new RegExp(`removed ${others[0]} \\(left by telegram:600\\)`), lines.join("\n"));
+	assert.ok(many.has(left));
+	// Who made what is kept in chats.json: after a restart the rule still holds.
+	many.close();
+	many = new Sessions({ root, log: (l) => void lines.push(l), clock: () => now++ });
+	lines.length = 0;
+	many.newSession("telegram", "502");
+	assert.match(lines.join("\n"), /removed \S+ \(left by telegram:(502|600)\)/, lines.join("\n"));
+	// New chats take the abandoned sessions' places; once every session is some chat's current one, or the console's, a new chat is refused and nothing is removed.
+	let refused = "";
+	for (let i = 0; i < SESSIONS_MAX && !refused; i++) {
+		const kept = many.ids();
+		try {
+			many.newSession("telegram", String(900 + i));
+		} catch (error) {
+			refused = String(error);
+			assert.deepEqual(many.ids(), kept, "no session was removed");
+		}
+	}
+	assert.match(refused, /at most 32 conversations and every one is in use: ask the owner to delete one/);
+	assert.ok(many.has(owner) && many.has(console) && many.has(fresh) && others.slice(1).every((id) => many.has(id)), "no chat's current session and no console session was removed");
+	assert.equal(many.currentSession("telegram", "501"), owner);
 	assert.throws(() => many.newSession("console", "local"), /already 32 sessions/); // the console is asked to delete one instead
+	many.close();
 });

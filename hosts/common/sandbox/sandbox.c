@@ -342,6 +342,10 @@ void xs_sandbox_run(xsMachine *the)
 	s.keyBase = the->keyIndex;
 #endif
 	s.the = the;
+	/* The machine's own meter (the lin host's worker.c meters each worker for
+	 * its whole life), put back as it was after the call. */
+	txBoolean (*outerCallback)(txMachine*, txMeterIndex) = the->meterCallback;
+	txMeterIndex outerInterval = the->meterInterval, outerCount = the->meterCount, outerIndex = the->meterIndex;
 	/* The holder of the jobs being run: on the stack, so the collector sees them. */
 	fxNewInstance(the);
 	s.running = the->stack->value.reference;
@@ -384,6 +388,12 @@ void xs_sandbox_run(xsMachine *the)
 	else
 		failed = 1;
 	fxEndMetering(the);
+	if (outerCallback) {
+		the->meterCallback = outerCallback;
+		the->meterCount = outerCount;
+		the->meterIndex = outerIndex;
+		the->meterInterval = outerInterval;
+	}
 	gSandbox = NULL;
 	/* A bound hit inside a C handler that then returned normally still counts. */
 	if (!failed && s.reason != kReasonNone)

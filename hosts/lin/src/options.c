@@ -42,13 +42,13 @@ void hostUsage(const char *message)
 	exit(64);
 }
 
-/* The options the host itself reads, and the two the firmware reads (agent/spawn:
- * the agent machine's heap made small for a test). Any other option of the
+/* The options the host itself reads, and the three the firmware reads (agent/spawn:
+ * the agent machine's heap made small, its heartbeat's deadline short, for a test). Any other option of the
  * firmware (no --main) is a typo; a program given with --main (tests, tools)
  * may read any (host/platform's option()). */
 static const char *const kHostOptions[] = {
 	"modules", "main", "data", "ca", "cpus", "heap-report", "chunk-bytes", "crash-after", "crash-seed", "crash-model", "count-writes", "psram-bytes", "internal-bytes",
-	"agent-chunk", "agent-slots", "http", NULL,
+	"agent-chunk", "agent-slots", "http", "agent-deadline-ms", NULL,
 };
 
 static void checkOptions(void)

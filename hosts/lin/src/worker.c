@@ -34,6 +34,17 @@
  *
  * Kill hook (tests): SIGUSR2 ends the oldest living worker at its next loop
  * turn as if it had crashed: onerror("worker was killed (SIGUSR2) ...").
+ * Hang hook (tests): SIGUSR1 makes the oldest living worker, at its next loop
+ * turn, run Array.prototype.indexOf.call({length: 2**53 - 1}, 1): a built-in's
+ * loop that never gives the turn back, as a hung agent machine does.
+ *
+ * No thread outlives its worker (issue 25): every worker machine runs under
+ * XS's meter for its whole life (WORKER_METER_INTERVAL; the XS built-ins'
+ * own loops check it too, xsmeter.h), and the check ends the machine, as a
+ * crash would, once its creator terminated it or the kill hook asked: a worker
+ * stuck in a loop of script or of a built-in is ended within one interval, not
+ * left spinning on its thread. (host/sandbox's run() puts its own meter in
+ * place for a script's call and this one back after it.)
  *
  * Ownership: a WorkerLink is shared by the creator's record and the worker's
  * thread (refs, under its lock); everything else belongs to one thread.
@@ -50,6 +61,7 @@
 #define WORKER_QUEUE_WAIT_MS BUDGET_WORKER_QUEUE_WAIT_MS
 #define WORKER_TERMINATE_WAIT_MS BUDGET_WORKER_TERMINATE_WAIT_MS
 #define WORKER_DELIVER_MARGIN_BYTES BUDGET_WORKER_DELIVER_MARGIN_BYTES
+#define WORKER_METER_INTERVAL BUDGET_WORKER_METER_INTERVAL
 #define WORKER_SPECIFIER_CHARS 256   /* a module specifier; the map's are far shorter */
 
 typedef struct WorkerMessage {
@@ -79,6 +91,7 @@ typedef struct WorkerLink {
 	int how;                     /* kEnd*: why it ended */
 	int terminate;               /* the creator asked it to end */
 	int kill;                    /* the kill hook asked */
+	int hang;                    /* the hang hook asked */
 	char reason[HOST_REASON_CHARS];
 	xsCreation creation;
 	pthread_t thread;
@@ -389,6 +402,40 @@ static void xs_self_close(xsMachine *the)
 	hostLoopStop();
 }
 
+/* The hang hook: a built-in's loop of 2**53 - 1 steps. Only the meter ends it. */
+static void workerHang(xsMachine *the)
+{
+	fprintf(stderr, "xsclaw: SIGUSR1: worker \"%s\" hangs (the lin host's test hook)\n", tLink->module);
+	hostCallBegin(the);
+	xsVars(2);
+	xsVar(0) = xsNewObject();
+	xsSet(xsVar(0), xsID("length"), xsNumber(9007199254740991.0));
+	xsVar(1) = xsGet(xsGet(xsGet(xsGlobal, xsID("Array")), xsID("prototype")), xsID("indexOf"));
+	xsCallFunction1(xsVar(1), xsVar(0), xsInteger(1));
+	hostCallEnd(the);
+}
+
+/* The worker machine's meter: a worker its creator terminated, or the kill hook
+ * ended, ends here even inside a loop that never returns to its event loop. */
+static txBoolean workerMeter(txMachine *the, txU4 index)
+{
+	(void)index;
+	WorkerLink *link = tLink;
+	if (!link)
+		return 1;
+	pthread_mutex_lock(&link->lock);
+	int terminate = link->terminate, kill = link->kill;
+	pthread_mutex_unlock(&link->lock);
+	if (!terminate && !kill)
+		return 1;
+	hostLoopAbort(kill ? "worker was killed (SIGUSR2, the lin host's test hook)" : "worker was terminated while busy");
+	/* As fxAbort does for a worker: out to the outermost host frame, whose
+	 * caller finds the loop stopped; the machine is deleted after. */
+	if (the->firstJump)
+		fxExitToHost(the);
+	return 1;
+}
+
 /* The worker's loop: messages from the creator, terminate and kill requests. */
 static void onWorkerWake(void *ctx, int fd, short revents)
 {
@@ -398,11 +445,16 @@ static void onWorkerWake(void *ctx, int fd, short revents)
 	drain(fd);
 	for (int i = 0; i < WORKER_QUEUE_MESSAGES && !loop->stop; i++) {
 		pthread_mutex_lock(&link->lock);
-		int terminate = link->terminate, kill = link->kill;
+		int terminate = link->terminate, kill = link->kill, hang = link->hang;
+		link->hang = 0;
 		pthread_mutex_unlock(&link->lock);
 		if (kill) {
 			hostLoopAbort("worker was killed (SIGUSR2, the lin host's test hook)");
 			return;
+		}
+		if (hang && !terminate) {
+			workerHang(the);
+			continue;
 		}
 		if (terminate) {
 			hostLoopStop();
@@ -455,6 +507,8 @@ static void *workerThread(void *arg)
 	char reason[HOST_REASON_CHARS] = "";
 	HostLoop *loop = hostLoopBegin(&link->creation, link);
 	xsMachine *machine = loop ? hostCreateMachine(&link->creation, link->module) : NULL;
+	if (machine)
+		fxBeginMetering(machine, workerMeter, WORKER_METER_INTERVAL);
 	if (!machine) {
 		snprintf(reason, sizeof(reason), "%s", loop && loop->aborted ? loop->reason : "cannot create its machine: the host is out of memory");
 		if (loop)
@@ -787,9 +841,10 @@ void hostInstallWorker(xsMachine *the, xsSlot *native)
 
 /* ---- kill hook ------------------------------------------------------------------ */
 
-/* A thread of its own waits for SIGUSR2 (blocked in every other thread, which
- * inherit the mask from main) and asks the oldest living worker to end as if
- * it had crashed: onerror reports it like a real crash. */
+/* A thread of its own waits for SIGUSR2 and SIGUSR1 (blocked in every other
+ * thread, which inherit the mask from main) and asks the oldest living worker
+ * to end as if it had crashed (SIGUSR2: onerror reports it like a real crash)
+ * or to hang (SIGUSR1). */
 static void *killHookThread(void *arg)
 {
 	sigset_t *set = arg;
@@ -801,13 +856,16 @@ static void *killHookThread(void *arg)
 		WorkerLink *link = gLiving;
 		if (link) {
 			pthread_mutex_lock(&link->lock);
-			link->kill = 1;
+			if (number == SIGUSR1)
+				link->hang = 1;
+			else
+				link->kill = 1;
 			wake(link->toWorker.fd);
 			pthread_mutex_unlock(&link->lock);
 		}
 		pthread_mutex_unlock(&gLivingLock);
 		if (!link)
-			fprintf(stderr, "xsclaw: SIGUSR2: no worker to kill\n");
+			fprintf(stderr, "xsclaw: %s: no worker to %s\n", number == SIGUSR1 ? "SIGUSR1" : "SIGUSR2", number == SIGUSR1 ? "hang" : "kill");
 	}
 	return NULL;
 }
@@ -817,6 +875,7 @@ void hostWorkerStartKillHook(void)
 	static sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR2);
+	sigaddset(&set, SIGUSR1);
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
 		return;
 	pthread_attr_t attributes;

@@ -17,7 +17,7 @@ import { Channel, ProviderFlag } from "core/types";
 import type { Message, StoredRef } from "llm/types";
 import {
 	MESSAGE_MAX_BYTES, SESSION_CHATS_FILE_MAX_BYTES, SESSION_RECORD_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
-	SESSION_HISTORY_MAX_RECORDS, SESSION_INFLIGHT_REQUESTS_MAX, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX,
+	SESSION_HISTORY_MAX_RECORDS, SESSION_INFLIGHT_REQUESTS_MAX, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX, SESSIONS_PER_CHAT_MAX,
 } from "budgets";
 import { imagesOf, placeholder, promptRecord, windowMessages, windowStart, type PromptRecord } from "store/history";
 import { capForStorage } from "store/messages";
@@ -152,6 +152,8 @@ export class Sessions {
 	#prompts = new Map<string, PromptCache>();
 	/** "<channel>:<chat_id>" -> id, in insertion order (oldest first). */
 	#chats = new Map<string, string>();
+	/** id -> the "<channel>:<chat_id>" whose new session it was (kept in chats.json; sessions made before it was kept have none). */
+	#made = new Map<string, string>();
 	/**
 	 * Per session: request id -> the index its first USER batch was appended at, for
 	 * the requests of the turn in flight (the running one and the interrupts merged
@@ -185,6 +187,14 @@ export class Sessions {
 			for (const [key, id] of Object.entries(parsed.chats as Record<string, unknown>)) {
 				if (typeof id === "string" && ID_PATTERN.test(id)) this.#chats.set(key, id);
 			}
+			// Absent in files written before the per-chat quotas: those sessions have no maker.
+			const made = (parsed as { made?: unknown }).made;
+			if (made && typeof made === "object" && !Array.isArray(made)) {
+				for (const [id, key] of Object.entries(made as Record<string, unknown>)) {
+					if (this.#made.size >= SESSIONS_MAX * 2) break;
+					if (typeof key === "string" && ID_PATTERN.test(id)) this.#made.set(id, key);
+				}
+			}
 		} catch (error) {
 			const kept = keepAside(this.#root, CHATS_PATH);
 			this.#log(`store: the chat-to-session map cannot be read (${messageOf(error)}); it was kept as ${kept} and chats start new sessions`);
@@ -192,7 +202,7 @@ export class Sessions {
 	}
 
 	#saveChats(): void {
-		writeAtomically(this.#root, CHATS_PATH, ArrayBuffer.fromString(JSON.stringify({ version: 1, chats: Object.fromEntries(this.#chats) })));
+		writeAtomically(this.#root, CHATS_PATH, ArrayBuffer.fromString(JSON.stringify({ version: 1, chats: Object.fromEntries(this.#chats), made: Object.fromEntries(this.#made) })));
 	}
 
 	#map(channel: string, chat_id: string, id: string): void {
@@ -231,43 +241,72 @@ export class Sessions {
 	}
 
 	/**
-	 * A fresh session, made current for the chat. When SESSIONS_MAX sessions exist,
-	 * a chat channel's new session takes the place of the least recently used chat
-	 * session (#evictForChat); the console's is refused with a sentence.
+	 * A fresh session, made current for the chat. Room is made by the rule for many
+	 * chats (issue 25): a chat channel's chat keeps at most SESSIONS_PER_CHAT_MAX
+	 * sessions it made, its oldest abandoned one going first; when SESSIONS_MAX
+	 * exist, an abandoned chat session goes (this chat's first, then another
+	 * chat's). Abandoned: made by a chat of a chat channel, no chat's current one
+	 * now, no turn in flight. A session some chat talks in is never removed for
+	 * another, nor one the console made; with none to remove the new session is
+	 * refused with a sentence.
 	 */
 	newSession(channel: string, chat_id: string): string {
+		const key = `${channel}:${chat_id}`;
+		if (channel !== Channel.CONSOLE) this.#keepQuota(key);
 		let ids = this.ids();
-		if (ids.length >= SESSIONS_MAX && channel !== Channel.CONSOLE && this.#evictForChat(ids)) ids = this.ids();
-		if (ids.length >= SESSIONS_MAX) throw new Error(`there are already ${SESSIONS_MAX} sessions: delete one with \`session delete <id>\` (see \`session list\`)`);
+		if (ids.length >= SESSIONS_MAX && this.#evictAbandoned(ids, key)) ids = this.ids();
+		if (ids.length >= SESSIONS_MAX) {
+			throw new Error(channel === Channel.CONSOLE
+				? `there are already ${SESSIONS_MAX} sessions: delete one with \`session delete <id>\` (see \`session list\`)`
+				: `the board keeps at most ${SESSIONS_MAX} conversations and every one is in use: ask the owner to delete one`);
+		}
 		const base = this.#clock().toString(36);
 		let id = base;
 		for (let i = 0; i < ID_SUFFIX_TRIES && ids.includes(id); i++) id = `${base}-${i.toString(36)}`;
 		if (ids.includes(id)) throw new Error("could not make a new session id: try again in a moment");
 		SessionFile.create(this.#root, id);
+		this.#made.set(id, key);
 		this.#map(channel, chat_id, id);
 		return id;
 	}
 
-	/**
-	 * The rule for many chats: the session with the oldest last activity among those
-	 * only chat channels talk in (mapped to a chat, none of them the console's; so
-	 * never a console session, nor one a person made and left unmapped) and with no
-	 * turn in flight is deleted, files and mappings together. False when none qualifies.
-	 */
-	#evictForChat(ids: string[]): boolean {
-		const owners = new Map<string, string[]>();
-		for (const [key, id] of this.#chats) owners.set(id, [...(owners.get(id) ?? []), key]);
-		const candidates = ids.filter((id) => {
-			const keys = owners.get(id);
-			return keys && keys.every((key) => !key.startsWith(`${Channel.CONSOLE}:`)) && !this.#inflight.get(id)?.size;
+	/** Sessions no chat talks in, made by a chat of a chat channel (maker given: only its), with no turn in flight; oldest last use first. */
+	#abandoned(ids: readonly string[], maker?: string): string[] {
+		const current = new Set(this.#chats.values());
+		const found = ids.filter((id) => {
+			const made = this.#made.get(id);
+			if (!made || made.startsWith(`${Channel.CONSOLE}:`) || (maker !== undefined && made !== maker)) return false;
+			return !current.has(id) && !this.#inflight.get(id)?.size;
 		});
-		if (!candidates.length) return false;
-		// A session with no record yet counts from its creation (its id is the clock in base 36), so a new one is not the first to go.
+		// A session with no record yet counts from its creation (its id is the clock in base 36).
 		const lastUse = (id: string) => this.#summary(id).last_activity || parseInt(id.split("-")[0], 36) || 0;
-		const oldest = candidates.map((id) => ({ id, last: lastUse(id) })).reduce((a, b) => (b.last < a.last ? b : a));
-		this.deleteSession(oldest.id);
-		this.#log(`store: ${SESSIONS_MAX} sessions exist: removed ${oldest.id} (${(owners.get(oldest.id) ?? []).join(", ")}), the least recently used chat session, to make room for a new chat`);
+		return found.map((id) => ({ id, last: lastUse(id) })).sort((a, b) => a.last - b.last).map((e) => e.id);
+	}
+
+	/** Before a chat's new session: its abandoned sessions beyond its quota go, oldest first. */
+	#keepQuota(key: string): void {
+		const ids = this.ids();
+		let made = 0;
+		for (const id of ids) if (this.#made.get(id) === key) made++;
+		if (made < SESSIONS_PER_CHAT_MAX) return;
+		for (const id of this.#abandoned(ids, key)) {
+			if (made < SESSIONS_PER_CHAT_MAX) break;
+			this.#remove(id, `${key} keeps at most ${SESSIONS_PER_CHAT_MAX} sessions: removed ${id}, its oldest one left`);
+			made--;
+		}
+	}
+
+	/** With every slot taken: one abandoned session goes, the asking chat's own first. False when none qualifies. */
+	#evictAbandoned(ids: string[], key: string): boolean {
+		const id = this.#abandoned(ids, key)[0] ?? this.#abandoned(ids)[0];
+		if (id === undefined) return false;
+		this.#remove(id, `${SESSIONS_MAX} sessions exist: removed ${id} (left by ${this.#made.get(id)}), the oldest abandoned chat session, to make room`);
 		return true;
+	}
+
+	#remove(id: string, why: string): void {
+		this.deleteSession(id);
+		this.#log(`store: ${why}`);
 	}
 
 	/** Makes an existing session current for the chat. */
@@ -288,7 +327,7 @@ export class Sessions {
 		const p = paths(id);
 		// Data last: until it goes, the session still lists and can be deleted again.
 		for (const path of [p.blocked, p.index, p.indexTmp, p.dataTmp, p.data]) this.#root.delete(path);
-		let changed = false;
+		let changed = this.#made.delete(id);
 		for (const [key, value] of [...this.#chats]) {
 			if (value === id) {
 				this.#chats.delete(key);

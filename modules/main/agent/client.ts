@@ -278,6 +278,11 @@ export class AgentClient implements AgentPort {
 		return { wiped, errors };
 	}
 
+	/** The supervisor's heartbeat: resolves when the machine answers (it is not counted against AGENT_PORT_CALLS_MAX: a busy agent still answers it). */
+	async ping(timeoutMs: number): Promise<void> {
+		await this.#call("pong", timeoutMs, (call) => ({ type: "ping", call }));
+	}
+
 	/** Asks the agent to stop its cores and close its files; resolves when it has. */
 	async stop(): Promise<void> {
 		await this.#call("stopped", AGENT_REPLY_TIMEOUT_MS, (call) => ({ type: "stop", call }));
@@ -290,7 +295,7 @@ export class AgentClient implements AgentPort {
 
 	#call(ends: FromAgent["type"], timeoutMs: number, make: (call: number) => ToAgent, hooks: Partial<Pick<Pending, "onEvent" | "onAccepted" | "answersTo">> = {}): Promise<FromAgent> {
 		if (!this.#post) return Promise.reject(new Error(this.#down));
-		if (this.#calls.size >= AGENT_PORT_CALLS_MAX) {
+		if (this.#calls.size >= AGENT_PORT_CALLS_MAX + (ends === "pong" ? 1 : 0)) {
 			return Promise.reject(new Error(`the agent already has ${AGENT_PORT_CALLS_MAX} requests to answer; wait for some to finish, then try again`));
 		}
 		const call = this.#nextCall;

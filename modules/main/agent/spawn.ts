@@ -2,7 +2,9 @@
 // agent/worker, with the creation sizes of manifest.json's config.agent (read
 // through mc/config, as on the device). On lin, `--agent-chunk BYTES` and
 // `--agent-slots COUNT` make them smaller for a test that runs the agent out of
-// memory (host/platform's option() is undefined on the device).
+// memory (host/platform's option() is undefined on the device), and
+// `--agent-deadline-ms MS` makes the heartbeat's deadline short for the test of a
+// hung agent machine.
 //
 // The Worker's onerror(reason) is how the host says the machine ended on its
 // own (out of memory, an uncaught error, a kill); the supervisor restarts it.
@@ -39,6 +41,11 @@ export function agentCreation(): Creation {
 	if (chunk) creation.chunk = { initial: chunk, incremental: 0 };
 	if (slots) creation.heap = { initial: slots, incremental: 0 };
 	return creation;
+}
+
+/** On lin, `--agent-deadline-ms MS`: the heartbeat's deadline made short for the test of a hung agent machine; else undefined (the budget's). */
+export function agentDeadlineMs(): number | undefined {
+	return whole("agent-deadline-ms");
 }
 
 /** Starts agent machines that run specifier as their main module (a bench's own agent, in tests). */

@@ -8,10 +8,18 @@
 // AGENT_RESTART_WINDOW_MS and the agent stays down, with a message saying what
 // to do; the console, config and (later) the channels keep working.
 //
+// A machine that hangs (a loop that never gives its turn back) is noticed by a
+// heartbeat: while it runs, it is pinged every AGENT_HEARTBEAT_MS, and one that
+// has not answered within AGENT_HEARTBEAT_DEADLINE_MS is ended and restarted as
+// if it had died (issue 25): the calls in flight fail with a sentence saying so,
+// and `status` shows the reason. Ending it must not leave its thread running:
+// on lin, worker.c meters every worker machine and ends one whose creator
+// terminated it at its next meter check, inside a loop of script or of a built-in.
+//
 // stop() (before a reboot) asks the agent to stop its cores and close its
 // files, waits at most AGENT_STOP_TIMEOUT_MS, then ends the machine.
 import Timer from "timer";
-import { AGENT_RESTART_BACKOFF_MS, AGENT_RESTART_WINDOW_MS, AGENT_START_TIMEOUT_MS, AGENT_STOP_TIMEOUT_MS } from "budgets";
+import { AGENT_HEARTBEAT_DEADLINE_MS, AGENT_HEARTBEAT_MS, AGENT_RESTART_BACKOFF_MS, AGENT_RESTART_WINDOW_MS, AGENT_START_TIMEOUT_MS, AGENT_STOP_TIMEOUT_MS } from "budgets";
 import { messageOf } from "util/errors";
 import { log as logLine } from "util/log";
 import { AgentClient, type Ready } from "agent/client";
@@ -56,6 +64,8 @@ export interface SupervisorOptions {
 	backoffMs?: readonly number[];
 	windowMs?: number;
 	startTimeoutMs?: number;
+	/** How long a running machine may leave the heartbeat unanswered (AGENT_HEARTBEAT_DEADLINE_MS); it is pinged every third of that or AGENT_HEARTBEAT_MS, the shorter. */
+	deadlineMs?: number;
 }
 
 export class AgentSupervisor {
@@ -70,6 +80,10 @@ export class AgentSupervisor {
 	#lastReason = "";
 	#startTimer?: ReturnType<typeof Timer.set>;
 	#restartTimer?: ReturnType<typeof Timer.set>;
+	#beatTimer?: ReturnType<typeof Timer.set>;
+	#deadlineTimer?: ReturnType<typeof Timer.set>;
+	/** Heartbeats the running machines answered (all machines). */
+	#beats = 0;
 	#firstReady?: (ready: Ready | undefined) => void;
 
 	constructor(options: SupervisorOptions) {
@@ -170,6 +184,7 @@ export class AgentSupervisor {
 		const restart = this.#restarts > 0;
 		if (restart) this.#options.notice(`agent: restarted (restart ${this.#restarts}); ask again`);
 		this.#options.onReady?.(ready, restart);
+		this.#beat(this.#generation);
 		const first = this.#firstReady;
 		this.#firstReady = undefined;
 		first?.(ready);
@@ -228,6 +243,39 @@ export class AgentSupervisor {
 	#clearTimers(): void {
 		if (this.#startTimer !== undefined) Timer.clear(this.#startTimer);
 		if (this.#restartTimer !== undefined) Timer.clear(this.#restartTimer);
-		this.#startTimer = this.#restartTimer = undefined;
+		if (this.#beatTimer !== undefined) Timer.clear(this.#beatTimer);
+		if (this.#deadlineTimer !== undefined) Timer.clear(this.#deadlineTimer);
+		this.#startTimer = this.#restartTimer = this.#beatTimer = this.#deadlineTimer = undefined;
+	}
+
+	/** Heartbeats answered so far (tests, status). */
+	get heartbeats(): number {
+		return this.#beats;
+	}
+
+	// The next heartbeat of the machine of this generation: a ping, and a
+	// deadline that ends the machine if the pong has not come by then. A ping
+	// refused for another reason than silence (the port full) just waits for the next.
+	#beat(generation: number): void {
+		const deadlineMs = this.#options.deadlineMs ?? AGENT_HEARTBEAT_DEADLINE_MS;
+		const everyMs = Math.min(AGENT_HEARTBEAT_MS, Math.max(1, Math.floor(deadlineMs / 3)));
+		const alive = () => generation === this.#generation && this.#state === "running";
+		this.#beatTimer = Timer.set(() => {
+			this.#beatTimer = undefined;
+			if (!alive()) return;
+			this.#deadlineTimer = Timer.set(() => {
+				this.#deadlineTimer = undefined;
+				if (alive()) this.#died(`it did not answer its heartbeat within ${deadlineMs < 10_000 ? `${deadlineMs} ms` : `${Math.round(deadlineMs / 1000)} s`}: it hung`);
+			}, deadlineMs);
+			const next = (answered: boolean) => {
+				if (!alive() || this.#deadlineTimer === undefined) return;
+				Timer.clear(this.#deadlineTimer);
+				this.#deadlineTimer = undefined;
+				if (answered) this.#beats++;
+				this.#beat(generation);
+			};
+			// The call's own timeout is past the deadline: the deadline decides.
+			this.client.ping(deadlineMs + everyMs).then(() => next(true), () => next(false));
+		}, everyMs);
 	}
 }

@@ -127,7 +127,9 @@ export type ToAgent =
 	/** Stop the cores and close the files (before a reboot); replies "stopped". */
 	| { type: "stop"; call: number }
 	/** Stop as for "stop", then delete the agent's storage directories (factory-reset); replies "wiped". */
-	| { type: "wipe"; call: number };
+	| { type: "wipe"; call: number }
+	/** The supervisor's heartbeat (agent/supervisor): replies "pong" at once; a machine that does not within AGENT_HEARTBEAT_DEADLINE_MS hangs. */
+	| { type: "ping"; call: number };
 
 // ---- agent -> main ----
 
@@ -153,6 +155,7 @@ export type FromAgent =
 	/** error: the command failed with this sentence; usage: its arguments did not fit its usage (main prints the usage). */
 	| { type: "command_result"; call: number; lines: string[]; error?: string; usage?: boolean }
 	| { type: "stopped"; call: number }
+	| { type: "pong"; call: number }
 	/** What the wipe deleted ("sessions (3 files)") and a sentence for each directory it could not. */
 	| { type: "wiped"; call: number; wiped: string[]; errors: string[] }
 	/** The tool's result text. */
@@ -310,6 +313,8 @@ export function readToAgent(message: unknown): ToAgent {
 			return { type: "stop", call: r.callNumber() };
 		case "wipe":
 			return { type: "wipe", call: r.callNumber() };
+		case "ping":
+			return { type: "ping", call: r.callNumber() };
 		case "run_script": {
 			const call = r.callNumber();
 			const data = r.object(m.data, "data");
@@ -461,6 +466,8 @@ export function readFromAgent(message: unknown): FromAgent {
 		}
 		case "stopped":
 			return { type: "stopped", call: r.callNumber() };
+		case "pong":
+			return { type: "pong", call: r.callNumber() };
 		case "wiped":
 			return {
 				type: "wiped", call: r.callNumber(),
