@@ -42,8 +42,9 @@ void hostUsage(const char *message)
 	exit(64);
 }
 
-/* The options the host itself reads, and the three the firmware reads (agent/spawn:
- * the agent machine's heap made small, its heartbeat's deadline short, for a test). Any other option of the
+/* The options the host itself reads, and those the firmware reads (agent/spawn:
+ * the agent machine's heap made small, its heartbeat's deadline short, for a
+ * test; --http). Any other option of the
  * firmware (no --main) is a typo; a program given with --main (tests, tools)
  * may read any (host/platform's option()). */
 static const char *const kHostOptions[] = {
