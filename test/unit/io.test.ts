@@ -8,6 +8,7 @@ import { I2C_TRANSFER_MAX_BYTES, PWM_HZ_MAX, PWM_HZ_MIN, UART_TRANSFER_MAX_BYTES
 import { IoBoard, decodeSht3x, parseAddresses, parsePins } from "caps/io";
 import { ioCommands, ioTools } from "caps/io_tools";
 import { Registry } from "caps/registry";
+import { checkSetting, settingOf } from "config/settings";
 import type { AgentRequest, ToolContext } from "core/types";
 import { Aborter } from "net/abort";
 import { crc8 } from "util/crc8";
@@ -128,6 +129,11 @@ test("the allow settings: bad values, the console, flash and PSRAM pins never al
 	for (const pin of [19, 20, 26, 30, 32, 33, 37, 44]) assert.throws(() => parsePins(String(pin), "pwm.allow"), new RegExp(`pin ${pin}, which .*never allowed`));
 	assert.throws(() => parsePins("x", "pwm.allow"), /"x", which is not a pin 0-48/);
 	assert.throws(() => parsePins("12", "adc.allow", [1, 10]), /only pins 1-10 can do this \(ADC1; ADC2 belongs to the Wi-Fi radio\)/);
+	// config set refuses what is not pins, and a UART port other than 1 or 2 (0 is the console's).
+	assert.equal(checkSetting(settingOf("pwm.allow"), "6, 5"), "5,6");
+	assert.throws(() => checkSetting(settingOf("adc.allow"), "1,x"), /adc\.allow must be comma-separated GPIO numbers/);
+	assert.equal(checkSetting(settingOf("uart.allow"), "2"), "2");
+	assert.throws(() => checkSetting(settingOf("uart.allow"), "0"), /uart\.allow must be one of 1, 2/);
 	assert.deepEqual(parseAddresses("0x50, 68"), [0x44, 0x50]);
 	assert.throws(() => parseAddresses("0x80"), /"0x80", which is not a 7-bit device address 0x08-0x77/);
 	const { call, config } = setup({ "i2c.allow": "0x44", "i2c.sda": "30" }, DEVICES);
