@@ -257,7 +257,7 @@ test("the constructor checks every option", () => {
 	assert.throws(() => new T({ ...echo, onReadable: 1 }), "TCP: onReadable must be a function", TypeError);
 	assert.throws(() => new T({ ...echo, onWritable: "x" }), "TCP: onWritable must be a function", TypeError);
 	assert.throws(() => new T({ ...echo, onError: {} }), "TCP: onError must be a function", TypeError);
-	assert.throws(() => new T({ ...echo, from: {}, onError: ok }), "TCP: option from is not supported", TypeError);
+	assert.throws(() => new T({ ...echo, from: {}, onError: ok }), "TCP: from must be a connection a Listener's read() returned, not yet taken", TypeError);
 });
 
 test("every method checks its receiver and its arguments", async () => {
