@@ -8,6 +8,7 @@
 //
 //   node tools/test.mjs [node --test arguments ...]
 import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { OPTIONAL_HOSTS, REQUIRE_ALL, ROOT, build } from "./build.mjs";
 import { SDK_HOW, sdkMissing } from "./check-device.mjs";
@@ -20,12 +21,17 @@ try {
 	process.stderr.write(`${error.message}\n`);
 	process.exit(1);
 }
+const built = Date.now();
+const TIMES = join(ROOT, "build", "test-output", "test-times.txt");
+mkdirSync(join(ROOT, "build", "test-output"), { recursive: true });
+const reporters = ["--test-reporter=tap", "--test-reporter-destination=stdout", `--test-reporter=${join(ROOT, "tools", "test-times.mjs")}`, `--test-reporter-destination=${TIMES}`];
 const code = await new Promise((resolve) => {
-	const child = spawn(process.execPath, ["--test", "--test-concurrency=2", ...process.argv.slice(2), "test/e2e/"], { cwd: ROOT, stdio: "inherit" });
+	const child = spawn(process.execPath, ["--test", "--test-concurrency=2", ...reporters, ...process.argv.slice(2), "test/e2e/"], { cwd: ROOT, stdio: "inherit" });
 	child.on("close", (status, signal) => resolve(status ?? (signal ? 1 : 0)));
 });
 const seconds = Math.round((Date.now() - started) / 1000);
-process.stdout.write(`npm test: ${code === 0 ? "passed" : "FAILED"} in ${Math.floor(seconds / 60)} min ${seconds % 60} s\n`);
+process.stdout.write(`npm test: the slowest files (seconds of their tests, two files at a time): ${slowest(TIMES, 8)}\n`);
+process.stdout.write(`npm test: ${code === 0 ? "passed" : "FAILED"} in ${Math.floor(seconds / 60)} min ${seconds % 60} s (the hosts built in ${Math.round((built - started) / 1000)} s)\n`);
 const notRun = notBuilt.map(({ host, how }) => ({ what: OPTIONAL_HOSTS[host], how }));
 const sdk = REQUIRE_ALL ? undefined : sdkMissing(ROOT);
 if (sdk) notRun.push({ what: "the checks that read the Moddable SDK (bytes-device.test.mjs; manifest-check.test.mjs for esp32/*)", how: SDK_HOW });
@@ -34,3 +40,15 @@ if (notRun.length) {
 	process.stdout.write(`npm test: not run here: ${notRun.map((n) => n.what).join("; ")}. To add them: ${hows.join("; ")}.\n`);
 }
 process.exit(code);
+
+// The files whose top-level tests took longest, summed from the times reporter's lines.
+function slowest(path, count) {
+	const byFile = new Map();
+	let text = "";
+	try { text = readFileSync(path, "utf8"); } catch { return "none recorded"; }
+	for (const line of text.split("\n")) {
+		const [seconds, file] = line.split(" ");
+		if (file) byFile.set(file, (byFile.get(file) ?? 0) + Number(seconds));
+	}
+	return [...byFile].sort((a, b) => b[1] - a[1]).slice(0, count).map(([file, s]) => `${file.replace(/^test\/e2e\//, "")} ${Math.round(s)}`).join(", ");
+}
