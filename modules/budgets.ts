@@ -68,7 +68,8 @@ export const LLM_RETRY_BUDGET_MS = 45_000;     // wall clock for all retries of 
 export const LLM_TOKENS_PER_DAY = 2_000_000;    // prompt + output tokens a day (config llm.tokens_per_day; 0 = no limit)
 export const LLM_USAGE_RESERVE_CALLS = 8;      // calls one usage write stores ahead: a key-value commit per 8 calls, not per call; a power loss over-counts at most 7 (never under-counts)
 export const LLM_USAGE_SAVE_MS = 60_000;       // counted tokens wait at most this long for a usage write (checked as a call ends): what a power loss can lose of them
-export const LLM_REPLY_MAX_BYTES = 256 * 1024; // one reply, streamed or not: far above 8192 tokens, well below the JS heap
+export const LLM_REPLY_MAX_BYTES = 256 * 1024; // one reply's content, streamed or not: its text, reasoning and tool arguments in decoded bytes (llm/scan ReplyMeter), and an unstreamed reply's whole body; far above 8192 tokens, fits the agent's heap (npm run bench: limits.*)
+export const LLM_STREAM_MAX_BYTES = 64 * 1024 * 1024; // a streamed reply's raw bytes, framing and all (none of it kept): LLM_REPLY_MAX_BYTES of content even in 1-byte tokens with 256 bytes of SSE framing each (OpenAI's is ~200)
 export const LLM_BODY_START_BYTES = 16 * 1024;  // first pool buffer of a request body; doubles in place up to what the body needs
 export const LLM_PIECE_ARENA_START_BYTES = 16 * 1024; // first pool buffer of a history window's wire pieces (llm/body); doubles in place, rewritten when mostly dead
 export const LLM_TEXT_START_BYTES = 256;       // first buffer of a streamed reply's text, reasoning or tool arguments gathered as bytes (llm/scan TextPieces); the next ones double

@@ -62,6 +62,27 @@ export function streamBytes(bytes: Uint8Array, piece = 0): Reply {
 	};
 }
 
+/**
+ * A streamed body of SSE frames (as sse() writes them), each made, encoded and
+ * handed to onChunk as it is sent: a long stream never sits whole in the test's
+ * heap. frames may be a generator. stats.bytes counts what was sent.
+ */
+export function streamFrames(frames: Iterable<unknown>, named = false, stats: { bytes: number } = { bytes: 0 }): Reply {
+	return (request) => {
+		if (!request.onChunk) throw new Error("fake transport: a streamed reply for a request without onChunk");
+		try {
+			for (const frame of frames) {
+				const bytes = encodeUtf8(sse([frame], named));
+				stats.bytes += bytes.length;
+				request.onChunk(bytes);
+			}
+		} catch (error) {
+			throw new HttpError("protocol", error instanceof Error ? error.message : String(error));
+		}
+		return response("");
+	};
+}
+
 /** A whole body handed over as bytes through onBody, as the HTTP client does (HttpResponse.body stays ""). */
 export function wholeBytes(bytes: Uint8Array): Reply {
 	return (request) => {

@@ -4,7 +4,7 @@ import { assert, test } from "testing";
 import { LLM_REPLY_MAX_BYTES } from "budgets";
 import { Llm } from "llm/runtime";
 import { LlmError, type ChatResponse, type LlmEvent } from "llm/types";
-import { ANTHROPIC, FakeClock, FakeTransport, OPENAI, bytesOf, config, sse, status, stream, streamBytes, wholeBytes, type Reply } from "./llm_fakes";
+import { ANTHROPIC, FakeClock, FakeTransport, OPENAI, bytesOf, config, sse, status, stream, streamBytes, streamFrames, wholeBytes, type Reply } from "./llm_fakes";
 import { decodeUtf8, encodeUtf8 } from "net/utf8";
 import { HttpError, type HttpRequest, type HttpSettle, type HttpTransport } from "net/types";
 
@@ -181,12 +181,139 @@ test("an Anthropic error event mid-stream is retried as an overload, then succee
 	llm.close();
 });
 
+/** A chat over transport whose listener keeps nothing (heard: deltas are made) or none at all. */
+async function chatOnce(values: Record<string, string>, reply: Reply, heard: boolean, events?: LlmEvent[]): Promise<ChatResponse> {
+	const llm = new Llm({ config: config(values), transport: new FakeTransport(reply), clock: new FakeClock() });
+	try {
+		return await llm.chat({ messages: [{ role: "user", content: "hi" }] }, heard ? { onEvent: (e) => events?.push(e) } : {});
+	} finally {
+		llm.close();
+	}
+}
+
 test("a reply larger than LLM_REPLY_MAX_BYTES is cut off with an error, not kept", async () => {
 	const piece = "x".repeat(8000);
-	const frames: unknown[] = [openaiChunk({ role: "assistant", content: "" })];
-	for (let n = 0; n * piece.length <= LLM_REPLY_MAX_BYTES; n++) frames.push(openaiChunk({ content: piece }));
-	frames.push(openaiChunk({}, "stop"), "[DONE]");
-	await assert.rejects(run(OPENAI, sse(frames), 16384), "larger than");
+	function* frames() {
+		yield openaiChunk({ role: "assistant", content: "" });
+		for (let n = 0; n * piece.length <= LLM_REPLY_MAX_BYTES; n++) yield openaiChunk({ content: piece });
+		yield openaiChunk({}, "stop");
+		yield "[DONE]";
+	}
+	for (const heard of [true, false])
+		await assert.rejects(chatOnce(OPENAI, streamFrames(frames()), heard), `larger than ${LLM_REPLY_MAX_BYTES} bytes of text, reasoning and tool arguments`);
+});
+
+// Streamed answers as the providers frame them (issue 25): OpenAI sends ~200
+// bytes of JSON around each token, Anthropic ~100, so the reply cap counted on
+// the raw stream cut a 256 KiB cap at ~1,300 OpenAI tokens. The cap is on the
+// reply's content (text, reasoning, tool arguments); the stream has its own
+// bound (LLM_STREAM_MAX_BYTES).
+const TOKENS = 3000;
+const TOKEN_TEXTS = [" the", " quick", " 世界", " fox", "\n", " 😀", " jumps", ' "over"'];
+type Token = { kind: "reasoning" | "text" | "args"; piece: string };
+/** TOKENS tokens: a tenth reasoning, a tenth a tool call's arguments, the rest the answer's text; and what each adds up to. */
+function longAnswer() {
+	const tokens: Token[] = [];
+	const whole = { reasoning: "", text: "", args: "" };
+	for (let i = 0; i < TOKENS; i++) {
+		const kind = i < TOKENS / 10 ? "reasoning" : i < TOKENS * 0.9 ? "text" : "args";
+		const piece = kind !== "args" ? TOKEN_TEXTS[i % TOKEN_TEXTS.length] : i === TOKENS * 0.9 ? '{"note":"' : i === TOKENS - 1 ? '"}' : `w${i} `;
+		tokens.push({ kind, piece });
+		whole[kind] += piece;
+	}
+	return { tokens, ...whole };
+}
+
+function realOpenAI(delta: object, finish: string | null = null) {
+	return { id: "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT", object: "chat.completion.chunk", created: 1741569952, model: "gpt-4o-2024-08-06", service_tier: "default", system_fingerprint: "fp_f9f4fb6dbf", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], obfuscation: "a4Xk" };
+}
+
+test("a 3,000-token streamed answer with OpenAI's framing (~200 bytes a token) completes: the cap counts the reply's content, not the stream's bytes", async () => {
+	const answer = longAnswer();
+	function* frames() {
+		yield realOpenAI({ role: "assistant", content: "" });
+		for (const { kind, piece } of answer.tokens) {
+			if (kind === "reasoning") yield realOpenAI({ reasoning_content: piece });
+			else if (kind === "text") yield realOpenAI({ content: piece });
+			else if (piece.startsWith("{")) yield realOpenAI({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "note", arguments: piece } }] });
+			else yield realOpenAI({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
+		}
+		yield realOpenAI({}, "tool_calls");
+		yield "[DONE]";
+	}
+	for (const heard of [true, false]) {
+		const sent = { bytes: 0 }, events: LlmEvent[] = [];
+		const reply = await chatOnce(OPENAI, streamFrames(frames(), false, sent), heard, events);
+		assert.ok(sent.bytes > 2 * LLM_REPLY_MAX_BYTES, `the stream (${sent.bytes} bytes) is over twice the reply cap`);
+		assert.equal(reply.message.content, answer.text);
+		assert.equal(reply.message.reasoning_content, answer.reasoning);
+		assert.equal(reply.message.tool_calls?.[0].function.arguments, answer.args);
+		if (heard) assert.equal(textOf(events, "text"), answer.text);
+	}
+});
+
+test("a 3,000-token streamed answer with Anthropic's framing (~100 bytes a token) completes", async () => {
+	const answer = longAnswer();
+	function* frames() {
+		yield { type: "message_start", message: { id: "msg_01XFDUDYJgAACzvnptvVoYEL", type: "message", role: "assistant", model: "claude-sonnet-4-5-20250929", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 25, output_tokens: 1 } } };
+		yield { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } };
+		yield { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } };
+		yield { type: "content_block_start", index: 2, content_block: { type: "tool_use", id: "toolu_1", name: "note", input: {} } };
+		for (const { kind, piece } of answer.tokens) {
+			if (kind === "reasoning") yield { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: piece } };
+			else if (kind === "text") yield { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: piece } };
+			else yield { type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: piece } };
+		}
+		for (const index of [0, 1, 2]) yield { type: "content_block_stop", index };
+		yield { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: TOKENS } };
+		yield { type: "message_stop" };
+	}
+	for (const heard of [true, false]) {
+		const sent = { bytes: 0 }, events: LlmEvent[] = [];
+		const reply = await chatOnce(ANTHROPIC, streamFrames(frames(), true, sent), heard, events);
+		assert.ok(sent.bytes > LLM_REPLY_MAX_BYTES, `the stream (${sent.bytes} bytes) is over the reply cap`);
+		assert.equal(reply.message.content, answer.text);
+		assert.equal(reply.message.reasoning_content, answer.reasoning);
+		assert.deepEqual(JSON.parse(reply.message.tool_calls?.[0].function.arguments ?? ""), JSON.parse(answer.args));
+		if (heard) assert.equal(textOf(events, "reasoning"), answer.reasoning);
+	}
+});
+
+test("the reply cap counts text, reasoning and tool arguments together, heard or not, in both protocols", async () => {
+	// A third of the cap and more, in frames of 8000 bytes (an SSE event is at most SSE_EVENT_MAX_BYTES).
+	const third = Math.floor(LLM_REPLY_MAX_BYTES / 3) + 16;
+	const pieces = (make: (piece: string) => unknown) => {
+		const out: unknown[] = [];
+		for (let at = 0; at < third; at += 8000) out.push(make("y".repeat(Math.min(8000, third - at))));
+		return out;
+	};
+	const openai = (args: boolean) => [
+		openaiChunk({ role: "assistant", content: "" }),
+		...pieces((piece) => openaiChunk({ reasoning_content: piece })),
+		...pieces((piece) => openaiChunk({ content: piece })),
+		...(args ? [openaiChunk({ tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "f", arguments: "" } }] }), ...pieces((piece) => openaiChunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }))] : []),
+		openaiChunk({}, "stop"), "[DONE]",
+	];
+	const anthropic = () => [
+		ANTHROPIC_EVENTS[0],
+		{ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } },
+		...pieces((thinking) => ({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking } })),
+		{ type: "content_block_stop", index: 0 },
+		{ type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
+		...pieces((text) => ({ type: "content_block_delta", index: 1, delta: { type: "text_delta", text } })),
+		{ type: "content_block_stop", index: 1 },
+		{ type: "content_block_start", index: 2, content_block: { type: "tool_use", id: "t", name: "f", input: {} } },
+		...pieces((partial_json) => ({ type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json } })),
+		{ type: "content_block_stop", index: 2 },
+		{ type: "message_stop" },
+	];
+	for (const heard of [true, false]) {
+		await assert.rejects(chatOnce(OPENAI, streamFrames(openai(true)), heard), `larger than ${LLM_REPLY_MAX_BYTES} bytes`);
+		await assert.rejects(chatOnce(ANTHROPIC, streamFrames(anthropic(), true), heard), `larger than ${LLM_REPLY_MAX_BYTES} bytes`);
+		// Two thirds in all: it completes.
+		const reply = await chatOnce(OPENAI, streamFrames(openai(false)), heard);
+		assert.equal(reply.message.content?.length, third);
+	}
 });
 
 test("an onEvent listener that throws does not break the call", async () => {

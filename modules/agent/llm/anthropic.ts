@@ -25,7 +25,7 @@
 // message the API would have sent unstreamed, then converted the same way.
 import { LLM_CACHE_BREAKPOINTS, LLM_TEXT_SPARES } from "budgets";
 import { arrayAt, emptyUsage, isObject, numberAt, objectAt, parseJson, stringAt } from "llm/json";
-import { FieldProgram, JsonReader, JsonSyntax, TextPieces, Want, ascii } from "llm/scan";
+import { FieldProgram, JsonReader, JsonSyntax, ReplyMeter, TextPieces, Want, ascii } from "llm/scan";
 import {
 	LlmError,
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type ContentPart, type FinishReason,
@@ -334,6 +334,8 @@ const EMPTY_BLOCK: JsonObject = Object.freeze({}) as JsonObject;
  */
 export class AnthropicStreamAssembler extends EventAssembler {
 	#message: JsonObject | undefined = undefined;
+	/** The reply's text, thinking, signatures and tool input together, against LLM_REPLY_MAX_BYTES. */
+	readonly #meter = new ReplyMeter();
 	readonly #blocks = new Map<number, BlockState>();
 	/** Block states of past replies, their gatherers kept for the next (at most LLM_TEXT_SPARES). */
 	readonly #spare: BlockState[] = [];
@@ -348,6 +350,7 @@ export class AnthropicStreamAssembler extends EventAssembler {
 	#typeEnd = UNKNOWN_END;
 
 	protected clear(): void {
+		this.#meter.bytes = 0;
 		for (const state of this.#blocks.values()) {
 			if (this.#spare.length >= LLM_TEXT_SPARES) break;
 			state.pieces.clear();
@@ -404,7 +407,7 @@ export class AnthropicStreamAssembler extends EventAssembler {
 			const index = this.#index;
 			const block = this.#at[F.block] >= 0 ? r.seek(this.#at[F.block]).value() as JsonObject : undefined;
 			if (!block) throw new LlmError("protocol", "content_block_start without a content block");
-			const state = this.#spare.pop() ?? { block: EMPTY_BLOCK, pieces: new TextPieces(), signature: new TextPieces(), callIndex: -1 };
+			const state = this.#spare.pop() ?? { block: EMPTY_BLOCK, pieces: new TextPieces(this.#meter), signature: new TextPieces(this.#meter), callIndex: -1 };
 			state.block = { ...block };
 			state.callIndex = -1;
 			const old = this.#blocks.get(index);
@@ -470,7 +473,7 @@ export class AnthropicStreamAssembler extends EventAssembler {
 		} else if (this.#is(type, end, NAME.thinking_delta)) {
 			addPiece(r, at[F.thinking], state.pieces, sink, "reasoning", 0);
 		} else if (this.#is(type, end, NAME.signature_delta)) {
-			if (at[F.signature] < 0) state.signature.addString("");
+			if (at[F.signature] < 0) state.signature.addString("", 0);
 			else r.addText(at[F.signature], state.signature);
 		} else if (this.#is(type, end, NAME.input_json_delta)) {
 			addPiece(r, at[F.partialJson], state.pieces, sink, "tool_call", state.callIndex);
@@ -510,20 +513,16 @@ export class AnthropicStreamAssembler extends EventAssembler {
 
 /**
  * A text, thinking or tool input piece at position (-1: none, an empty piece)
- * into pieces: as bytes when no one hears deltas, else decoded once for both
- * the delta and the pieces (one string shared).
+ * into pieces, as bytes (counted against the reply's cap); when someone hears
+ * deltas, also decoded as the delta's string.
  */
 function addPiece(r: JsonReader, position: number, pieces: TextPieces, sink: DeltaSink, type: "text" | "reasoning" | "tool_call", callIndex: number): void {
 	if (position < 0) {
-		pieces.addString("");
+		pieces.addString("", 0);
 		return;
 	}
-	if (!sink.hearsDeltas()) {
-		r.addText(position, pieces);
-		return;
-	}
+	if (!r.addText(position, pieces) || !sink.hearsDeltas()) return;
 	const text = r.textAt(position);
-	if (!pieces.addString(text)) return;
 	sink.delta(type === "tool_call" ? { type, index: callIndex, arguments: text } : { type, text });
 }
 

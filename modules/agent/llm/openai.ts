@@ -10,7 +10,7 @@
 // finish_reason or `data: [DONE]`, else the reply is incomplete.
 import { arrayAt, numberAt, objectAt, stringAt, emptyUsage } from "llm/json";
 import { LLM_TEXT_SPARES } from "budgets";
-import { FieldProgram, JsonReader, JsonSyntax, Kind, MemberNames, TextPieces, Want, ascii, bytesAre } from "llm/scan";
+import { FieldProgram, JsonReader, JsonSyntax, Kind, MemberNames, ReplyMeter, TextPieces, Want, ascii, bytesAre } from "llm/scan";
 import {
 	LlmError,
 	type AssistantDelta, type AssistantMessage, type BackendRegistration, type ChatRequest, type FinishReason, type JsonObject,
@@ -230,8 +230,10 @@ interface Fragment { index: number; id: number; fn: number; name: number; args: 
  * become strings per event. One assembler serves a backend's calls (reset()).
  */
 export class OpenAIStreamAssembler extends EventAssembler {
-	readonly #text = new TextPieces();
-	readonly #reasoning = new TextPieces();
+	/** The reply's text, reasoning and arguments together, against LLM_REPLY_MAX_BYTES. */
+	readonly #meter = new ReplyMeter();
+	readonly #text = new TextPieces(this.#meter);
+	readonly #reasoning = new TextPieces(this.#meter);
 	/** The reply's calls: the first #callCount are this reply's, the rest kept for the next. */
 	readonly #calls: CallBuilder[] = [];
 	#callCount = 0;
@@ -251,6 +253,7 @@ export class OpenAIStreamAssembler extends EventAssembler {
 	readonly #function = MEMBERS.function.slots();
 
 	protected clear(): void {
+		this.#meter.bytes = 0;
 		this.#text.clear();
 		this.#reasoning.clear();
 		for (let i = 0; i < this.#callCount; i++) this.#calls[i].arguments.clear();
@@ -357,7 +360,7 @@ export class OpenAIStreamAssembler extends EventAssembler {
 			if (at < this.#calls.length) {
 				const kept = this.#calls[at];
 				kept.id = kept.name = "";
-			} else this.#calls.push({ id: "", name: "", arguments: new TextPieces() });
+			} else this.#calls.push({ id: "", name: "", arguments: new TextPieces(this.#meter) });
 		}
 		const call = this.#calls[at];
 		const id = fragment.id >= 0 ? r.textAt(fragment.id) : "";
@@ -366,12 +369,9 @@ export class OpenAIStreamAssembler extends EventAssembler {
 		if (id) call.id = id;
 		// Some servers repeat the whole name in every fragment; OpenAI sends it once.
 		if (name && name !== call.name) call.name += name;
-		if (!sink.hearsDeltas()) {
-			if (args >= 0) r.addText(args, call.arguments);
-			return;
-		}
+		if (args >= 0) r.addText(args, call.arguments);
+		if (!sink.hearsDeltas()) return;
 		const text = args >= 0 ? r.textAt(args) : "";
-		if (args >= 0) call.arguments.addString(text);
 		const out: AssistantDelta = { type: "tool_call", index: at, arguments: text };
 		if (id) out.id = id;
 		if (name) out.name = name;
@@ -400,16 +400,13 @@ export class OpenAIStreamAssembler extends EventAssembler {
 }
 
 /**
- * A text or reasoning piece at position into pieces: as bytes when no one hears
- * deltas, else decoded once for both the delta and the pieces (one string shared).
+ * A text or reasoning piece at position into pieces, as bytes (counted against
+ * the reply's cap); when someone hears deltas, also decoded as the delta's string.
+ * (Keeping the heard strings instead kept a string and an array slot per token
+ * until the reply ended: more heap than the reply's bytes.)
  */
 function addPiece(r: JsonReader, position: number, pieces: TextPieces, sink: DeltaSink, type: "text" | "reasoning"): void {
-	if (!sink.hearsDeltas()) {
-		r.addText(position, pieces);
-		return;
-	}
-	const text = r.textAt(position);
-	if (pieces.addString(text)) sink.delta({ type, text });
+	if (r.addText(position, pieces) && sink.hearsDeltas()) sink.delta({ type, text: r.textAt(position) });
 }
 
 // ---- backend ----

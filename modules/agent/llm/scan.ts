@@ -499,7 +499,10 @@ export class JsonReader {
 	 */
 	addText(position: number, pieces: TextPieces): boolean {
 		const added = pieces.addBytes(this.#bytes, position, this.#end);
-		return added >= 0 ? added > 0 : pieces.addString(this.seek(position).string());
+		if (added >= 0) return added > 0;
+		const text = this.seek(position).string();
+		// Counted as its raw length (quotes left out): never less than its decoded bytes.
+		return pieces.addString(text, this.#pos - position - 2);
 	}
 
 	/**
@@ -647,6 +650,29 @@ export class JsonReader {
 const stringFromBytes = String.fromArrayBuffer as (buffer: ArrayBufferLike, offset?: number, length?: number) => string;
 const NO_BUFFER = new ArrayBuffer(0);
 
+/** A reply's content is over LLM_REPLY_MAX_BYTES (llm/wire makes it the LLM error a person reads). */
+export class ReplyTooLarge extends RangeError {
+	override name = "ReplyTooLarge";
+}
+
+/**
+ * What a reply's content adds up to: its text, reasoning (and signatures) and
+ * every tool call's arguments, in decoded bytes, against LLM_REPLY_MAX_BYTES.
+ * An assembler's TextPieces share one, reset per reply: the cap is on what the
+ * reply holds, not on its stream's framing (OpenAI's ~200 bytes an event would
+ * cut a 256 KiB cap at ~1,300 tokens; llm/wire bounds the raw stream by
+ * LLM_STREAM_MAX_BYTES).
+ */
+export class ReplyMeter {
+	bytes = 0;
+
+	/** Counts more decoded bytes; throws ReplyTooLarge past the cap. */
+	add(count: number): void {
+		if ((this.bytes += count) > LLM_REPLY_MAX_BYTES)
+			throw new ReplyTooLarge(`the LLM reply is larger than ${LLM_REPLY_MAX_BYTES} bytes of text, reasoning and tool arguments; it was cut off: lower llm.max_tokens or ask for a shorter answer`);
+	}
+}
+
 /**
  * A text assembled from a reply's JSON string values (its text, reasoning, a
  * tool call's arguments), kept as bytes in XS's string form and decoded once,
@@ -673,6 +699,15 @@ export class TextPieces {
 	/** Pieces that came as strings, and the bytes gathered before each, decoded: the text so far, before the bytes. */
 	#parts: string[] | undefined = undefined;
 	#pieces = 0;
+	/** Counts every piece's decoded bytes against the reply's cap (shared by an assembler's pieces, which resets it). */
+	readonly #meter: ReplyMeter;
+	/** Whether the meter is this one's own (no assembler's): clear() resets it. */
+	readonly #ownMeter: boolean;
+
+	constructor(meter?: ReplyMeter) {
+		this.#meter = meter ?? new ReplyMeter();
+		this.#ownMeter = !meter;
+	}
 
 	/** Pieces added since the last clear(), empty ones too. */
 	get pieces(): number { return this.#pieces; }
@@ -688,12 +723,14 @@ export class TextPieces {
 			this.#next(end - from);
 			after = jsonTextInto(bytes, from, end, this.#buffer, 0);
 			if (after >= 0) {
+				this.#meter.add(after);
 				this.#length = after;
 				this.#pieces++;
 				return after;
 			}
 		}
 		if (after < 0) return -1;
+		this.#meter.add(after - start);
 		this.#length = after;
 		this.#pieces++;
 		return after - start;
@@ -704,9 +741,10 @@ export class TextPieces {
 	 * host/bytes could not decode); whether it had any character. The bytes
 	 * gathered before it become one string part; text() joins the parts.
 	 */
-	addString(text: string): boolean {
+	addString(text: string, bytes: number): boolean {
 		this.#pieces++;
 		if (text === "") return false;
+		this.#meter.add(bytes);
 		const parts = this.#parts ??= [];
 		this.#flush(parts);
 		parts.push(text);
@@ -723,7 +761,6 @@ export class TextPieces {
 
 	/** A buffer with room for more bytes (at least), the current one kept in full when it holds any. */
 	#next(more: number): void {
-		if (this.#fullBytes + this.#length + more > LLM_REPLY_MAX_BYTES) throw new RangeError(`llm/scan: a reply's text is larger than ${LLM_REPLY_MAX_BYTES} bytes`);
 		if (this.#length) {
 			(this.#full ??= []).push(this.#buffer);
 			(this.#fullLengths ??= []).push(this.#length);
@@ -774,6 +811,7 @@ export class TextPieces {
 
 	/** Empty again, for the next reply: the current buffer is kept when at most LLM_TEXT_KEEP_BYTES. */
 	clear(): void {
+		if (this.#ownMeter) this.#meter.bytes = 0;
 		this.#length = 0;
 		this.#parts = undefined;
 		this.#pieces = 0;

@@ -9,13 +9,13 @@
 // body), message_update per delta, then exactly one message_end — with `error` when
 // the attempt fails after message_start. Unstreamed replies emit their text,
 // reasoning and tool calls as single deltas, so consumers need one code path.
-import { LLM_REPLY_MAX_BYTES } from "budgets";
+import { LLM_REPLY_MAX_BYTES, LLM_STREAM_MAX_BYTES } from "budgets";
 import { decodeUtf8, encodeUtf8, utf8Boundary } from "net/utf8";
 import { HttpError, type AbortSignalLike, type HttpRequest, type HttpResponse, type HttpSettle } from "net/types";
 import { base64Length, encodeInto } from "util/base64";
 import { heapBuffers, type BufferPool } from "util/buffers";
 import { emptyUsage } from "llm/json";
-import { JsonReader, JsonSyntax } from "llm/scan";
+import { JsonReader, JsonSyntax, ReplyTooLarge } from "llm/scan";
 import { SseParser } from "net/sse";
 import {
 	LlmError,
@@ -198,6 +198,7 @@ export function toLlmError(error: unknown, profile: ModelProfile): LlmError {
 		const message = scrub(error.message);
 		return message === error.message ? error : new LlmError(error.kind, message, error);
 	}
+	if (error instanceof ReplyTooLarge) return new LlmError("network", error.message);
 	if (error instanceof HttpError) {
 		switch (error.kind) {
 			case "aborted":
@@ -282,6 +283,7 @@ class Attempt implements HttpRequest, HttpSettle, DeltaSink {
 	body: string | Uint8Array = "";
 	readonly signal: AbortSignalLike | undefined;
 	readonly totalTimeoutMs: number;
+	/** An unstreamed reply's body, held whole: its content is less. */
 	readonly maxBodyBytes = LLM_REPLY_MAX_BYTES;
 	onChunk: ((bytes: Uint8Array) => void) | undefined = undefined;
 	onBody: ((bytes: Uint8Array) => void) | undefined = undefined;
@@ -350,7 +352,8 @@ class Attempt implements HttpRequest, HttpSettle, DeltaSink {
 		this.#hears = -1;
 		try {
 			this.#streamed += bytes.length;
-			if (this.#streamed > LLM_REPLY_MAX_BYTES) throw new LlmError("network", `the LLM reply is larger than ${LLM_REPLY_MAX_BYTES} bytes; it was cut off: lower llm.max_tokens or ask for a shorter answer`);
+			// The stream's raw bytes (its framing too; none of it is kept): the reply's content is counted against LLM_REPLY_MAX_BYTES as it is gathered (llm/scan ReplyMeter).
+			if (this.#streamed > LLM_STREAM_MAX_BYTES) throw new LlmError("network", `the LLM reply stream is larger than ${LLM_STREAM_MAX_BYTES} bytes; it was cut off: lower llm.max_tokens or ask for a shorter answer`);
 			(this.#sse as SseParser).push(bytes);
 		} catch (error) {
 			this.#sinkError = toLlmError(error, this.#profile);
