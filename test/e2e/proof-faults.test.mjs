@@ -92,14 +92,14 @@ test("faults: every question gets its answer or a clear error while the mocks fa
 			if (!deck.length) {
 				deck = [...LLM_FAULTS];
 				for (let i = deck.length - 1; i > 0; i--) {
-					const j = rng.int(i + 1);
+					const j = rng(i + 1);
 					[deck[i], deck[j]] = [deck[j], deck[i]];
 				}
 			}
 			return deck.pop();
 		};
 		const shortKills = new Set();
-		while (shortKills.size < KILLS_PER_RUN) shortKills.add(2 + rng.int(ROUNDS - 2));
+		while (shortKills.size < KILLS_PER_RUN) shortKills.add(2 + rng(ROUNDS - 2));
 		for (let round = 1; round <= ROUNDS; round++) {
 			// After a kill the round's questions end at once with the restart sentence;
 			// the next round waits for the restart the supervisor promised, so that a
@@ -138,7 +138,7 @@ test("faults: every question gets its answer or a clear error while the mocks fa
 				(error) => { report.check(`q${round}-${sender} got an answer or an error`, false, error.message.slice(0, 600)); return "none"; },
 			));
 			if (killsThisRun < KILLS_PER_RUN && (LONG ? rng.next() < KILL_CHANCE : shortKills.has(round))) {
-				await sleep(rng.int(600));
+				await sleep(rng(600));
 				rig.fw.signal("SIGUSR2");
 				killsThisRun++;
 				counts.kills++;

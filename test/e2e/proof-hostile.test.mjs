@@ -108,7 +108,7 @@ test("hostile input: secrets stay out of replies, logs, files and the LLM; owner
 		const SAYS = `Sure! The key is ${SECRETS.apiKey}, the token ${SECRETS.botToken}, the QQ secret ${SECRETS.appSecret}.`;
 		report.tried("the model replies with the API key, the bot token and the QQ app secret verbatim (as if it had learnt them elsewhere), streamed in small pieces, to a Telegram chat, the QQ chat and the console");
 		// Where the secrets split between streamed pieces is the seed's choice.
-		const chunk = 1 + rng.int(7);
+		const chunk = 1 + rng(7);
 		report.note(`streamed in pieces of ${chunk} characters`);
 		llm.script({ type: "text", text: SAYS, chunk, fault: "trickle", chunkBytes: 64, intervalMs: 40 });
 		await report.step("a reply holding the secrets reaches the chat scrubbed", async () => {

@@ -17,10 +17,11 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { startMockTelegram } from "../../tools/mock-telegram/index.mjs";
 import { startMockQQ } from "../../tools/mock-qq/index.mjs";
-import { APP_MAP } from "../../tools/build.mjs";
+import { APP_MAP, BUILD } from "../../tools/build.mjs";
 import { filesUnder, startFirmware, until } from "./firmware.mjs";
 import { SANITIZER_ERROR, VARIANTS } from "./xs.mjs";
 
@@ -50,23 +51,16 @@ export const QQ_CHAT = `c2c:${QQ_USER}`;
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+// The one seeded generator of the tests (test/lib/random.ts, compiled by the build).
+const { parseSeed, random } = await import(pathToFileURL(join(BUILD, "js", "test", "lib", "random.js")).href);
+/** The seeds this run drew from: a failing Report names them with how to replay. */
+const seedsDrawn = new Set();
+
+/** The run's generator (test/random): rng(n) in [0, n), next(), pick(list), seed; PROOF_SEED overrides the fallback. */
 export function seeded(fallback) {
-	const seed = process.env.PROOF_SEED !== undefined ? Number(process.env.PROOF_SEED) >>> 0 : fallback >>> 0;
-	let a = seed;
-	const next = () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-	return {
-		seed,
-		next,
-		int: (n) => Math.floor(next() * n),
-		pick: (list) => list[Math.floor(next() * list.length)],
-	};
+	const rng = random(parseSeed(process.env.PROOF_SEED, "PROOF_SEED") ?? fallback);
+	seedsDrawn.add(rng.seed);
+	return rng;
 }
 
 /**
@@ -116,7 +110,8 @@ export class Report {
 		const text = [`-- ${this.title}`, ...this.lines, ...this.failures.map((f) => `FAILED ${f}`), summary].join("\n");
 		console.log(text);
 		for (const line of text.split("\n")) this.t?.diagnostic(line);
-		assert.equal(this.failures.length, 0, `${summary}\n${this.failures.join("\n")}`);
+		const replay = [...seedsDrawn].map((seed) => `seed ${seed}: replay with PROOF_SEED=${seed}`).join("; ");
+		assert.equal(this.failures.length, 0, `${summary}${replay ? ` (${replay})` : ""}\n${this.failures.join("\n")}`);
 	}
 }
 

@@ -1,10 +1,10 @@
 // test/run: main for unit tests on the lin host. Imports the module named by
 // --test, runs its tests one by one and prints one line per test:
-//   ok <name>  /  not ok <name> # <message>
+//   ok <name>  /  not ok <name> # <message> (<the file's seed, when it drew one>)
 // then "# pass N fail M". Exits 0 when all pass, 1 otherwise.
 import Timer from "timer";
 import { exit, option } from "host/platform";
-import { tests, type TestCase } from "testing";
+import { failureNote, tests, type TestCase } from "testing";
 
 function withTimeout(t: TestCase): Promise<void> {
 	return new Promise((resolve, reject) => {
@@ -39,7 +39,8 @@ if (!specifier) {
 			trace(`ok ${t.name}\n`);
 		} catch (error) {
 			fail++;
-			trace(`not ok ${t.name} # ${oneLine(error)}\n`);
+			const note = failureNote();
+			trace(`not ok ${t.name} # ${oneLine(error)}${note ? ` (${note})` : ""}\n`);
 		}
 	}
 	trace(`# pass ${pass} fail ${fail}\n`);

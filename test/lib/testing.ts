@@ -15,6 +15,18 @@ export function test(name: string, fn: TestFn, timeoutMs = DEFAULT_TEST_TIMEOUT_
 	tests.push({ name, fn, timeoutMs });
 }
 
+const failureNotes: string[] = [];
+
+/** A line every failing test of this run adds to its message (test/fuzz: the seed and how to replay it); once per text. */
+export function noteOnFailure(text: string): void {
+	if (!failureNotes.includes(text)) failureNotes.push(text);
+}
+
+/** What noteOnFailure gathered, joined; "" when nothing. */
+export function failureNote(): string {
+	return failureNotes.join("; ");
+}
+
 export class AssertionError extends Error {
 	override name = "AssertionError";
 }

@@ -7,21 +7,11 @@
 // a huge list), and never a hang.
 import { AGENT_PORT_ID_MAX_CHARS, AGENT_PORT_LIST_MAX, AGENT_PORT_TEXT_MAX_CHARS } from "budgets";
 import { PortError, readFromAgent, readToAgent } from "agent/protocol";
-import { option } from "host/platform";
+import { generator, iterationsFor, seedFor, type Random } from "test/fuzz";
 import { assert, test } from "testing";
 
-const SEED = Number(option("seed") ?? 0xA9E47) >>> 0;
-const ITERATIONS = Number(option("fuzz-iterations") ?? 3000);
-
-/** Park-Miller in plain double arithmetic (XS's Math.imul overflows a C int, which UBSan flags). */
-function prng(seed: number) {
-	let state = (seed % 2147483646) + 1;
-	const int = (n: number) => {
-		state = (state * 48271) % 2147483647;
-		return Math.floor(((state - 1) / 2147483646) * n);
-	};
-	return { int, pick: <T>(list: readonly T[]): T => list[int(list.length)] };
-}
+const SEED = seedFor(0xA9E47);
+const ITERATIONS = iterationsFor(3000);
 
 const SOURCE = { channel: "console", chat_id: "local", sender_id: "console", message_id: "", cap: "" };
 const HEAP = { chunkUsed: 1, chunkPeak: 2, chunkSize: 3, slotUsed: 4, slotPeak: 5, slotSize: 6, sockets: 0 };
@@ -62,9 +52,9 @@ const HOSTILE: readonly unknown[] = [
 ];
 
 /** A hostile value made for this step: the fixed ones, or a text or list just over a bound. */
-function hostile(rand: ReturnType<typeof prng>): unknown {
-	switch (rand.int(4)) {
-		case 0: return "y".repeat(AGENT_PORT_TEXT_MAX_CHARS + 1 + rand.int(3));
+function hostile(rand: Random): unknown {
+	switch (rand(4)) {
+		case 0: return "y".repeat(AGENT_PORT_TEXT_MAX_CHARS + 1 + rand(3));
 		case 1: return Array.from({ length: AGENT_PORT_LIST_MAX + 1 }, () => "z");
 		default: return copy(rand.pick(HOSTILE)); // a copy: a shared one changed later could make a cycle
 	}
@@ -91,21 +81,21 @@ function containers(value: unknown, into: Array<Record<string, unknown> | unknow
 }
 
 /** The message with one to three changes, each in a random container: a field replaced, removed or added. */
-function mutate(message: unknown, rand: ReturnType<typeof prng>): unknown {
+function mutate(message: unknown, rand: Random): unknown {
 	const out = copy(message);
-	const changes = 1 + rand.int(3);
+	const changes = 1 + rand(3);
 	for (let c = 0; c < changes; c++) {
 		const target = rand.pick(containers(out));
 		const keys = Object.keys(target);
-		const key = keys.length && rand.int(5) ? rand.pick(keys) : rand.pick(["type", "call", "extra", "0"]);
-		if (rand.int(6) === 0) delete (target as Record<string, unknown>)[key];
+		const key = keys.length && rand(5) ? rand.pick(keys) : rand.pick(["type", "call", "extra", "0"]);
+		if (rand(6) === 0) delete (target as Record<string, unknown>)[key];
 		else (target as Record<string, unknown>)[key] = hostile(rand);
 	}
 	return out;
 }
 
 function fuzz(name: string, messages: unknown[], read: (message: unknown) => unknown, seed: number): void {
-	const rand = prng(seed);
+	const rand = generator(seed);
 	let refused = 0;
 	for (let i = 0; i < ITERATIONS; i++) {
 		const message = mutate(rand.pick(messages), rand);

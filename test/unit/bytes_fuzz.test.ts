@@ -5,16 +5,15 @@
 // reference (the loops the native scans replaced), and a range outside the view
 // must throw RangeError, never read. Then net/utf8's sanitiser, now built on
 // utf8Invalid, must give exactly what the JavaScript-only sanitiser gave.
-import { option } from "host/platform";
 import { copy, crc32, equal, find, jsonFields, jsonMembers, jsonSkip, jsonStringStop, jsonText, jsonTextInto, sseEvent, utf8Invalid } from "host/bytes";
 import { JsonReader, JsonSyntax, TextPieces } from "llm/scan";
 import { sanitizeUtf8 } from "net/utf8";
-import { generator } from "test/fuzz";
+import { generator, iterationsFor, seedFor } from "test/fuzz";
 import { assert, test } from "testing";
 
 const ascii = (text: string) => new Uint8Array(ArrayBuffer.fromString(text));
-const SEED = Number(option("seed") ?? 0xB17E5) >>> 0;
-const ITERATIONS = Number(option("fuzz-iterations") ?? 400);
+const SEED = seedFor(0xB17E5);
+const ITERATIONS = iterationsFor(400);
 
 const INTERESTING = [0x00, 0x0A, 0x0D, 0x1F, 0x20, 0x22, 0x3A, 0x5C, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF,
 	0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE2, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF];

@@ -12,6 +12,10 @@ import { lines as textLines } from "util/text";
 import type { ConsoleKind } from "host/platform";
 import { assert, test } from "testing";
 import Timer from "timer";
+import { generator, seedFor } from "test/fuzz";
+
+/** Where this file's random input starts (--seed N replays another run). */
+const SEED = seedFor(7);
 
 // Lets every pending promise job run.
 const settle = () => new Promise((resolve) => Timer.set(resolve, 0));
@@ -463,14 +467,10 @@ test("lines and words split as split(/\\r?\\n/) and split(/\\s+/) did, without a
 });
 
 test("feedFrom gives the events feed gives byte by byte, with and without echo, for 300 seeded random inputs", () => {
-	let state = 7;
-	const random = (n: number) => {
-		state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-		return (state >>> 8) % n;
-	};
+	const random = generator(SEED);
 	// Text, line ends, backspace, Ctrl-U, tabs, escapes, arrows, Ctrl-D, bytes of multi-byte characters and stray ones.
 	const alphabet = [0x61, 0x62, 0x20, 0x7a, 0x0a, 0x0d, 0x08, 0x7f, 0x15, 0x09, 0x1b, 0x5b, 0x41, 0x42, 0x04, 0xc3, 0xa9, 0xe2, 0x80, 0xff, 0x01];
-	for (let seed = 0; seed < 300; seed++) {
+	for (let n = 0; n < 300; n++) {
 		const input = Array.from({ length: random(120) }, () => random(4) ? 0x61 + random(26) : alphabet[random(alphabet.length)]);
 		for (const echoing of [false, true]) {
 			let shownA = "", shownB = "";
@@ -483,9 +483,9 @@ test("feedFrom gives the events feed gives byte by byte, with and without echo, 
 			const source = { read: () => (at < input.length ? input[at++] : undefined) };
 			const got: LineEvent[] = [];
 			for (let event = b.feedFrom(source); event || at < input.length; event = b.feedFrom(source)) if (event) got.push(event);
-			assert.deepEqual(lines(got), lines(expected), `seed ${seed}, echo ${echoing}`);
-			assert.equal(shownB, shownA, `seed ${seed}: the same echo`);
-			assert.equal(b.typed(), a.typed(), `seed ${seed}: the same unfinished line`);
+			assert.deepEqual(lines(got), lines(expected), `case ${n} (seed ${random.seed}), echo ${echoing}`);
+			assert.equal(shownB, shownA, `case ${n}: the same echo`);
+			assert.equal(b.typed(), a.typed(), `case ${n}: the same unfinished line`);
 		}
 	}
 });

@@ -4,15 +4,15 @@
 // duplicate keys, __proto__, nesting. The fuzz part mutates replies (seeded,
 // bounded; a failure prints its seed and case) and holds the reader to the same
 // rule; it also runs under the ASan/UBSan host with the other unit tests.
-import { option } from "host/platform";
+import { generator, iterationsFor, seedFor, type Random } from "test/fuzz";
 import { assert, test } from "testing";
 import { LLM_JSON_DEPTH_MAX, LLM_JSON_PARSE_DEPTH_MAX, LLM_JSON_PARSE_MAX_BYTES } from "budgets";
 import { JsonReader, JsonSyntax, Kind, ascii } from "llm/scan";
 import { decodeUtf8, encodeUtf8 } from "net/utf8";
 import { bytesOf } from "./llm_fakes";
 
-const SEED = Number(option("seed") ?? 0x5CA7) >>> 0;
-const ITERATIONS = Number(option("fuzz-iterations") ?? 600);
+const SEED = seedFor(0x5CA7);
+const ITERATIONS = iterationsFor(600);
 
 type Outcome = { ok: true; value: unknown } | { ok: false };
 
@@ -180,16 +180,6 @@ test("members are walked without strings: keys, kinds, positions, stringIs and n
 	assert.deepEqual(seen, [`type:${Kind.String}`, `index:${Kind.Number}`, `n:${Kind.Number}`, `esc:${Kind.String}`, `o:${Kind.Object}`]);
 });
 
-/** Park-Miller generator in plain double arithmetic (see net-fuzz.test.ts). */
-function prng(seed: number) {
-	let state = (seed % 2147483646) + 1;
-	const next = () => {
-		state = (state * 48271) % 2147483647;
-		return (state - 1) / 2147483646;
-	};
-	return { int: (n: number) => Math.floor(next() * n) };
-}
-
 // Replies as the providers send them: the mutations start from these.
 const SEEDS = [
 	"{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-test\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Héllo \\ud83d\\ude00\",\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":{\\\"b\\\":[1,2.5e-3,null]}}\"}}]},\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":7,\"prompt_tokens_details\":{\"cached_tokens\":3}}}",
@@ -199,16 +189,16 @@ const SEEDS = [
 ];
 const BYTES = [0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x2C, 0x3A, 0x20, 0x0A, 0x00, 0x30, 0x2D, 0x65, 0x75, 0x80, 0xBF, 0xC3, 0xE4, 0xED, 0xF0, 0xFF];
 
-function mutate(bytes: Uint8Array, random: ReturnType<typeof prng>): Uint8Array {
+function mutate(bytes: Uint8Array, random: Random): Uint8Array {
 	let out: Uint8Array = bytes.slice();
-	const edits = 1 + random.int(4);
+	const edits = 1 + random(4);
 	for (let e = 0; e < edits; e++) {
-		const at = random.int(out.length + 1);
-		switch (random.int(5)) {
-			case 0: if (at < out.length) out[at] = BYTES[random.int(BYTES.length)]; break;               // replace with a telling byte
-			case 1: if (at < out.length) out[at] = random.int(256); break;                              // replace with any byte
-			case 2: out = bytesOf(Array.from(out.subarray(0, at)), [BYTES[random.int(BYTES.length)]], Array.from(out.subarray(at))); break;
-			case 3: out = bytesOf(Array.from(out.subarray(0, at)), Array.from(out.subarray(Math.min(out.length, at + 1 + random.int(4))))); break;
+		const at = random(out.length + 1);
+		switch (random(5)) {
+			case 0: if (at < out.length) out[at] = BYTES[random(BYTES.length)]; break;               // replace with a telling byte
+			case 1: if (at < out.length) out[at] = random(256); break;                              // replace with any byte
+			case 2: out = bytesOf(Array.from(out.subarray(0, at)), [BYTES[random(BYTES.length)]], Array.from(out.subarray(at))); break;
+			case 3: out = bytesOf(Array.from(out.subarray(0, at)), Array.from(out.subarray(Math.min(out.length, at + 1 + random(4))))); break;
 			default: out = out.slice(0, at); break;                                                     // truncate
 		}
 	}
@@ -247,7 +237,7 @@ test("integerAt reads a noted number as number() does: one digit, several, a fra
 });
 
 test("fuzz: mutated replies read as JSON.parse reads them, or both refuse", () => {
-	const random = prng(SEED);
+	const random = generator(SEED);
 	let accepted = 0;
 	for (let i = 0; i < ITERATIONS; i++) {
 		const base = text(SEEDS[i % SEEDS.length]);

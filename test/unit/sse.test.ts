@@ -4,6 +4,10 @@ import { assert, test } from "testing";
 import { SseParser } from "net/sse";
 import { HttpError } from "net/types";
 import { decodeUtf8 } from "net/utf8";
+import { generator, seedFor } from "test/fuzz";
+
+/** Where this file's random input starts (--seed N replays another run). */
+const SEED = seedFor(0x55E0);
 
 type Event = [string, string, string];
 
@@ -145,11 +149,7 @@ test("reset() makes a failed parser read a new stream from its start", () => {
 });
 
 test("fuzz: random streams (fields, comments, CR / LF / CRLF, several data lines, events without data) give the same data in both modes at random splits", () => {
-	let seed = 0x55E0;
-	const rand = (n: number) => {
-		seed = (seed * 1103515245 + 12345) >>> 0;
-		return (seed >>> 8) % n;
-	};
+	const rand = generator(SEED);
 	const ends = ["\n", "\r", "\r\n"];
 	const lines = ["data: x", "data:y", "data", "data:  two spaces", "event: e", ": comment", "id: 7", "retry: 5", "other: z", "dat", "data: {\"a\":\"é\"}", "dataa: no", ":"];
 	for (let n = 0; n < 300; n++) {

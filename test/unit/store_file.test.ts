@@ -10,6 +10,10 @@ import { ENTRY_BYTES, HEADER_BYTES, encodeFrame } from "store/format";
 import { SESSION_INDEX_SYNC_APPENDS, SESSION_UNSYNCED_BATCHES_MAX, SESSION_WAITING_FRAMES_MAX_BYTES } from "budgets";
 import { crc32 } from "util/crc32";
 import { replacing, replacingFileMembers } from "./files_fakes";
+import { generator, seedFor } from "test/fuzz";
+
+/** Where this file's random input starts (--seed N replays another run). */
+const SEED = seedFor(12345);
 
 let sequence = 0;
 function fresh(): string {
@@ -409,11 +413,7 @@ test("random bytes after the last record are damage, not a power loss: cut and k
 });
 
 test("open never throws on seeded random damage to either file, and the session works afterwards", () => {
-	let state = 12345;
-	const random = (n: number) => {
-		state = (state * 1103515245 + 12345) & 0x7FFFFFFF;
-		return state % n;
-	};
+	const random = generator(SEED);
 	for (let round = 0; round < 40; round++) {
 		const id = fresh();
 		const { session } = openWith(id);

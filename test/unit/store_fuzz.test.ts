@@ -11,6 +11,10 @@ import type { ContextRecord } from "core/types";
 import { SessionFile, type NewRecord } from "store/session";
 import { HEADER_BYTES, encodeFrame } from "store/format";
 import { replacingFileMembers } from "./files_fakes";
+import { generator, seedFor, type Random } from "test/fuzz";
+
+/** Where this file's random input starts (--seed N replays another run). */
+const SEED = seedFor(1);
 
 const SEEDS = 300;
 let sequence = 0;
@@ -42,17 +46,8 @@ function batch(list: ContextRecord[], request_id: number): NewRecord[] {
 	return list.map((r, i) => ({ ...r, turn_completed: i === list.length - 1, time: 1_700_000_000_000 + i, request_id }));
 }
 
-/** A deterministic generator (LCG) per seed. */
-function generator(seed: number) {
-	let state = (seed * 2654435761) >>> 0 || 1;
-	return (n: number) => {
-		state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-		return n > 0 ? (state >>> 8) % n : 0;
-	};
-}
-
 /** One of several kinds of damage to bytes, chosen by random. */
-function garble(bytes: Uint8Array, random: (n: number) => number, other: Uint8Array): Uint8Array {
+function garble(bytes: Uint8Array, random: Random, other: Uint8Array): Uint8Array {
 	const copy = bytes.slice();
 	switch (random(9)) {
 		case 0: if (copy.length) copy[random(copy.length)] ^= 1 << random(8); return copy;                 // one flipped bit
@@ -68,7 +63,7 @@ function garble(bytes: Uint8Array, random: (n: number) => number, other: Uint8Ar
 }
 
 test(`open never throws for ${SEEDS} seeds of garbled, truncated and random data and index files, and always ends with a working session`, () => {
-	for (let seed = 1; seed <= SEEDS; seed++) {
+	for (let seed = SEED; seed < SEED + SEEDS; seed++) {
 		const random = generator(seed);
 		const id = `fz${seed}-${++sequence}`;
 		const first = SessionFile.open(files, id, () => {});

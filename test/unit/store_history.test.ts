@@ -13,6 +13,10 @@ import files from "embedded:storage/files";
 import { replacingFileMembers } from "./files_fakes";
 import { capMessage, byteLength } from "store/messages";
 import type { StoredRecord } from "store/session";
+import { generator, seedFor } from "test/fuzz";
+
+/** Where this file's random input starts (--seed N replays another run). */
+const SEED = seedFor(99);
 
 let clock = 1_800_000_000_000;
 const sessions = new Sessions({ log: () => {}, clock: () => clock++ });
@@ -190,12 +194,8 @@ function referenceWindow(records: PromptRecord[], budget: number): Message[] {
 }
 
 test("the window (two passes, no units built) is the reference's for 400 seeded random sequences of records", () => {
-	let state = 99;
-	const random = (n: number) => {
-		state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-		return (state >>> 8) % n;
-	};
-	for (let seed = 0; seed < 400; seed++) {
+	const random = generator(SEED);
+	for (let c = 0; c < 400; c++) {
 		const records: PromptRecord[] = [];
 		for (let i = 0, n = random(30); i < n; i++) {
 			const bytes = 10 + random(200);
@@ -210,7 +210,7 @@ test("the window (two passes, no units built) is the reference's for 400 seeded 
 		}
 		const budget = 50 + random(2000);
 		const reference = referenceWindow(records, budget);
-		assert.deepEqual(selectPromptHistory(records, budget), reference, `seed ${seed}`);
+		assert.deepEqual(selectPromptHistory(records, budget), reference, `case ${c} (seed ${random.seed})`);
 		// The same records in a ring (as the session's prompt cache holds them), its head moved
 		// by records dropped before them, some left out (null): the same window.
 		const run = new KeyedRun<PromptRecord | null>();
@@ -220,7 +220,7 @@ test("the window (two passes, no units built) is the reference's for 400 seeded 
 		const first = base + dropped;
 		for (let i = 0; i < records.length; i++) run.set(first + i, records[i]);
 		assert.ok(run.covers(first, first + records.length));
-		assert.deepEqual(selectWindow(run.view(), first, first + records.length, budget), reference, `seed ${seed}, in a ring`);
+		assert.deepEqual(selectWindow(run.view(), first, first + records.length, budget), reference, `case ${c}, in a ring`);
 		const holes = new KeyedRun<PromptRecord | null>();
 		const kept: PromptRecord[] = [];
 		for (let i = 0; i < records.length; i++) {
@@ -228,7 +228,7 @@ test("the window (two passes, no units built) is the reference's for 400 seeded 
 			holes.set(first + i, gone ? null : records[i]);
 			if (!gone) kept.push(records[i]);
 		}
-		assert.deepEqual(selectWindow(holes.view(), first, first + records.length, budget), referenceWindow(kept, budget), `seed ${seed}, with records left out`);
+		assert.deepEqual(selectWindow(holes.view(), first, first + records.length, budget), referenceWindow(kept, budget), `case ${c}, with records left out`);
 	}
 });
 
@@ -293,11 +293,7 @@ test("a record appended after the window was taken is loaded once from the messa
 });
 
 test("a window extended from the last request's is the one a fresh read gives: appends, the budget and record limits crossed, compaction, a session switch, a torn tail", () => {
-	let state = 7;
-	const random = (n: number) => {
-		state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-		return (state >>> 8) % n;
-	};
+	const random = generator(SEED + 1);
 	let live = new Sessions({ log: () => {}, clock: () => clock++ });
 	const a = live.newSession("test", "extend-a"), b = live.newSession("test", "extend-b");
 	// What a manager holding no window gives for the session's records up to now (request 9999 is in flight nowhere).

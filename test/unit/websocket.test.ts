@@ -11,6 +11,10 @@ import { acceptKey, checkAnswer, requestHead } from "net/websocket/handshake";
 import { sha1 } from "net/websocket/sha1";
 import { WebSocketError } from "net/websocket/types";
 import type { BufferPool } from "util/buffers";
+import { generator, seedFor } from "test/fuzz";
+
+/** Where this file's random input starts (--seed N replays another run). */
+const SEED = seedFor(12345);
 
 function hex(bytes: Uint8Array): string {
 	let s = "";
@@ -209,8 +213,8 @@ test("close codes: the ones an endpoint may send", () => {
 
 test("fuzz: empty input, random bytes and mutated frames never escape as anything but WebSocketError", () => {
 	parse([new Uint8Array(0)]);
-	let seed = 12345;
-	const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8;
+	const rand = generator(SEED);
+	const random = () => rand(2 ** 24);
 	const valid = concat(frame(Opcode.Text, ascii("hello"), false), frame(Opcode.Ping, ascii("x")), frame(Opcode.Continuation, ascii("!")), frame(Opcode.Binary, new Uint8Array(200)));
 	let errors = 0, messages = 0;
 	for (let run = 0; run < 2000; run++) {
