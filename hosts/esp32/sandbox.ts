@@ -12,3 +12,4 @@ type Run = <T, R = T>(fn: () => T, steps: number, chunkBytes: number, slots: num
 native("xs_sandbox_install")();
 export const metered: boolean = native("xs_sandbox_metered")();
 export const run: Run = native("xs_sandbox_run");
+export const stopped: () => "steps" | "memory" | "stack" | "keys" | undefined = native("xs_sandbox_stopped");

@@ -25,7 +25,7 @@ import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_CALLS_MAX, AGENT_PORT_LIST_MAX, AGE
 import { UsageError, type Command } from "console/types";
 import type { CoreStatus } from "core/core";
 import { ResponseTimeout } from "core/mailbox";
-import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type OutEvent, type ToolOutcome } from "core/types";
+import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type ChatRole, type OutEvent, type ToolOutcome } from "core/types";
 import type { HeapFigures } from "host/platform";
 import type { ToolDefinition } from "llm/types";
 import { OnlineWaiters, type OnlineGate } from "net/online";
@@ -60,7 +60,7 @@ export interface AgentParts {
 	/** Runs a tool for request without the LLM (the toolbox's checks apply). */
 	callCap(name: string, argumentsJson: string, request: AgentRequest): Promise<ToolOutcome>;
 	/** The board's own tools a role may run (their definitions), for the MCP server. */
-	listTools?(role: "owner" | "user"): ToolDefinition[];
+	listTools?(role: ChatRole): ToolDefinition[];
 	/** Runs a stored script for a router rule (caps/automations); never throws. Absent: no stored scripts in this build. */
 	runScript?(name: string, data: { text: string; channel: string; chat_id: string }): { ok: boolean; text: string };
 	/** One line per stored script, for status. */

@@ -31,6 +31,30 @@ test("isObject, clip, oneLine and the heap-use figure are each defined once, in 
 	assert.deepEqual(inlineSums.map((f) => f.path), [], "chunk + slot sums outside util/heap");
 });
 
+test("one Role type: the roles are core/types Role, and a channel's part of them ChatRole, each declared once", () => {
+	for (const name of ["Role", "ChatRole"]) {
+		const declaring = files.filter((f) => new RegExp(`^export (type|interface|enum) ${name}\\b`, "m").test(f.text)).map((f) => f.path);
+		assert.deepEqual(declaring, ["modules/shared/core/types.ts"], `${name} is declared in ${declaring.join(", ")}`);
+	}
+	const literal = files.filter((f) => /:\s*"owner" \| "user"/.test(f.text)).map((f) => f.path);
+	assert.deepEqual(literal, [], "a role written out as a literal union instead of ChatRole");
+});
+
+test("host/sandbox's stops are decided by its reason code, never by the error's message (a script can throw any message)", () => {
+	const byText = files.filter((f) => /sandbox: (step|memory|stack|key) limit/.test(f.text)).map((f) => f.path);
+	assert.deepEqual(byText, []);
+});
+
+test("no stale future tense about what is built: \"channels will\", \"to come\" in modules/, docs/, README.md, ARCHITECTURE.md", () => {
+	const docs = ["README.md", "ARCHITECTURE.md", ...readdirSync(join(ROOT, "docs")).map((n) => join("docs", n))].map((path) => ({ path, text: readFileSync(join(ROOT, path), "utf8") }));
+	const notes = [];
+	const walk = (dir) => { for (const name of readdirSync(dir)) { const path = join(dir, name); if (statSync(path).isDirectory()) walk(path); else if (name.endsWith(".md")) notes.push({ path: relative(ROOT, path), text: readFileSync(path, "utf8") }); } };
+	walk(join(ROOT, "modules"));
+	const stale = /\b(channels|channel) will\b|\b(?<!still )to come\b|\bwill be the same message\b/i;
+	const found = [...files, ...docs, ...notes].flatMap((f) => f.text.split("\n").map((line, i) => [f.path, i + 1, line]).filter(([, , line]) => stale.test(line)).map(([p, n, line]) => `${p}:${n}: ${line.trim()}`));
+	assert.deepEqual(found, []);
+});
+
 test("every limit in budgets.ts is used somewhere else", () => {
 	const budgets = readFileSync(join(ROOT, "modules", "budgets.ts"), "utf8");
 	const names = [...budgets.matchAll(/^export const (\w+)/gm)].map((m) => m[1]);

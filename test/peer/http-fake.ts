@@ -24,6 +24,8 @@ export interface FakeRequest { head: string; body: Uint8Array; method: string; t
 export interface ServerBehaviour {
 	/** Refuse the connection with this error message instead of accepting it. */
 	refuse?: string;
+	/** The stage onError gives with refuse (as the hosts' sockets do); none by default (as the SDK's TCP). */
+	refuseIn?: "connect" | "handshake";
 	/** Never complete the connection (a TLS handshake that hangs). */
 	hang?: boolean;
 	/** Bytes the client may write per onWritable. */
@@ -56,7 +58,7 @@ export class FakeSocket implements TcpSocketLike {
 			if (this.closed) return;
 			if (behaviour.refuse !== undefined) {
 				this.closed = true;
-				this.options.onError?.call(this, behaviour.refuse);
+				this.options.onError?.call(this, behaviour.refuse, behaviour.refuseIn);
 			} else if (!behaviour.hang) this.options.onWritable?.call(this, this.#writable);
 		});
 	}

@@ -12,6 +12,7 @@ import { Macros, macroTools } from "caps/macros";
 import { messagingTools } from "caps/messaging";
 import { Registry } from "caps/registry";
 import { lockedDown, parseGrants, runScript, scriptTools } from "caps/script";
+import { stopped } from "host/sandbox";
 import { toolCommands } from "caps/console";
 import type { Capability } from "caps/types";
 import type { AgentRequest, ToolContext } from "core/types";
@@ -193,6 +194,18 @@ test("a script that loops forever, catches its bound, recurses or allocates with
 	assert.throws(() => runScript("const a = []; for (;;) a.push({ n: a.length })", deps, []), /it used more than/);
 	assert.throws(() => runScript("let s = 'x'; for (;;) s += s", deps, []), /it used more than/);
 	assert.equal(runScript("1 + 1", deps, []), "2", "the next script runs normally");
+});
+
+test("a script's own error that reads like a bound is its failure, not a bound: the sandbox says which bound stopped it, not the message", () => {
+	const deps = scriptDeps(new Map());
+	for (const message of ["sandbox: step limit", "sandbox: memory limit", "sandbox: stack limit", "sandbox: key limit"])
+		assert.throws(() => runScript(`throw new RangeError(${JSON.stringify(message)})`, deps, []), `the script failed: ${message}`);
+	assert.throws(() => runScript("for (;;) {}", deps, []), /stopped after/);
+	assert.equal(stopped(), "steps", "the last run was stopped by its step bound");
+	assert.throws(() => runScript("throw new RangeError('sandbox: step limit')", deps, []), /^the script failed/);
+	assert.equal(stopped(), undefined, "a run that threw its own error was stopped by no bound");
+	runScript("1", deps, []);
+	assert.equal(stopped(), undefined);
 });
 
 test("send_message reaches a running channel's paired chat only, saying why not, and inspect_image asks the model about one image from the folder or a URL", async () => {

@@ -668,8 +668,22 @@ test("a refused connection fails with kind connect; a TLS failure with kind tls"
 	const error = await failure(client(refused).http.request(get()));
 	assert.equal(error.kind, "connect");
 	assert.match(error.message, /127\.0\.0\.1:8080: connection refused/);
-	const tls = new FakeServer({ refuse: "certificate verify failed" });
+	const tls = new FakeServer({ refuse: "certificate verify failed", refuseIn: "handshake" });
 	assert.equal((await failure(client(tls).http.request({ method: "GET", url: "https://127.0.0.1/" }))).kind, "tls");
+});
+
+test("a connection failure's kind is the socket's stage, not its message's words: a handshake failure saying nothing of TLS is tls, a connect failure naming a certificate is connect", async () => {
+	const https = { method: "GET" as const, url: "https://127.0.0.1/" };
+	const handshake = new FakeServer({ refuse: "bad record mac", refuseIn: "handshake" });
+	const error = await failure(client(handshake).http.request(https));
+	assert.equal(error.kind, "tls");
+	assert.equal(error.message, "cannot connect to 127.0.0.1:443: bad record mac");
+	const refused = new FakeServer({ refuse: "TCP: cannot connect to 127.0.0.1 port 443: no route (certificate store host)", refuseIn: "connect" });
+	const connect = await failure(client(refused).http.request(https));
+	assert.equal(connect.kind, "connect");
+	assert.equal(connect.message, "TCP: cannot connect to 127.0.0.1 port 443: no route (certificate store host)", "the socket's own connect sentence stands");
+	const unsaid = new FakeServer({ refuse: "x509 alert" });
+	assert.equal((await failure(client(unsaid).http.request(https))).kind, "connect", "no stage said: a plain connection failure");
 });
 
 test("https without a TLS class fails with kind tls", async () => {

@@ -56,9 +56,18 @@ declare module "host/sandbox" {
 	 * more than SCRIPT_MAX_KEYS new property names, throws RangeError "sandbox:
 	 * step limit" | "sandbox: memory limit" | "sandbox: stack limit" | "sandbox:
 	 * key limit", past any try/catch in fn; the jobs it left are dropped, as are
-	 * the rejections it left unhandled. fn's own exceptions are rethrown.
+	 * the rejections it left unhandled. fn's own exceptions are rethrown. Which
+	 * bound stopped it: stopped().
 	 */
 	export function run<T, R = T>(fn: () => T, steps: number, chunkBytes: number, slots: number, then?: (result: T) => R): R;
+	/** A bound of run(): steps, memory (chunk bytes or slots), stack, keys (lin: new property names). */
+	export type SandboxLimit = "steps" | "memory" | "stack" | "keys";
+	/**
+	 * The bound that stopped this thread's last run(); undefined when it returned
+	 * or threw fn's own exception. Decide by this, never by the error's message:
+	 * a script can throw any message.
+	 */
+	export function stopped(): SandboxLimit | undefined;
 }
 
 // XS globals @moddable/typings lacks (XS Compartment.md; xsLockdown.c).

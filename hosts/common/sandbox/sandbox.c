@@ -17,7 +17,9 @@
  * Past a bound the call is unwound to run()'s own frame, past any try/catch of
  * the script (a script cannot catch its way out of its bound; the engine's own
  * clean-up handlers still run, see sandboxUnwind), and run() throws a
- * RangeError "sandbox: step limit" / "memory limit" / "stack limit". A normal
+ * RangeError "sandbox: step limit" / "memory limit" / "stack limit", and
+ * stopped() says which bound it was ("steps", "memory", "stack", "keys"; undefined
+ * when the last run() returned or threw the function's own exception). A normal
  * exception of the function is rethrown as it is.
  *
  * Promise jobs (issue 25): the jobs the call queues (an async function's
@@ -119,6 +121,10 @@ typedef struct {
 } Sandbox;
 
 static __thread Sandbox *gSandbox;
+/* The bound that stopped this thread's last run() (a kReason), for stopped():
+ * the caller decides by it, not by the error's message, which a script can
+ * write too. */
+static __thread int gLastStop;
 
 static int sandboxOver(txMachine *the, Sandbox *s, txSize times)
 {
@@ -326,6 +332,7 @@ static int isFunction(txMachine *the, int index)
 
 void xs_sandbox_run(xsMachine *the)
 {
+	gLastStop = kReasonNone;
 	if (!isFunction(the, 0))
 		mxTypeError("sandbox: function required");
 	if (mxArgc > 4 && !isFunction(the, 4))
@@ -337,8 +344,10 @@ void xs_sandbox_run(xsMachine *the)
 	if (gSandbox)
 		mxTypeError("sandbox: a sandboxed call is already running");
 #if XS_MAJOR_VERSION == 13
-	if (the->keyCount - the->keyIndex < BUDGET_SCRIPT_KEYS_RESERVE)
+	if (the->keyCount - the->keyIndex < BUDGET_SCRIPT_KEYS_RESERVE) {
+		gLastStop = kReasonKeys;
 		mxRangeError("sandbox: key limit");
+	}
 	s.keyBase = the->keyIndex;
 #endif
 	s.the = the;
@@ -411,6 +420,7 @@ void xs_sandbox_run(xsMachine *the)
 	mxPop(); /* the jobs' holder */
 	if (!failed)
 		return;
+	gLastStop = s.reason;
 	switch (s.reason) {
 	case kReasonSteps: mxRangeError("sandbox: step limit");
 	case kReasonMemory: fxCollectGarbage(the); mxRangeError("sandbox: memory limit");
@@ -418,6 +428,13 @@ void xs_sandbox_run(xsMachine *the)
 	case kReasonKeys: mxRangeError("sandbox: key limit");
 	default: xsThrow(xsException);
 	}
+}
+
+void xs_sandbox_stopped(xsMachine *the)
+{
+	static const char *const names[] = { NULL, "steps", "memory", "stack", "keys" };
+	if (gLastStop > kReasonNone && gLastStop <= kReasonKeys)
+		xsResult = xsString((char *)names[gLastStop]);
 }
 
 void xs_sandbox_metered(xsMachine *the)

@@ -18,6 +18,10 @@
 /* run(fn, steps, chunkBytes, slots[, then]) -> fn's result, or then(result)'s:
  * see sandbox.c for what each bound means and what run() throws. */
 void xs_sandbox_run(xsMachine *the);
+/* stopped() -> "steps" | "memory" | "stack" | "keys": the bound that stopped
+ * this thread's last run(); undefined when it returned or threw fn's own
+ * exception (which may carry any message: decide by this, not by the text). */
+void xs_sandbox_stopped(xsMachine *the);
 /* metered() -> true: the engine meters (the file does not compile otherwise). */
 void xs_sandbox_metered(xsMachine *the);
 /* install() defines XS's lockdown() and harden() as globals of the machine (the

@@ -106,6 +106,7 @@ typedef struct {
 	int fd, state, format, port;
 	int elapsedMs, timeoutMs;
 	int readableNew, writableOwed, errorDelivered, closed, busy;
+	int failedIn;              /* the state it failed in: onError's stage */
 	char address[48];
 	char message[TLS_MESSAGE_CHARS];
 	size_t inStart, inLength, outLength;
@@ -139,6 +140,7 @@ static long tlsIORecv(void *io, uint8_t *buffer, size_t size)
 static void tlsFail(TLSSocket *s, const char *message)
 {
 	if (s->state != S_FAILED) {
+		s->failedIn = s->state;
 		snprintf(s->message, sizeof(s->message), "%s", message);
 		s->state = S_FAILED;
 		s->outLength = 0;
@@ -152,7 +154,12 @@ static void tlsCall(TLSSocket *s, xsSlot *callback, int bytes, const char *messa
 	xsBeginHost(the);
 	{
 		xsTry {
-			if (message)
+			/* onError(message, stage), as lin's tcp.c: "connect", "handshake", or undefined once it was ready. */
+			if (message && s->failedIn == S_CONNECTING)
+				xsCallFunction2(*callback, s->self, xsString(message), xsString("connect"));
+			else if (message && s->failedIn == S_HANDSHAKE)
+				xsCallFunction2(*callback, s->self, xsString(message), xsString("handshake"));
+			else if (message)
 				xsCallFunction1(*callback, s->self, xsString(message));
 			else
 				xsCallFunction1(*callback, s->self, xsInteger(bytes));

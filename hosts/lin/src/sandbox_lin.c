@@ -19,6 +19,7 @@ void hostInstallSandbox(xsMachine *the, xsSlot *native)
 	xsVars(1);
 	xsVar(0) = xsNewObject();
 	hostDefineFunction(the, &xsVar(0), "run", xs_sandbox_run, 4);
+	hostDefineFunction(the, &xsVar(0), "stopped", xs_sandbox_stopped, 0);
 	xsDefine(xsVar(0), xsID("metered"), xsTrue, xsDontDelete | xsDontSet);
 	xsDefine(*native, xsID("Sandbox"), xsVar(0), xsDontEnum);
 }

@@ -6,8 +6,9 @@
  * resolved first with embedded:network/dns/resolver/udp. The connect is
  * non-blocking and driven by the host's poll loop. Callbacks run with the
  * socket as `this`: onReadable(bytes available), onWritable(bytes free) once
- * connected and whenever the output queue has drained, onError(message) once,
- * after any data received before the failure has been read. A socket stays
+ * connected and whenever the output queue has drained, onError(message, stage)
+ * once, after any data received before the failure has been read (stage:
+ * "connect", "handshake" or undefined, netCallError). A socket stays
  * alive (xsRemember) until close(); after close() nothing calls back.
  *
  * Small writes of one loop turn go out together at its end (NET_COALESCE_BYTES;
@@ -71,6 +72,7 @@ struct NetSocket {
 	int readableNew;          /* data arrived since the last onReadable */
 	int writableOwed;         /* onWritable due once the output queue drains */
 	int errorDelivered;
+	int failedIn;             /* the state the socket failed in (onError's stage) */
 	int busy;                 /* depth of netService on the stack */
 	int closed;               /* detached from JS; freed when not busy */
 	char message[NET_MESSAGE_CHARS];
@@ -105,6 +107,7 @@ int netPort(NetSocket *s)
 int netFail(NetSocket *s, const char *format, ...)
 {
 	if (s->state != STATE_FAILED) {
+		s->failedIn = s->state;
 		va_list args;
 		va_start(args, format);
 		vsnprintf(s->message, sizeof(s->message), format, args);
@@ -259,15 +262,26 @@ static void netFlush(NetSocket *s)
 	}
 }
 
-static void netCall(NetSocket *s, xsSlot *callback, int bytes, const char *message)
+/* onError(message, stage): stage says where the socket failed, so a caller
+ * decides by it and not by the sentence: "connect" (the TCP connection),
+ * "handshake" (the transport's start: TLS), undefined once it was ready. */
+static void netCallError(NetSocket *s)
+{
+	xsMachine *the = s->the;
+	const char *stage = s->failedIn == STATE_CONNECTING ? "connect" : s->failedIn == STATE_STARTING ? "handshake" : NULL;
+	hostCallBegin(the);
+	{
+		xsCallFunction2(s->onError, s->self, xsString(s->message), stage ? xsString((char *)stage) : xsUndefined);
+	}
+	hostCallEnd(the);
+}
+
+static void netCall(NetSocket *s, xsSlot *callback, int bytes)
 {
 	xsMachine *the = s->the;
 	hostCallBegin(the);
 	{
-		if (message)
-			xsCallFunction1(*callback, s->self, xsString(message));
-		else
-			xsCallFunction1(*callback, s->self, xsInteger(bytes));
+		xsCallFunction1(*callback, s->self, xsInteger(bytes));
 	}
 	hostCallEnd(the);
 }
@@ -280,7 +294,7 @@ static void netDeliver(NetSocket *s)
 	if (s->readableNew && s->inLength) {
 		s->readableNew = 0;
 		if (xsTypeOf(s->onReadable) != xsUndefinedType) {
-			netCall(s, &s->onReadable, (int)s->inLength, NULL);
+			netCall(s, &s->onReadable, (int)s->inLength);
 			if (s->closed)
 				return;
 		}
@@ -288,7 +302,7 @@ static void netDeliver(NetSocket *s)
 	if (s->state == STATE_READY && s->writableOwed && !s->outLength) {
 		s->writableOwed = 0;
 		if (xsTypeOf(s->onWritable) != xsUndefinedType) {
-			netCall(s, &s->onWritable, NET_OUTPUT_BYTES, NULL);
+			netCall(s, &s->onWritable, NET_OUTPUT_BYTES);
 			if (s->closed)
 				return;
 		}
@@ -296,7 +310,7 @@ static void netDeliver(NetSocket *s)
 	if (s->state == STATE_FAILED && !s->inLength && !s->errorDelivered) {
 		s->errorDelivered = 1;
 		if (xsTypeOf(s->onError) != xsUndefinedType)
-			netCall(s, &s->onError, 0, s->message);
+			netCallError(s);
 	}
 }
 

@@ -18,7 +18,7 @@
 // boot, and this tool refuses to run in a machine that is not. Restricted: the
 // owner only. On a build whose XS has no metering (the device, today) the tool
 // is not offered at all (scriptTools returns none) — see hosts/esp32/sandbox.ts.
-import { metered, run as sandboxed } from "host/sandbox";
+import { metered, run as sandboxed, stopped } from "host/sandbox";
 import { SCRIPT_MAX_CHUNK_BYTES, SCRIPT_MAX_KEYS, SCRIPT_MAX_SLOTS, SCRIPT_MAX_STEPS, SCRIPT_RESULT_MAX_CHARS, SCRIPT_SOURCE_MAX_CHARS } from "budgets";
 import type { Capability } from "caps/types";
 import type { GpioBank } from "caps/gpio";
@@ -115,12 +115,14 @@ export function runScript(
 			return JSON.stringify(value) ?? String(value);
 		});
 	} catch (error) {
-		const message = messageOf(error);
-		if (message === "sandbox: step limit") throw new Error(`the script was stopped after ${SCRIPT_MAX_STEPS} steps (a loop that does not end?); make it shorter or bounded`);
-		if (message === "sandbox: memory limit") throw new Error(`the script was stopped: it used more than ${SCRIPT_MAX_CHUNK_BYTES} bytes or ${SCRIPT_MAX_SLOTS} values of memory`);
-		if (message === "sandbox: stack limit") throw new Error("the script was stopped: its calls nest too deep (endless recursion?)");
-		if (message === "sandbox: key limit") throw new Error(`the script was stopped: it made more than ${SCRIPT_MAX_KEYS} new property names, or the machine has too few left (reboot to free them)`);
-		throw new Error(`the script failed: ${message}`);
+		// Which bound stopped it, from the sandbox itself: the script's own error may carry any message.
+		switch (stopped()) {
+			case "steps": throw new Error(`the script was stopped after ${SCRIPT_MAX_STEPS} steps (a loop that does not end?); make it shorter or bounded`);
+			case "memory": throw new Error(`the script was stopped: it used more than ${SCRIPT_MAX_CHUNK_BYTES} bytes or ${SCRIPT_MAX_SLOTS} values of memory`);
+			case "stack": throw new Error("the script was stopped: its calls nest too deep (endless recursion?)");
+			case "keys": throw new Error(`the script was stopped: it made more than ${SCRIPT_MAX_KEYS} new property names, or the machine has too few left (reboot to free them)`);
+			default: throw new Error(`the script failed: ${messageOf(error)}`);
+		}
 	}
 	return text.length > SCRIPT_RESULT_MAX_CHARS ? `${text.slice(0, SCRIPT_RESULT_MAX_CHARS)}… (cut at ${SCRIPT_RESULT_MAX_CHARS} characters)` : text;
 }

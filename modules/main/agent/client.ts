@@ -1,5 +1,5 @@
 // agent/client: the one typed client of the agent port, in the main machine.
-// The console uses it (agent/console), and the chat channels will: ask and
+// The console (agent/console), the router and the chat channels use it: ask and
 // submit requests, cancel them, read the agent's status, run the agent's
 // console commands for a chat, pass setting changes, and hear outbound events.
 //
@@ -11,7 +11,7 @@
 // the sentence the supervisor gave.
 import Timer from "timer";
 import { AGENT_COMMAND_TIMEOUT_MS, AGENT_PORT_CALLS_MAX, AGENT_PORT_LIST_MAX, AGENT_PORT_REPLY_MAX_CHARS, AGENT_REPLY_TIMEOUT_MS } from "budgets";
-import { RequestFlag, type AgentEvent, type AgentResponse, type OutEvent } from "core/types";
+import { RequestFlag, type AgentEvent, type AgentResponse, type ChatRole, type OutEvent } from "core/types";
 import type { OnlineState } from "net/types";
 import type { WipeResult } from "util/files";
 import { messageOf } from "util/errors";
@@ -232,7 +232,7 @@ export class AgentClient implements AgentPort {
 	}
 
 	/** The board's own tools a role may run, each definition's JSON text (the MCP server's tools/list). */
-	async listTools(role: "owner" | "user"): Promise<string[]> {
+	async listTools(role: ChatRole): Promise<string[]> {
 		const reply = await this.#call("tools", AGENT_REPLY_TIMEOUT_MS, (call) => ({ type: "list_tools", call, role }));
 		return (reply as Extract<FromAgent, { type: "tools" }>).tools;
 	}

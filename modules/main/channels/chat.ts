@@ -6,7 +6,7 @@
 // sends the text back its own way.
 import { CHANNEL_STOPPED_CHATS_MAX } from "budgets";
 import type { OutEvent } from "core/types";
-import type { AgentPort, Role } from "router/types";
+import type { AgentPort, ChatRole } from "router/types";
 import type { Pairing } from "channels/pairing";
 import { messageOf } from "util/errors";
 
@@ -20,12 +20,12 @@ const HELP = [
 const OWNER_HELP = "/session list | show [ID] | switch ID | delete ID: every conversation on the board (owner only)";
 
 /** The /help text for a role. */
-export function helpText(role: Role): string {
+export function helpText(role: ChatRole): string {
 	return [...HELP, ...(role === "owner" ? [OWNER_HELP] : [])].join("\n");
 }
 
 /** /session ARGS (and /new, as "new") in a chat: runs the agent's session command for it; resolves with the text to answer (never rejects). */
-export async function sessionReply(port: Pick<AgentPort, "command">, channel: string, chatId: string, role: Role, args: string): Promise<string> {
+export async function sessionReply(port: Pick<AgentPort, "command">, channel: string, chatId: string, role: ChatRole, args: string): Promise<string> {
 	const [sub = "", ...rest] = args.split(/\s+/).filter(Boolean);
 	if (!(sub === "" || sub === "new") && role !== "owner") return "Only the owner's chat may look at other conversations; /session and /session new work here.";
 	if (!["", "new", "list", "show", "switch", "delete"].includes(sub)) return "Use /session, /session new, or (owner) /session list | show [ID] | switch ID | delete ID.";
@@ -152,7 +152,7 @@ export class StopGate {
  * it was paired just now (the channel then tells the console). A storage
  * failure is logged and answered with a sentence; the code stays valid.
  */
-export function pairChat(pairing: Pairing, chatId: string, name: string, code: string, log: (line: string) => void, channel: string, senderId?: string): { reply?: string; paired?: Role } {
+export function pairChat(pairing: Pairing, chatId: string, name: string, code: string, log: (line: string) => void, channel: string, senderId?: string): { reply?: string; paired?: ChatRole } {
 	let outcome;
 	try {
 		outcome = pairing.pair(chatId, name, code, senderId);

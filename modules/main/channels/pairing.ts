@@ -30,19 +30,19 @@ import {
 	PAIRING_CODE_TTL_MS, PAIRING_CHATS_MAX, PAIRING_UNPAIRED_TRACKED_MAX,
 	PAIRING_GUESS_DELAY_MS, PAIRING_GUESS_DELAY_MAX_MS, PAIRING_GUESSERS_TRACKED_MAX,
 } from "budgets";
-import type { Role } from "router/types";
+import type { ChatRole } from "router/types";
 import { isObject } from "util/values";
 import { randomCode } from "util/random";
 
 export interface PairedChat {
 	chat_id: string;
-	role: Role;
+	role: ChatRole;
 	name: string;
 	paired_ms: number;
 	/** A group: the member who paired it, who has role. */
 	sender_id?: string;
 	/** A group: its other members' role ("user" unless the owner set it). */
-	members?: Role;
+	members?: ChatRole;
 }
 
 /** Where a channel keeps its paired chats (its state file); update throws when the storage cannot. */
@@ -78,7 +78,7 @@ const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 const HOUR_MS = 3_600_000;
 
 export type PairOutcome =
-	| { ok: true; role: Role; already?: boolean }
+	| { ok: true; role: ChatRole; already?: boolean }
 	/** checked: the guess was read (false: no code now, or the chat must wait). */
 	| { ok: false; reason: string; checked: boolean };
 
@@ -136,7 +136,7 @@ export class Pairing {
 	 * one person has the chat's role): the member who paired the group has its
 	 * role, the others the group's members role (user unless set).
 	 */
-	roleOf(chatId: string, senderId?: string): Role | undefined {
+	roleOf(chatId: string, senderId?: string): ChatRole | undefined {
 		const chat = this.#file.state.chats.find((c) => c.chat_id === chatId);
 		if (!chat) return undefined;
 		if (senderId === undefined) return chat.role;
@@ -145,7 +145,7 @@ export class Pairing {
 	}
 
 	/** Sets a paired group's members role (the console's `NAME members CHAT ROLE`); a sentence when it cannot. Saving may throw. */
-	setMembers(chatId: string, members: Role): string | undefined {
+	setMembers(chatId: string, members: ChatRole): string | undefined {
 		const chats = this.#file.state.chats;
 		const chat = chats.find((c) => c.chat_id === chatId);
 		if (!chat) return `chat ${chatId} is not paired`;
@@ -180,7 +180,7 @@ export class Pairing {
 		if (chats.length >= PAIRING_CHATS_MAX) {
 			return { ok: false, reason: `${PAIRING_CHATS_MAX} chats are paired already: revoke one with \`${this.#console} revoke CHAT\` on the console first`, checked: true };
 		}
-		const role: Role = chats.some((c) => c.role === "owner") ? "user" : "owner";
+		const role: ChatRole = chats.some((c) => c.role === "owner") ? "user" : "owner";
 		const paired: PairedChat = { chat_id: chatId, role, name, paired_ms: this.#wallNow() };
 		if (senderId !== undefined) {
 			paired.sender_id = senderId;

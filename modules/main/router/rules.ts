@@ -10,9 +10,8 @@
 // flag name throws a RulesError naming the field at fault ("rules[2].match.text:
 // ..."), so the router keeps the rules it had. Fuzzed in test/unit/router_fuzz.
 import { ROUTER_PATTERN_MAX_CHARS, ROUTER_RULES_MAX, ROUTER_TEXT_MAX_CHARS } from "budgets";
-import { RequestFlag } from "core/types";
 import { isObject } from "util/values";
-import type { Role } from "router/types";
+import { CHAT_ROLES, RequestFlag, type ChatRole } from "core/types";
 
 export const EVENT_TYPES = Object.freeze(["in_message"] as const);
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -21,7 +20,7 @@ export interface Match {
 	channel?: string;
 	chat?: string;
 	sender?: string;
-	role?: Role;
+	role?: ChatRole;
 	event: EventType;
 	text?: RegExp;
 }
@@ -55,7 +54,6 @@ export class RulesError extends Error {
 }
 
 const FLAG_NAMES = Object.keys(RequestFlag) as Array<keyof typeof RequestFlag>;
-const ROLES: readonly Role[] = ["owner", "user"];
 
 function fail(path: string, what: string): never {
 	throw new RulesError(`${path}: ${what}`);
@@ -98,8 +96,8 @@ function readMatch(value: unknown, path: string): Match {
 	if (chat !== undefined) match.chat = chat;
 	if (sender !== undefined) match.sender = sender;
 	if (m.role !== undefined) {
-		if (!ROLES.includes(m.role as Role)) fail(`${path}.role`, `must be one of ${ROLES.join(", ")}`);
-		match.role = m.role as Role;
+		if (!CHAT_ROLES.includes(m.role as ChatRole)) fail(`${path}.role`, `must be one of ${CHAT_ROLES.join(", ")}`);
+		match.role = m.role as ChatRole;
 	}
 	if (m.event !== undefined) {
 		if (!EVENT_TYPES.includes(m.event as EventType)) fail(`${path}.event`, `must be one of ${EVENT_TYPES.join(", ")}`);
@@ -186,7 +184,7 @@ export function parseRules(source: string): RuleSet {
 }
 
 /** The first rule matching the message, or undefined. */
-export function findRule(set: RuleSet, message: { channel: string; chat_id: string; sender_id: string; role: Role; text: string }): Rule | undefined {
+export function findRule(set: RuleSet, message: { channel: string; chat_id: string; sender_id: string; role: ChatRole; text: string }): Rule | undefined {
 	return set.rules.find(({ match }) =>
 		(match.channel === undefined || match.channel === message.channel) &&
 		(match.chat === undefined || match.chat === message.chat_id) &&

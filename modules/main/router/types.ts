@@ -6,10 +6,10 @@
 // AgentPort (agent/types) is the part of the agent port's client (agent/client)
 // that channels and the router use, declared narrowly so they do not depend on
 // how the agent is reached.
-import type { AgentEvent, OutEvent } from "core/types";
+import type { AgentEvent, ChatRole, OutEvent } from "core/types";
 
-/** Who may ask: from a channel's pairing (SPEC §8: owner, user; cron and subagent come from elsewhere). */
-export type Role = "owner" | "user";
+/** Who may ask from a channel: its pairing's role (core/types ChatRole, the owner|user part of Role; cron and subagent come from elsewhere). */
+export type { ChatRole } from "core/types";
 
 /** A message a channel received from a person it lets through (paired). */
 export interface InMessage {
@@ -19,7 +19,7 @@ export interface InMessage {
 	sender_id: string;
 	message_id: string;
 	text: string;
-	role: Role;
+	role: ChatRole;
 }
 
 // The request, chat, submit options, command result and the agent itself are the agent port's own.

@@ -14,7 +14,7 @@
 // otherwise one reply), or a "failed" with a sentence. Notifications ("start",
 // "setting", "online", "out", "ready", "refused") carry no call.
 import { AGENT_COMMAND_LINES_MAX, AGENT_PORT_ID_MAX_CHARS, AGENT_PORT_LABEL_MAX_CHARS, AGENT_PORT_LIST_MAX, AGENT_PORT_REPLY_MAX_CHARS, AGENT_PORT_TEXT_MAX_CHARS, MAX_SUBAGENTS } from "budgets";
-import { Channel, type AgentEvent, type AgentResponse, type OutEvent, type Phase } from "core/types";
+import { Channel, type AgentEvent, type AgentResponse, type ChatRole, type OutEvent, type Phase } from "core/types";
 import type { HeapFigures } from "host/platform";
 import { ONLINE_STATES, type OnlineState } from "net/types";
 import type { WipedDirectory } from "util/files";
@@ -51,8 +51,8 @@ export interface PortRequest {
 	user_text: string;
 	source: { channel: string; chat_id: string; sender_id: string; message_id: string; cap: string };
 	target?: ChatRef;
-	/** Who asks, from a channel's pairing (router/types Role); carried for the capability layer. */
-	role?: "owner" | "user";
+	/** Who asks, from a channel's pairing (core/types ChatRole); carried for the capability layer. */
+	role?: ChatRole;
 }
 
 /**
@@ -119,7 +119,7 @@ export type ToAgent =
 	/** Run a tool without the LLM (a router call_cap rule) for request; replies "cap_result". */
 	| { type: "call_cap"; call: number; name: string; args: Record<string, unknown>; request: PortRequest }
 	/** The tools a role may run, as the board offers them to an MCP client (the board's own, not remote ones); replies "tools". */
-	| { type: "list_tools"; call: number; role: "owner" | "user" }
+	| { type: "list_tools"; call: number; role: ChatRole }
 	/** Run a stored script for a router rule (it must have the router trigger), without the LLM; replies "script_result". */
 	| { type: "run_script"; call: number; name: string; data: { text: string; channel: string; chat_id: string } }
 	/** Run one of the agent's console commands for a chat; replies "command_result". */
@@ -332,7 +332,7 @@ export function readToAgent(message: unknown): ToAgent {
 		case "list_tools": {
 			const call = r.callNumber();
 			if (m.role !== "owner" && m.role !== "user") r.fail("role must be owner or user");
-			return { type: "list_tools", call, role: m.role as "owner" | "user" };
+			return { type: "list_tools", call, role: m.role as ChatRole };
 		}
 		default:
 			return unknownType(r);

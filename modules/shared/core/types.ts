@@ -46,6 +46,9 @@ export const Channel = Object.freeze({
  */
 export type Role = "owner" | "user" | "cron" | "subagent";
 export const ROLES: readonly Role[] = Object.freeze(["owner", "user", "cron", "subagent"]);
+/** The roles a channel's pairing gives a chat or its sender (channels/pairing): owner or user. */
+export type ChatRole = Extract<Role, "owner" | "user">;
+export const CHAT_ROLES: readonly ChatRole[] = Object.freeze(["owner", "user"]);
 
 export interface RequestSource {
 	/** "console", "telegram", "qq", "cron", "subagent", "router", ... */

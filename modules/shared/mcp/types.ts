@@ -8,6 +8,7 @@
 //   mcp.grants   NAME__tool, NAME__*, ... remote tools users may run too (default: owner only)
 //   mcp.tokens   ROLE TOKEN, ...          e.g. "owner 6f0c...e1, user 99aa...07" (role owner or user)
 import { MCP_SERVERS_MAX, MCP_SERVER_NAME_MAX_CHARS, MCP_TOKENS_MAX, MCP_TOKEN_MIN_CHARS } from "budgets";
+import type { ChatRole } from "core/types";
 
 /** The protocol revisions spoken, newest first: the client asks for the first, both accept any. */
 export const PROTOCOL_VERSIONS: readonly string[] = Object.freeze(["2025-11-25", "2025-06-18", "2025-03-26"]);
@@ -85,7 +86,8 @@ export function isGranted(name: string, grants: readonly string[]): boolean {
 	return false;
 }
 
-export type TokenRole = "owner" | "user";
+/** A token's role: a chat's (core/types ChatRole). */
+export type TokenRole = ChatRole;
 
 export interface TokenEntry {
 	role: TokenRole;

@@ -40,8 +40,8 @@ import {
 } from "budgets";
 import { hasToken, ResponseParser, type ResponseEvents, type ResponseHead } from "net/response";
 import {
-	HttpError, type AbortSignalLike, type HttpClientOptions, type HttpRequest, type HttpResponse, type HttpSettle,
-	type HttpTransport, type ResolverLike, type TcpSocketLike, type TimerLike,
+	HttpError, connectFailure, type AbortSignalLike, type HttpClientOptions, type HttpRequest, type HttpResponse, type HttpSettle,
+	type HttpTransport, type ResolverLike, type SocketStage, type TcpSocketLike, type TimerLike,
 } from "net/types";
 import { literalAddress, parseUrl, type ParsedUrl } from "net/url";
 import { decodeUtf8, encodeUtf8, utf8Boundary } from "net/utf8";
@@ -56,7 +56,6 @@ const HEADER_VALUE_FORBIDDEN = /[\x00\r\n]/;
 // Set by the client itself; a caller's value is ignored (Connection: close is honoured below).
 const MANAGED_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection"]);
 const EMPTY_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
-const TLS_FAILURE = /tls|ssl|certificat|handshake|verif|x509|alert|cipher/i;
 
 /** Converts anything thrown inside the client into the one error class it rejects with. */
 export function toHttpError(error: unknown): HttpError {
@@ -113,7 +112,7 @@ interface ConnectionOwner {
 	connected(): void;
 	writable(): void;
 	readable(): void;
-	failed(message?: string): void;
+	failed(message?: string, stage?: SocketStage): void;
 }
 
 /** A socket callback's failure outside any exchange (pool bookkeeping): the connection goes, with a log line. */
@@ -181,12 +180,12 @@ class Connection {
 		}
 	}
 
-	handleError(message?: string): void {
+	handleError(message?: string, stage?: SocketStage): void {
 		if (this.closed) return;
 		try {
 			const owner = this.owner;
 			this.close();
-			if (owner) owner.failed(message);
+			if (owner) owner.failed(message, stage);
 			else this.pool?.dropIdle(this);
 		} catch (error) {
 			socketCallbackFailed(this, error);
@@ -373,7 +372,7 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 			address, port: url.port, nodelay: true, format: "buffer" as const,
 			onWritable: (count: number) => connection.handleWritable(count),
 			onReadable: (count: number) => connection.handleReadable(count),
-			onError: (message?: string) => connection.handleError(message),
+			onError: (message?: string, stage?: SocketStage) => connection.handleError(message, stage),
 		};
 		try {
 			connection.open(url.secure
@@ -397,10 +396,10 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 	connected(): void { this.#event(SocketEvent.Connected); }
 	writable(): void { this.#event(SocketEvent.Writable); }
 	readable(): void { this.#event(SocketEvent.Readable); }
-	failed(message?: string): void { this.#event(SocketEvent.Failed, message); }
+	failed(message?: string, stage?: SocketStage): void { this.#event(SocketEvent.Failed, message, stage); }
 
 	/** A connection event; whatever it throws ends the request with that error. */
-	#event(event: SocketEvent, message?: string): void {
+	#event(event: SocketEvent, message?: string, stage?: SocketStage): void {
 		if (this.#phase === Phase.Done) return;
 		try {
 			switch (event) {
@@ -416,7 +415,7 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 					this.#read();
 					break;
 				case SocketEvent.Failed:
-					this.#failed(message);
+					this.#failed(message, stage);
 					break;
 			}
 		} catch (error) {
@@ -535,15 +534,13 @@ class Exchange implements ConnectionOwner, ResponseEvents {
 		return status >= 200 && status < 300;
 	}
 
-	#failed(message?: string): void {
+	#failed(message?: string, stage?: SocketStage): void {
 		// The socket is already closed (by the peer or an error).
 		const phase = this.#phase;
 		const url = this.#url as ParsedUrl;
 		const detail = message ? `: ${message}` : "";
 		if (phase === Phase.Connect) {
-			// The socket's own sentence when it already says it all (the lin host's do).
-			const text = message && /cannot connect/i.test(message) ? message : `cannot connect to ${url.host}:${url.port}${detail}`;
-			const kind = url.secure && message && !/cannot connect/i.test(message) && TLS_FAILURE.test(message) ? "tls" : "connect";
+			const { kind, text } = connectFailure(url.host, url.port, url.secure, message, stage);
 			throw new HttpError(kind, text);
 		}
 		const parser = this.#parser;

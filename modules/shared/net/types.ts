@@ -173,7 +173,28 @@ export interface TcpOptions {
 	/** bytes: how many are available to read now (net/http reads exactly that many). */
 	onReadable?: (this: TcpSocketLike, bytes: number) => void;
 	onWritable?: (this: TcpSocketLike, bytes: number) => void;
-	onError?: (this: TcpSocketLike, message?: string) => void;
+	/** stage: where it failed, when the socket says (ours do; the SDK's TCP does not): SocketStage. */
+	onError?: (this: TcpSocketLike, message?: string, stage?: SocketStage) => void;
+}
+
+/**
+ * Where a socket failed before it was ready, as the hosts' sockets say in
+ * onError's second argument (hosts/lin/src/tcp.c, hosts/esp32/tls): "connect"
+ * (the TCP connection), "handshake" (the TLS handshake). Undefined: after it
+ * was ready, or a socket that does not say (the SDK's TCP: a plain connection).
+ */
+export type SocketStage = "connect" | "handshake";
+
+/**
+ * The kind and sentence of a connection that failed before it was ready, by the
+ * socket's stage, never by the words of its message: "tls" only for a TLS
+ * socket that failed in its handshake. A socket's own connect sentence names the
+ * address already (the hosts' do) and stands as it is.
+ */
+export function connectFailure(host: string, port: number, secure: boolean, message: string | undefined, stage: SocketStage | undefined): { kind: "connect" | "tls"; text: string } {
+	const kind = secure && stage === "handshake" ? "tls" : "connect";
+	const text = stage === "connect" && message ? message : `cannot connect to ${host}:${port}${message ? `: ${message}` : ""}`;
+	return { kind, text };
 }
 
 export interface TlsOptions extends TcpOptions {

@@ -29,7 +29,7 @@ import {
 } from "budgets";
 import type { AgentEvent, OutEvent } from "core/types";
 import type { Watch } from "router/router";
-import type { AgentPort, InMessage, OutboundSink, Role, RouteOutcome } from "router/types";
+import type { AgentPort, InMessage, OutboundSink, ChatRole, RouteOutcome } from "router/types";
 import { messageOf } from "util/errors";
 import type { Pairing } from "channels/pairing";
 import { dropQueued, helpText, pairChat, sessionReply, stopReply, StopGate } from "channels/chat";
@@ -188,7 +188,7 @@ export class QqChannel implements OutboundSink {
 		this.#reply(chatId, stopReply(stopped > 0 || ids.length > 0, dropped));
 	}
 
-	async #ask(message: QqMessage, role: Role, work: ChatWork): Promise<void> {
+	async #ask(message: QqMessage, role: ChatRole, work: ChatWork): Promise<void> {
 		const chatId = message.chat_id;
 		const outcome = await this.#o.router.publish({
 			type: "in_message", channel: CHANNEL, chat_id: chatId, sender_id: message.sender_id, message_id: message.id, text: message.text, role,

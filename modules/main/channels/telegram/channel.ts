@@ -35,7 +35,7 @@ import {
 } from "budgets";
 import type { AgentEvent, OutEvent } from "core/types";
 import { Aborter } from "net/abort";
-import type { AgentPort, InMessage, OutboundSink, Role, RouteOutcome } from "router/types";
+import type { AgentPort, InMessage, OutboundSink, ChatRole, RouteOutcome } from "router/types";
 import type { Watch } from "router/router";
 import { messageOf } from "util/errors";
 import { maskSecretsGrowing } from "util/log";
@@ -418,7 +418,7 @@ export class TelegramChannel implements OutboundSink {
 		this.#reply(chatId, stopReply(stopped > 0 || ids.length > 0, dropped));
 	}
 
-	async #ask(message: IncomingMessage, text: string, role: Role): Promise<void> {
+	async #ask(message: IncomingMessage, text: string, role: ChatRole): Promise<void> {
 		const chatId = message.chat_id;
 		const work = this.#work(chatId);
 		if (!work) return this.#reply(chatId, "The board is answering too many chats at once; try again in a minute.");

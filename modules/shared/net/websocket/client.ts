@@ -24,7 +24,7 @@ import {
 	WS_SEND_FRAME_MAX_BYTES, WS_SEND_QUEUE_MAX_BYTES,
 } from "budgets";
 import { ByteBuffer } from "net/bytes";
-import type { HttpClientOptions, TcpSocketLike } from "net/types";
+import { connectFailure, type HttpClientOptions, type SocketStage, type TcpSocketLike } from "net/types";
 import { literalAddress, parseUrl, type ParsedUrl } from "net/url";
 import { decodeUtf8, encodeUtf8, utf8Boundary } from "net/utf8";
 import { encodeFrame, FrameParser, isValidUtf8, Opcode } from "net/websocket/frame";
@@ -34,8 +34,6 @@ import { messageOf } from "util/errors";
 import { randomFill } from "util/random";
 
 export type WebSocketState = "connecting" | "open" | "closing" | "closed";
-
-const TLS_FAILURE = /tls|ssl|certificat|handshake|verif|x509|alert|cipher/i;
 
 /** Close codes an endpoint may send (RFC 6455 §7.4, IANA registry): not 1004-1006, 1015, nor unassigned. */
 export function isValidCloseCode(code: number): boolean {
@@ -179,7 +177,7 @@ export class WebSocketClient {
 			address, port: url.port, nodelay: true, format: "buffer" as const,
 			onWritable: (count: number) => this.#guard(() => this.#onWritable(count)),
 			onReadable: () => this.#guard(() => this.#onReadable()),
-			onError: (message?: string) => this.#guard(() => this.#onSocketError(message)),
+			onError: (message?: string, stage?: SocketStage) => this.#guard(() => this.#onSocketError(message, stage)),
 		};
 		try {
 			this.#socket = url.secure
@@ -215,7 +213,7 @@ export class WebSocketClient {
 		}
 	}
 
-	#onSocketError(message?: string): void {
+	#onSocketError(message?: string, stage?: SocketStage): void {
 		if (this.#state === "closed") return;
 		const url = this.#url as ParsedUrl;
 		const detail = message ? `: ${message}` : "";
@@ -223,8 +221,7 @@ export class WebSocketClient {
 		if (this.#sentClose && this.#receivedClose) return this.#finish({ ...this.#receivedClose, clean: true });
 		if (this.#state === "connecting") {
 			if (!this.#connected) {
-				const text = message && /cannot connect/i.test(message) ? message : `cannot connect to ${url.host}:${url.port}${detail}`;
-				const kind = url.secure && message && !/cannot connect/i.test(message) && TLS_FAILURE.test(message) ? "tls" : "connect";
+				const { kind, text } = connectFailure(url.host, url.port, url.secure, message, stage);
 				throw new WebSocketError(kind, text);
 			}
 			throw new WebSocketError("handshake", `the server closed the connection before answering the WebSocket upgrade${detail}`);
