@@ -93,7 +93,7 @@ const agent: AgentSupervisor = new AgentSupervisor({
 		for (const info of ready.commands) {
 			if (proxied.has(info.name)) continue;
 			proxied.add(info.name);
-			added.push(proxyCommand(agent.client, info));
+			added.push(proxyCommand(routing.router, info));
 		}
 		if (added.length) commands.add(...added);
 		if (!restart) for (const line of ready.warnings) print(`warning: ${line}`);
@@ -139,7 +139,7 @@ const consoleRunner = {
 // agent machine hears which of them run (send_message's targets).
 const channels = openChannels({
 	definitions: Object.values(channelList),
-	context: { config, http, openSocket: webSocket, files: filesRoot, router: routing.router, routes, console: consoleRunner, port: agent.client, timers: Timer, now, log, notify: (line) => print(line) },
+	context: { config, http, openSocket: webSocket, files: filesRoot, router: routing.router, routes, console: consoleRunner, timers: Timer, now, log, notify: (line) => print(line) },
 	bind: (name, sink) => routing.router.bind(name, sink),
 	onChange: (infos) => agent.client.channels(infos),
 });
@@ -181,7 +181,7 @@ commands.add(
 		restart: () => void restart(),
 	}),
 	...configCommands(config),
-	...agentCommands({ client: agent.client }),
+	...agentCommands({ router: routing.router }),
 	...wifiCommands({ station, network, settings: config }),
 	...logCommands,
 	...routing.commands,

@@ -32,7 +32,7 @@ function openTestChannel(context: ChannelContext): ChatChannel {
 			context.changed();
 		}
 		if (text.trim() === "/stop") {
-			const stopped = await cancelRequests(context.port, [...requests], context.log, NAME);
+			const stopped = await cancelRequests(context.router, [...requests], context.log, NAME);
 			requests.clear();
 			if (!stopped) print(chat, NOTHING_RUNNING);
 			return;

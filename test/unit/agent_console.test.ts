@@ -1,7 +1,8 @@
-// The console's agent commands (agent/console) through the port's client: ask,
+// The console's agent commands (agent/console) through the router and the port's client: ask,
 // cancel, the agent's status lines, proxied agent commands, and answers nobody
 // waits for. The agent machine is in process (test/unit/agent_fakes).
 import { agentCommands, agentStatusLines, proxyCommand } from "agent/console";
+import { Router } from "router/router";
 import { consoleMessages } from "console/channel";
 import { AgentSupervisor } from "agent/supervisor";
 import { UsageError, type Command } from "console/types";
@@ -17,7 +18,8 @@ async function consoleOver(model: FakeModel, options: { askTimeoutMs?: number; s
 	});
 	const supervisor = new AgentSupervisor({ spawn: agents.spawn, config: { entries: () => [], onChange: () => () => {} }, now: () => Date.now(), notice: () => {} });
 	const ready = await supervisor.start();
-	const commands = [...agentCommands({ client: supervisor.client, ...options }), ...ready!.commands.map((info) => proxyCommand(supervisor.client, info))];
+	const router = new Router({ port: supervisor.client, log: () => {} });
+	const commands = [...agentCommands({ router, ...options }), ...ready!.commands.map((info) => proxyCommand(router, info))];
 	const out: string[] = [];
 	const run = async (name: string, args: string) => {
 		out.length = 0;

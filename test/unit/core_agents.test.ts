@@ -6,6 +6,7 @@ import { assert, test } from "testing";
 import { heap, now } from "host/platform";
 import { MAX_SUBAGENTS } from "budgets";
 import { agentCommands, agentStatusLines } from "agent/console";
+import { Router } from "router/router";
 import { consoleMessages } from "console/channel";
 import { AgentSupervisor } from "agent/supervisor";
 import { AgentManager } from "core/agents";
@@ -139,7 +140,7 @@ test("through openCore and the agent port, a subagent gets no restricted tools, 
 	supervisor.client.onOut(consoleMessages((line) => printed.push(line)));
 	await supervisor.start();
 	try {
-		const ask = agentCommands({ client: supervisor.client }).find((c) => c.name === "ask")!;
+		const ask = agentCommands({ router: new Router({ port: supervisor.client, log: () => {} }) }).find((c) => c.name === "ask")!;
 		const out: string[] = [];
 		await ask.run("count the pins in the background", { line: (l) => out.push(l) });
 		assert.deepEqual(out, ["… spawn_subagent", "a helper is counting"]);

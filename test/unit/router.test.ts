@@ -4,27 +4,35 @@
 // takes the rest, outbound events reach their channel's binding, and the local
 // agent port resolves sessions and hands a submitter its events.
 import { test, assert } from "testing";
-import { RequestFlag, type AgentEvent, type AgentRequest, type EventListener, type OutEvent } from "core/types";
+import { RequestFlag, type AgentEvent, type AgentRequest, type AgentResponse, type EventListener, type OutEvent } from "core/types";
 import { CHAT_FLAGS, RulesError, fill, parseRules } from "router/rules";
 import { Router } from "router/router";
-import type { AgentPort, InMessage, PortRequest, SubmitOptions } from "router/types";
+import type { AgentPort, AskOptions, InMessage, PortRequest, SubmitOptions } from "router/types";
 
 function fakePort() {
 	const submitted: PortRequest[] = [];
+	const asked: PortRequest[] = [];
+	const cancelled: number[] = [];
+	const commands: string[] = [];
 	const outListeners: Array<(e: OutEvent) => void> = [];
 	const port: AgentPort = {
+		async ask(request: PortRequest, options: AskOptions) {
+			asked.push(request);
+			options.onEvent?.({ type: "tool_execution_start", request_id: 9, call: { id: "c1", name: "get_time", arguments: "{}" } } as AgentEvent);
+			return { request_id: 9, ok: true, text: `answer to ${request.user_text}` } as AgentResponse;
+		},
 		async submit(request: PortRequest, _options: SubmitOptions) {
 			submitted.push(request);
 			return submitted.length;
 		},
-		async cancel(id: number) { return id; },
+		async cancel(id: number) { cancelled.push(id); return id; },
 		onOut(listener) {
 			outListeners.push(listener);
 			return () => {};
 		},
-		async command() { return { lines: [] }; },
+		async command(name, args, chat) { commands.push(`${name} ${args} ${chat.channel}:${chat.chat_id}`); return { lines: [] }; },
 	};
-	return { port, submitted, out: (e: OutEvent) => outListeners.forEach((l) => l(e)) };
+	return { port, submitted, asked, cancelled, commands, out: (e: OutEvent) => outListeners.forEach((l) => l(e)) };
 }
 
 const message = (text: string, over: Partial<InMessage> = {}): InMessage => ({
@@ -150,6 +158,40 @@ test("outbound events reach their channel's binding; others are logged, a throwi
 	router.bind("telegram", { deliver: () => { throw new Error("boom"); } });
 	out({ type: "out_message", channel: "telegram", chat_id: "1", text: "x", request_id: 6, correlation_id: "" });
 	assert.match(lines[1], /failed to take out_message: boom/);
+});
+
+test("the console's ask goes through the router: a rule applies to the console (its reply is the answer, the agent is not asked); otherwise the agent is asked and its events pass through the router", async () => {
+	const { port, asked, submitted } = fakePort();
+	const router = new Router({ port, log: () => {} });
+	const delivered: OutEvent[] = [];
+	router.bind("console", { deliver: (e) => delivered.push(e) });
+	router.load(JSON.stringify({ rules: [{ name: "lamp", match: { channel: "console", text: "^lamp" }, action: { type: "send_message", text: "the lamp rule took {text}" } }] }));
+	const consoleAsk = (text: string) => ({ type: "in_message" as const, channel: "console", chat_id: "local", sender_id: "console", message_id: "", text, role: "owner" as const });
+	const events: AgentEvent[] = [];
+	const ruled = await router.ask(consoleAsk("lamp on"), { responseMs: 1000, onEvent: (e) => events.push(e) });
+	assert.deepEqual(ruled, { kind: "answer", ok: true, text: "the lamp rule took lamp on", rule: "lamp" });
+	assert.equal(asked.length + submitted.length, 0, "the rule answered; the agent was not asked");
+	assert.equal(delivered.length, 0, "the reply is the ask's answer, not a second message");
+	const plain = await router.ask(consoleAsk("what time is it?"), { responseMs: 1000, events: ["tool_execution_start"], onEvent: (e) => events.push(e) });
+	assert.deepEqual(plain, { kind: "answer", ok: true, text: "answer to what time is it?", error: undefined, rule: undefined });
+	assert.equal(asked[0].flags, 0, "the console's own flags: it waits for the answer itself");
+	assert.deepEqual(asked[0].source, { channel: "console", chat_id: "local", sender_id: "console", message_id: "", cap: "" });
+	assert.deepEqual(events.map((e) => e.type), ["tool_execution_start"]);
+	assert.deepEqual({ asked: router.counts.asked, watched: router.counts.watched }, { asked: 2, watched: 1 });
+	// A telegram rule does not touch the console.
+	router.load(JSON.stringify({ rules: [{ name: "tg", match: { channel: "telegram" }, action: { type: "send_message", text: "no" } }] }));
+	assert.equal((await router.ask(consoleAsk("hi"), { responseMs: 1000 })).kind, "answer");
+	assert.equal(asked.length, 2);
+});
+
+test("a chat's /stop and its commands pass through the router to the agent", async () => {
+	const { port, cancelled, commands } = fakePort();
+	const router = new Router({ port, log: () => {} });
+	assert.equal(await router.cancel(7), 7);
+	await router.command("session new", "", { channel: "telegram", chat_id: "42" });
+	assert.deepEqual(cancelled, [7]);
+	assert.deepEqual(commands, ["session new  telegram:42"]);
+	assert.deepEqual({ cancels: router.counts.cancels, commands: router.counts.commands }, { cancels: 1, commands: 1 });
 });
 
 test("fill replaces the known placeholders only", () => {

@@ -1,10 +1,12 @@
-// agent/console: the agent on the serial console (SPEC §8), in the main machine,
-// through the agent port's client only: `ask`, `cancel`, the agent's lines of
-// `status`, the commands the agent machine owns (`session ...`, `memory ...`,
-// `profile ...`, `llm ...`) as proxies. Answers nobody waits for reach the
-// console as a chat channel (console/channel).
+// agent/console: the agent on the serial console (SPEC §8), in the main machine:
+// `ask`, `cancel`, the agent's lines of `status`, the commands the agent machine
+// owns (`session ...`, `memory ...`, `profile ...`, `llm ...`) as proxies. ask,
+// cancel and the proxies go through the router, as every channel's messages,
+// /stop and commands do, so a router rule applies to the console too (a rule's
+// reply is the answer). Answers nobody waits for reach the console as a chat
+// channel (console/channel).
 //
-// `ask TEXT` submits a request from channel "console" with no session id, so
+// `ask TEXT` asks from channel "console" (as the owner) with no session id, so
 // the agent machine puts it in the console's current session, and waits for the
 // answer (at most CONSOLE_ASK_TIMEOUT_MS, then the agent cancels it). While it
 // waits it prints one line per tool the agent runs, then the answer, or
@@ -23,24 +25,21 @@ import { CONSOLE_ASK_TIMEOUT_MS, CONSOLE_OUTPUT_LINE_MAX_CHARS, CONSOLE_SUBMIT_T
 import { UsageError, words, type Command, type Output } from "console/types";
 import { heapLine, type StatusOptions } from "console/system";
 import type { AgentEvent, OutEvent } from "core/types";
-import { messageOf } from "util/errors";
 import { lines } from "util/text";
 import type { AgentClient } from "agent/client";
-import { CONSOLE_CHAT, type CommandInfo, type PortRequest } from "agent/protocol";
+import { CONSOLE_CHAT, type CommandInfo } from "agent/protocol";
+import type { InMessage, RouteIn } from "router/types";
 
 export interface AgentConsoleOptions {
-	client: AgentClient;
+	/** The router: the console's way to the agent, as every channel's. */
+	router: Pick<RouteIn, "ask" | "cancel">;
 	/** Overrides for tests; the budgets otherwise. */
 	askTimeoutMs?: number;
 	submitTimeoutMs?: number;
 }
 
-function consoleRequest(text: string): PortRequest {
-	return {
-		flags: 0,
-		user_text: text,
-		source: { channel: CONSOLE_CHAT.channel, chat_id: CONSOLE_CHAT.chat_id, sender_id: "console", message_id: "", cap: "" },
-	};
+function consoleMessage(text: string): InMessage {
+	return { type: "in_message", channel: CONSOLE_CHAT.channel, chat_id: CONSOLE_CHAT.chat_id, sender_id: "console", message_id: "", text, role: "owner" };
 }
 
 // Prints text line by line: the console's Output takes one line per call.
@@ -61,7 +60,7 @@ function toolLine(event: AgentEvent): string | undefined {
 
 /** `ask` and `cancel`. */
 export function agentCommands(options: AgentConsoleOptions): Command[] {
-	const { client } = options;
+	const { router } = options;
 	const askTimeoutMs = options.askTimeoutMs ?? CONSOLE_ASK_TIMEOUT_MS;
 	const submitTimeoutMs = options.submitTimeoutMs ?? CONSOLE_SUBMIT_TIMEOUT_MS;
 	return [
@@ -71,21 +70,18 @@ export function agentCommands(options: AgentConsoleOptions): Command[] {
 			help: "ask the agent; waits for the answer (cancel stops it)",
 			async run(args, out) {
 				if (!args) throw new UsageError();
-				try {
-					const response = await client.ask(consoleRequest(args), {
-						waitMs: submitTimeoutMs,
-						responseMs: askTimeoutMs,
-						events: ["tool_execution_start", "tool_execution_failed"],
-						onEvent(event) {
-							const line = toolLine(event);
-							if (line) out.line(line);
-						},
-					});
-					if (response.ok) printText(out, response.text);
-					else out.line(`error: ${response.error ?? "the request failed without saying why; see the log"}`);
-				} catch (error) {
-					out.line(`error: ${messageOf(error)}`);
-				}
+				const outcome = await router.ask(consoleMessage(args), {
+					waitMs: submitTimeoutMs,
+					responseMs: askTimeoutMs,
+					events: ["tool_execution_start", "tool_execution_failed"],
+					onEvent(event) {
+						const line = toolLine(event);
+						if (line) out.line(line);
+					},
+				});
+				if (outcome.kind === "failed") out.line(`error: ${outcome.error}`);
+				else if (outcome.ok) printText(out, outcome.text);
+				else out.line(`error: ${outcome.error ?? "the request failed without saying why; see the log"}`);
 			},
 		},
 		{
@@ -97,7 +93,7 @@ export function agentCommands(options: AgentConsoleOptions): Command[] {
 				const given = words(args);
 				if (given.length > 1 || (given.length === 1 && !/^[1-9]\d{0,8}$/.test(given[0]))) throw new UsageError();
 				const asked = given.length ? Number(given[0]) : 0;
-				const cancelled = await client.cancel(asked);
+				const cancelled = await router.cancel(asked);
 				if (cancelled) out.line(`request ${cancelled} cancelled`);
 				else if (asked) out.line(`request ${asked} is not running or waiting: nothing to cancel`);
 				else out.line("nothing is running");
@@ -106,14 +102,14 @@ export function agentCommands(options: AgentConsoleOptions): Command[] {
 	];
 }
 
-/** A console command that runs in the agent machine, for the console's chat. */
-export function proxyCommand(client: AgentClient, info: CommandInfo): Command {
+/** A console command that runs in the agent machine, for the console's chat (through the router). */
+export function proxyCommand(router: Pick<RouteIn, "command">, info: CommandInfo): Command {
 	return {
 		name: info.name,
 		usage: info.usage,
 		help: info.help,
 		async run(args, out) {
-			const result = await client.command(info.name, args, CONSOLE_CHAT);
+			const result = await router.command(info.name, args, CONSOLE_CHAT);
 			for (const line of result.lines) out.line(line);
 			if (result.usage) throw new UsageError();
 			if (result.error !== undefined) throw new Error(result.error);

@@ -2,7 +2,7 @@
 // and the channels need of the agent port (AgentPort), and the options and
 // results of its calls. agent/client (the port's one client) implements it;
 // tests and benches give their own.
-import type { AgentEvent, OutEvent } from "core/types";
+import type { AgentEvent, AgentResponse, OutEvent } from "core/types";
 import type { ChatRef, PortRequest, WatchableEvent } from "agent/protocol";
 
 export interface SubmitOptions {
@@ -30,6 +30,8 @@ export interface CommandResult {
 
 /** What channels and the router need of the agent. Every method rejects with a sentence for a person. */
 export interface AgentPort {
+	/** Queues a request and waits for its answer (the console's ask); rejects when it cannot be queued. */
+	ask(request: PortRequest, options: AskOptions): Promise<AgentResponse>;
 	/** Queues a request nobody waits for here; resolves with its id (its answer comes as an out event). */
 	submit(request: PortRequest, options: SubmitOptions): Promise<number>;
 	/** Cancels a request (0: the one in flight); resolves with the id cancelled, 0 when nothing matched. */

@@ -9,13 +9,12 @@
 // (test/channel).
 import type { Command } from "console/types";
 import type { SettingsSource } from "config/settings";
-import type { AgentPort } from "agent/types";
 import type { ChannelInfo } from "agent/protocol";
 import type { OutEvent } from "core/types";
 import type { HttpTransport } from "net/types";
 import type { RouteTable } from "httpd/types";
 import type { OpenWebSocket } from "net/websocket/types";
-import type { InMessage, RouteOutcome, Watch } from "router/types";
+import type { RouteIn } from "router/types";
 import type { WipedDirectory } from "util/files";
 import type { Directory } from "util/io";
 
@@ -25,10 +24,8 @@ export interface Timers {
 	clear(id: unknown): void;
 }
 
-/** The router as a channel uses it: publish what a person sent. */
-export interface ChannelRouter {
-	publish(message: InMessage, watch?: Watch): Promise<RouteOutcome>;
-}
+/** The router as a channel uses it, its one way to the agent: publish what a person sent, cancel a chat's requests (/stop), run a chat's commands (/session). */
+export type ChannelRouter = Pick<RouteIn, "publish" | "cancel" | "command">;
 
 /** The main machine's parts a channel may use. */
 export interface ChannelContext {
@@ -40,13 +37,12 @@ export interface ChannelContext {
 	openSocket: OpenWebSocket;
 	/** The storage root: a channel keeps its files in its own directory there. */
 	files: Directory;
+	/** The one way in: what a person sent, a /stop, a chat command all pass through the router. */
 	router: ChannelRouter;
 	/** The HTTP server's routes (the web channel serves them; the web console and /mcp add theirs). */
 	routes: RouteTable;
 	/** Runs a console command line as the owner at the serial console would (the web console's pages); its output lines, or the error sentence. */
 	console: { run(line: string): Promise<{ lines: string[]; error?: string }> };
-	/** The agent, for what is not routed: cancelling a chat's requests and running its commands. */
-	port: Pick<AgentPort, "cancel" | "command">;
 	timers: Timers;
 	/** Monotonic ms. */
 	now(): number;

@@ -54,6 +54,7 @@ export interface QqSender {
 export interface QqChannelOptions {
 	api: QqSender;
 	router: { publish(message: InMessage, watch?: Watch): Promise<RouteOutcome> };
+	/** The router's cancel and command (setup gives the router: a /stop and a /session pass through it as messages do). */
 	port: Pick<AgentPort, "cancel" | "command">;
 	pairing: Pairing;
 	timers: Timers;

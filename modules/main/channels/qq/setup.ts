@@ -73,7 +73,7 @@ function openQq(context: ChannelContext): ChatChannel {
 			const hidden = (line: string) => api.hide(line);
 			let gateway: QqGateway;
 			const channel = new QqChannel({
-				api, router: context.router, port: context.port, pairing, timers: context.timers, now: context.now,
+				api, router: context.router, port: context.router, pairing, timers: context.timers, now: context.now,
 				log: (line) => log(hidden(line)), notify: (line) => notify(hidden(line)),
 				health: () => ({ health: gateway.health, username: gateway.username, problem: gateway.lastProblem }),
 			});

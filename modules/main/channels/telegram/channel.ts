@@ -65,6 +65,7 @@ export type { Timers };
 export interface TelegramChannelOptions {
 	api: BotApiLike;
 	router: { publish(message: InMessage, watch?: Watch): Promise<RouteOutcome> };
+	/** The router's cancel and command (setup gives the router: a /stop and a /session pass through it as messages do). */
 	port: Pick<AgentPort, "cancel" | "command">;
 	pairing: Pairing;
 	state: StateFile;

@@ -56,7 +56,7 @@ function openTelegram(context: ChannelContext): ChatChannel {
 			}
 			const api = new BotApi(context.http, token, baseUrl);
 			const channel = new TelegramChannel({
-				api, router: context.router, port: context.port, pairing, state, timers: context.timers, now: context.now,
+				api, router: context.router, port: context.router, pairing, state, timers: context.timers, now: context.now,
 				log: (line) => log(api.hide(line)), notify: (line) => notify(api.hide(line)),
 				pollTimeoutS: timeout,
 			});

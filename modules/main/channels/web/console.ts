@@ -281,7 +281,7 @@ export function webConsole(options: WebConsoleOptions): WebConsole {
 				if (!change) return;
 				let stopped = 0;
 				for (const id of [...requests]) {
-					const result = await context.port.cancel(id).catch(() => 0);
+					const result = await context.router.cancel(id).catch(() => 0);
 					if (result) stopped++;
 					requests.delete(id);
 				}
