@@ -1,9 +1,12 @@
 // core/core: the agent core (SPEC §4): an Active Object with one serial executor.
-// This file is the loop and its lifecycle: submit/interrupt/cancel, the executor,
-// the tool loop with its phases, the model call, the tool round, events,
-// persistence and delivery. Its helpers each own one job:
+// This file is the loop and its lifecycle: submit/interrupt/cancel (ingress), the
+// executor, the tool loop with its phases, the model call and the end of a
+// request. Its helpers each own one job:
 //   core/mailbox  the request queue, waiting submitters, parked responses
 //   core/context  the prompt layout (providers -> ChatRequest)
+//   core/tools    a round's tool calls (the tool runner)
+//   core/events   event listeners (emit), the outbound publisher, completion observers
+//   core/persist  the glue to the session store
 //   core/format   stage messages, the failure note, the METRIC line
 //   core/request  the checked request copy and a run's state
 //
@@ -22,25 +25,24 @@
 //   REQUEST_QUEUE_DEPTH + INSERT_QUEUE_DEPTH entries.
 import Timer from "timer";
 import { heap as hostHeap, now as monotonicNow } from "host/platform";
-import {
-	CORE_EVENT_LISTENERS_MAX, CORE_INTERRUPTS_PER_REQUEST_MAX, CORE_TOOL_PROGRESS_MAX_CHARS, CORE_TOOL_SUMMARY_MAX_LINES,
-	INSERT_QUEUE_DEPTH, MAX_COMPLETION_OBSERVERS, MAX_CONTEXT_PROVIDERS, MAX_TOOL_ITERATIONS,
-} from "budgets";
+import { CORE_INTERRUPTS_PER_REQUEST_MAX, INSERT_QUEUE_DEPTH, MAX_CONTEXT_PROVIDERS, MAX_TOOL_ITERATIONS } from "budgets";
 import { Aborter } from "net/abort";
 import { emptyUsage } from "llm/json";
 import type { ChatOptions, ChatResponse, LlmEvent, Message, ToolCall, ToolMessage } from "llm/types";
 import {
 	RequestFlag,
-	type AgentEvent, type AgentRequest, type AgentResponse, type CallCap, type ChatModel, type CompletionObserver,
-	type CompletionSummary, type ContextProvider, type ContextRecord, type CoreMetrics, type EventFilter, type EventListener,
-	type OutEvent, type Persist, type Phase, type RequestGate, type ToolCallInfo, type ToolOutcome,
+	type AgentRequest, type AgentResponse, type CallCap, type ChatModel, type CompletionObserver,
+	type ContextProvider, type ContextRecord, type CoreMetrics, type EventFilter, type EventListener,
+	type OutEvent, type Persist, type Phase, type RequestGate,
 } from "core/types";
 import { Mailbox, type CoreTimers } from "core/mailbox";
 import { buildContext, minuteOf } from "core/context";
 import { failureNote, metricLine, metricsOf, stageText, type StageVerbosity } from "core/format";
-import { CANCELLED, RequestFailure, copyRequest, failureText, newRun, targetOf, untilAborted, type Run, type SystemParts } from "core/request";
+import { CANCELLED, RequestFailure, copyRequest, failureText, newRun, targetOf, type Run, type SystemParts } from "core/request";
+import { CoreEvents } from "core/events";
+import { ToolRunner } from "core/tools";
+import { CorePersistence } from "core/persist";
 import { heapUsedBytes } from "util/heap";
-import { clip } from "util/text";
 import { isObject } from "util/values";
 import { log, logLine, maskSecretsDeep } from "util/log";
 import { wellFormed } from "net/utf8";
@@ -104,12 +106,6 @@ export interface CoreStatus {
 	parked_responses: number;
 }
 
-/** An event without the ids every event carries (the core adds them). */
-type EventBody<E = AgentEvent> = E extends AgentEvent ? Omit<E, "agent_id" | "request_id" | "session_id"> : never;
-
-/** A listener and the types it hears (all when hears is undefined). */
-interface Heard { listener: EventListener; hears: EventFilter | undefined }
-
 const STOPPED_BEFORE_START = "the agent stopped before this request started; send it again once it is back";
 const STOPPED = "the agent has stopped; nothing more is accepted";
 
@@ -128,11 +124,10 @@ export class Core {
 	readonly #model: ChatModel;
 	readonly #systemPrompt: string;
 	readonly #providers: ContextProvider[] = [];
-	readonly #callCap: CallCap;
-	readonly #runsAlone?: (name: string) => boolean;
-	readonly #persistHook?: Persist;
 	readonly #gate?: RequestGate;
-	readonly #publishHook?: (event: OutEvent) => void;
+	readonly #events: CoreEvents;
+	readonly #tools: ToolRunner;
+	readonly #store: CorePersistence;
 	readonly #verbosity: StageVerbosity;
 	readonly #now: () => number;
 	readonly #wallNow: () => number;
@@ -150,10 +145,6 @@ export class Core {
 	#run: Run | undefined = undefined;
 	/** The system message the last request laid out, for the next to reuse (core/context). */
 	#system: SystemParts | undefined = undefined;
-	/** Replaced on add and remove, never changed in place: an emit walks the array it started with, without a copy. */
-	#listeners: readonly Heard[] = [];
-	/** Replaced on add and remove, like #listeners. */
-	#observers: readonly CompletionObserver[] = [];
 	#lastMetrics: CoreMetrics | undefined = undefined;
 
 	constructor(options: CoreOptions) {
@@ -164,11 +155,7 @@ export class Core {
 		this.agentId = options.agentId;
 		this.#model = options.model;
 		this.#systemPrompt = options.systemPrompt;
-		this.#callCap = options.callCap;
-		if (options.runsAlone) this.#runsAlone = options.runsAlone;
-		if (options.persist) this.#persistHook = options.persist;
 		if (options.gate) this.#gate = options.gate;
-		if (options.publish) this.#publishHook = options.publish;
 		this.#verbosity = options.stageVerbosity ?? "simple";
 		this.#now = options.now ?? monotonicNow;
 		this.#wallNow = options.wallNow ?? (() => Date.now());
@@ -180,6 +167,12 @@ export class Core {
 		if (!Number.isInteger(max) || max < 1) throw new Error("core: maxToolIterations must be a whole number of at least 1");
 		this.#maxIterations = max;
 		this.#mailbox = new Mailbox(this.agentId, options.timers ?? defaultTimers, this.#log, options.nextRequestId ?? counter());
+		this.#events = new CoreEvents(this.agentId, options.publish, this.#log);
+		this.#store = new CorePersistence(this.agentId, options.persist, this.#log);
+		this.#tools = new ToolRunner({
+			callCap: options.callCap, runsAlone: options.runsAlone, events: this.#events, now: this.#now, scrub: this.#scrub, log: this.#log,
+			checkpoint: (run, phase) => this.#checkpoint(run, phase), sampleHeap: (run) => this.#sampleHeap(run),
+		});
 		for (const provider of options.providers ?? []) this.addProvider(provider);
 	}
 
@@ -212,41 +205,21 @@ export class Core {
 		this.cancel(0);
 	}
 
-	/** Adds a listener of every event, or of the types hears() says yes to. */
+	/** Adds a listener of every event, or of the types hears() says yes to (core/events). */
 	addListener(listener: EventListener, hears?: EventFilter): void {
-		if (this.#listeners.some((l) => l.listener === listener)) return;
-		if (this.#listeners.length >= CORE_EVENT_LISTENERS_MAX) throw new Error(`core: at most ${CORE_EVENT_LISTENERS_MAX} event listeners`);
-		this.#listeners = [...this.#listeners, { listener, hears }];
+		this.#events.addListener(listener, hears);
 	}
 
 	removeListener(listener: EventListener): void {
-		this.#listeners = this.#listeners.filter((l) => l.listener !== listener);
-	}
-
-	// What the model is told the core hears (ChatOptions.hears): an LLM event keeps its type here, so a streamed delta no listener hears is not even made.
-	readonly #hearsLlm = (type: LlmEvent["type"]): boolean => this.#heard(type);
-
-	/**
-	 * Whether a listener hears this type; the event is built only then. Index
-	 * loops: a for-of makes an iterator object per call in XS (and this runs per
-	 * streamed LLM event).
-	 */
-	#heard(type: AgentEvent["type"]): boolean {
-		const listeners = this.#listeners;
-		for (let i = 0; i < listeners.length; i++) {
-			const hears = listeners[i].hears;
-			if (!hears || hears(type)) return true;
-		}
-		return false;
+		this.#events.removeListener(listener);
 	}
 
 	addCompletionObserver(observer: CompletionObserver): void {
-		if (this.#observers.length >= MAX_COMPLETION_OBSERVERS) throw new Error(`core: at most ${MAX_COMPLETION_OBSERVERS} completion observers`);
-		this.#observers = [...this.#observers, observer];
+		this.#events.addObserver(observer);
 	}
 
 	removeCompletionObserver(observer: CompletionObserver): void {
-		this.#observers = this.#observers.filter((o) => o !== observer);
+		this.#events.removeObserver(observer);
 	}
 
 	// ---- queries ----
@@ -369,7 +342,7 @@ export class Core {
 			run = newRun(request, this.#now(), minuteOf(this.#wallNow()));
 			run.system = this.#system;
 			this.#run = run;
-			if (this.#heard("agent_start")) this.#emit(run, { type: "agent_start", request });
+			if (this.#events.heard("agent_start")) this.#events.emit(run, { type: "agent_start", request });
 		} catch (error) {
 			this.#run = undefined;
 			this.#log(`core: ${this.agentId}: the executor failed: ${failureText(error)}`);
@@ -449,28 +422,28 @@ export class Core {
 	 */
 	#saveQuestion(run: Run): Promise<void> | undefined {
 		run.userPersisted = true;
-		return this.#persist(run, run.request, [{ kind: "user", message: run.prompt!.user }], false);
+		return this.#store.save(run, run.request, [{ kind: "user", message: run.prompt!.user }], false);
 	}
 
 	/** A failed turn's note; before its first round was laid out, the question as asked first. */
 	#saveFailure(run: Run, error: string): Promise<void> | undefined {
 		const note: ContextRecord = { kind: "failure_note", message: failureNote(run, error) };
-		if (run.userPersisted) return this.#persist(run, run.request, [note], true);
+		if (run.userPersisted) return this.#store.save(run, run.request, [note], true);
 		if (!run.begun) return undefined;
-		return this.#persist(run, run.request, [{ kind: "user", message: { role: "user", content: run.request.user_text } }, note], true);
+		return this.#store.save(run, run.request, [{ kind: "user", message: { role: "user", content: run.request.user_text } }, note], true);
 	}
 
 	/** A round starts: counted, turn_start, IN_LLM_HTTP. */
 	#turnStart(run: Run): number {
 		const iteration = ++run.rounds;
-		if (this.#heard("turn_start")) this.#emit(run, { type: "turn_start", iteration });
+		if (this.#events.heard("turn_start")) this.#events.emit(run, { type: "turn_start", iteration });
 		this.#phase = "IN_LLM_HTTP";
 		return iteration;
 	}
 
 	/** A call that threw: turn_end, then the request fails (cancelled, or the error) unless a user interrupt aborted it (not a round then). */
 	#callFailed(run: Run, iteration: number, error: unknown): void {
-		if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+		if (this.#events.heard("turn_end")) this.#events.emit(run, { type: "turn_end", iteration, tool_calls: 0 });
 		if (run.cancelled) throw new RequestFailure(CANCELLED);
 		if (!run.interruptAbort) throw error;
 		run.rounds--;
@@ -486,8 +459,8 @@ export class Core {
 	/** The final answer: FINALIZING, turn_end, persisted (a promise only when the store answered with one). */
 	#answered(run: Run, iteration: number, reply: ChatResponse): Promise<void> | undefined {
 		this.#phase = "FINALIZING";
-		if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
-		return this.#persist(run, run.request, [{ kind: "assistant_final", message: reply.message }], true);
+		if (this.#events.heard("turn_end")) this.#events.emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+		return this.#store.save(run, run.request, [{ kind: "assistant_final", message: reply.message }], true);
 	}
 
 	/** AFTER_LLM_BEFORE_TOOL; true when interrupts wait (taken before the calls run). */
@@ -499,7 +472,7 @@ export class Core {
 	/** Tool calls dropped for an interrupt taken before they ran: not a round; asked again with the new text. */
 	#roundDropped(run: Run, iteration: number): void {
 		run.rounds--;
-		if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: 0 });
+		if (this.#events.heard("turn_end")) this.#events.emit(run, { type: "turn_end", iteration, tool_calls: 0 });
 	}
 
 	/**
@@ -565,7 +538,7 @@ export class Core {
 			const message: Message = { role: "user", content: insert.user_text };
 			run.taken.push(insert);
 			run.runtime.push(message);
-			const saving = this.#persist(run, insert, [{ kind: "user", message }], false);
+			const saving = this.#store.save(run, insert, [{ kind: "user", message }], false);
 			if (saving) await saving;
 		}
 		return true;
@@ -597,7 +570,7 @@ export class Core {
 		let call = run.callAborter;
 		if (!call || call.signal.aborted) {
 			run.callAborter = call = new Aborter();
-			run.callOptions = { signal: call.signal, onEvent: this.#onEvent, hears: this.#hearsLlm };
+			run.callOptions = { signal: call.signal, onEvent: this.#onEvent, hears: this.#events.hearsLlm };
 		}
 		run.call = call;
 		run.interruptAbort = false;
@@ -628,19 +601,19 @@ export class Core {
 	};
 
 	#onLlmEvent(run: Run, event: LlmEvent): void {
-		if (!this.#heard(event.type)) return;   // nobody hears it: no event objects per delta
+		if (!this.#events.heard(event.type)) return;   // nobody hears it: no event objects per delta
 		switch (event.type) {
 			case "message_start":
-				this.#emit(run, { type: "message_start", attempt: event.attempt });
+				this.#events.emit(run, { type: "message_start", attempt: event.attempt });
 				break;
 			case "message_update": {
 				const delta = event.delta;
 				const text = delta.type === "tool_call" ? (delta.name ?? "") + delta.arguments : delta.text;
-				this.#emit(run, { type: "message_update", delta: { type: delta.type, text } });
+				this.#events.emit(run, { type: "message_update", delta: { type: delta.type, text } });
 				break;
 			}
 			case "message_end":
-				this.#emit(run, event.error === undefined ? { type: "message_end" } : { type: "message_end", error: event.error });
+				this.#events.emit(run, event.error === undefined ? { type: "message_end" } : { type: "message_end", error: event.error });
 				break;
 		}
 	}
@@ -655,12 +628,12 @@ export class Core {
 	#toolRound(run: Run, iteration: number, reply: ChatResponse, calls: ToolCall[]): Promise<void> | undefined {
 		this.#phase = "RUNNING_TOOL";
 		const request = run.request;
-		if (request.flags & RequestFlag.PUBLISH_STAGE_MESSAGE && this.#publishHook) {
+		if (request.flags & RequestFlag.PUBLISH_STAGE_MESSAGE && this.#events.publishes) {
 			const target = targetOf(request);
 			const text = stageText(this.#verbosity, iteration, reply.message, calls);
-			this.#publish({ type: "agent_stage", channel: target.channel, chat_id: target.chat_id, text, request_id: request.request_id });
+			this.#events.publish({ type: "agent_stage", channel: target.channel, chat_id: target.chat_id, text, request_id: request.request_id });
 		}
-		const results = this.#runTools(run, calls);
+		const results = this.#tools.run(run, calls);
 		if (results instanceof Promise) return results.then((done) => this.#roundDone(run, iteration, reply, calls, done));
 		return this.#roundDone(run, iteration, reply, calls, results);
 	}
@@ -671,156 +644,13 @@ export class Core {
 		for (let i = 0; i < results.length; i++) run.runtime.push(results[i]);
 		const records: ContextRecord[] = [{ kind: "assistant_tool", message: reply.message }];
 		for (let i = 0; i < results.length; i++) records.push({ kind: "tool_result", message: results[i] });
-		const saving = this.#persist(run, run.request, records, false);
-		if (saving) return saving.then(() => { if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: calls.length }); });
-		if (this.#heard("turn_end")) this.#emit(run, { type: "turn_end", iteration, tool_calls: calls.length });
+		const saving = this.#store.save(run, run.request, records, false);
+		if (saving) return saving.then(() => { if (this.#events.heard("turn_end")) this.#events.emit(run, { type: "turn_end", iteration, tool_calls: calls.length }); });
+		if (this.#events.heard("turn_end")) this.#events.emit(run, { type: "turn_end", iteration, tool_calls: calls.length });
 		return undefined;
 	}
 
-	/** The round's results in call order: at once when every tool answered at once, else a promise raced with cancel. */
-	#runTools(run: Run, calls: ToolCall[]): ToolMessage[] | Promise<ToolMessage[]> {
-		let alone = false;
-		try {
-			alone = !!this.#runsAlone && calls.some((call) => this.#runsAlone!(call.function.name));
-		} catch (error) {
-			alone = true; // a broken runsAlone: sequential is always safe
-			this.#log(`core: runsAlone failed (${failureText(error)}); running the round's tools one by one`);
-		}
-		const started = this.#now();
-		if (!alone && calls.length > 1) {
-			return this.#toolsTimed(run, started, untilAborted(Promise.all(calls.map((call) => this.#runTool(run, call))), run.aborter.signal));
-		}
-		const results: ToolMessage[] = [];
-		try {
-			for (let i = 0; i < calls.length; i++) {
-				this.#checkpoint(run, "RUNNING_TOOL");
-				const result = this.#runTool(run, calls[i]);
-				if (result instanceof Promise) return this.#toolsTimed(run, started, this.#runRest(run, calls, i, result, results));
-				results.push(result);
-			}
-		} catch (error) {
-			this.#toolsEnded(run, started);
-			throw error;
-		}
-		this.#toolsEnded(run, started);
-		return results;
-	}
-
-	/** The calls after calls[i], whose result is pending, one by one. */
-	async #runRest(run: Run, calls: ToolCall[], i: number, pending: Promise<ToolMessage>, results: ToolMessage[]): Promise<ToolMessage[]> {
-		results.push(await untilAborted(pending, run.aborter.signal));
-		for (let j = i + 1; j < calls.length; j++) {
-			this.#checkpoint(run, "RUNNING_TOOL");
-			const result = this.#runTool(run, calls[j]);
-			results.push(result instanceof Promise ? await untilAborted(result, run.aborter.signal) : result);
-		}
-		return results;
-	}
-
-	#toolsTimed(run: Run, started: number, results: Promise<ToolMessage[]>): Promise<ToolMessage[]> {
-		return results.then(
-			(done) => { this.#toolsEnded(run, started); return done; },
-			(error) => { this.#toolsEnded(run, started); throw error; },
-		);
-	}
-
-	#toolsEnded(run: Run, started: number): void {
-		run.toolMs += this.#now() - started;
-		this.#sampleHeap(run);
-	}
-
-	/** One call through callCap; at once when callCap answered at once. Never rejects: a failure is an is_error result. */
-	#runTool(run: Run, call: ToolCall): ToolMessage | Promise<ToolMessage> {
-		const info: ToolCallInfo = { id: call.id, name: call.function.name, arguments: call.function.arguments };
-		if (this.#heard("tool_execution_start")) this.#emit(run, { type: "tool_execution_start", call: info });
-		const started = this.#now();
-		let result: ToolOutcome | Promise<ToolOutcome>;
-		try {
-			result = this.#callCap(info, {
-				request: run.request,
-				signal: run.aborter.signal,
-				progress: (text) => this.#emit(run, { type: "tool_execution_update", call_id: call.id, text: clip(String(text), CORE_TOOL_PROGRESS_MAX_CHARS) }),
-			});
-		} catch (error) {
-			return this.#toolEnded(run, info, started, { content: failureText(error), is_error: true });
-		}
-		if (result instanceof Promise) {
-			return result.then(
-				(outcome) => this.#toolEnded(run, info, started, outcome),
-				(error) => this.#toolEnded(run, info, started, { content: failureText(error), is_error: true }),
-			);
-		}
-		return this.#toolEnded(run, info, started, result);
-	}
-
-	#toolEnded(run: Run, info: ToolCallInfo, started: number, result: unknown): ToolMessage {
-		const outcome: ToolOutcome = isObject(result) && typeof result.content === "string"
-			? result as unknown as ToolOutcome
-			: { content: `the tool ${info.name} returned no result (a bug in the tool)`, is_error: true };
-		const failed = outcome.is_error === true;
-		if (this.#heard("tool_execution_end")) this.#emit(run, { type: "tool_execution_end", call_id: info.id, name: info.name, is_error: failed, ms: this.#now() - started });
-		run.toolNames.push(info.name);
-		if (run.toolSummary.length < CORE_TOOL_SUMMARY_MAX_LINES) run.toolSummary.push("- ".concat(info.name, failed ? ": failed" : ": ok"));
-		const message: ToolMessage = { role: "tool", tool_call_id: info.id, content: this.#scrub(outcome.content) };
-		if (failed) message.is_error = true;
-		return message;
-	}
-
-	// ---- outputs ----
-
-	/**
-	 * Gives event (a new object of the caller's) the ids every event carries and
-	 * hands it to the listeners that hear its type. Callers on the request's path
-	 * ask #heard first, so nobody listening costs no event object.
-	 */
-	#emit(run: Run, event: EventBody): void {
-		const listeners = this.#listeners;
-		const type = event.type;
-		if (!this.#heard(type)) return;
-		const full = event as Record<string, unknown>;
-		full.agent_id = this.agentId;
-		full.request_id = run.request.request_id;
-		full.session_id = run.request.session_id;
-		for (let i = 0; i < listeners.length; i++) {
-			const { listener, hears } = listeners[i];
-			if (hears && !hears(type)) continue;
-			try {
-				listener(full as unknown as AgentEvent);
-			} catch (error) {
-				this.#log(`core: an event listener threw on ${type}: ${failureText(error)}`);
-			}
-		}
-	}
-
-	#publish(event: OutEvent): void {
-		if (!this.#publishHook) return;
-		try {
-			this.#publishHook(event);
-		} catch (error) {
-			this.#log(`core: publishing ${event.type} failed: ${failureText(error)}`);
-		}
-	}
-
-	/**
-	 * Persists one batch; never for a session-less request; failures are logged
-	 * only. A promise only when the hook answered with one (the store answers at
-	 * once): in XS every promise and await costs heap, three times per request.
-	 */
-	#persist(run: Run, request: AgentRequest, records: ContextRecord[], completed: boolean): Promise<void> | undefined {
-		if (!this.#persistHook || !run.request.session_id) return undefined;
-		let saving: void | Promise<void>;
-		try {
-			saving = this.#persistHook({ session_id: run.request.session_id, request, records, turn_completed: completed });
-		} catch (error) {
-			this.#persistFailed(run, error);
-			return undefined;
-		}
-		return saving instanceof Promise ? saving.then(undefined, (error) => this.#persistFailed(run, error)) : undefined;
-	}
-
-	#persistFailed(run: Run, error: unknown): void {
-		this.#log(`core: ${this.agentId}: saving session "${run.request.session_id}" failed (${failureText(error)}); the request goes on`);
-	}
+	// ---- the end ----
 
 	/**
 	 * The end of every request, run or not: agent_end, the response (queue and
@@ -829,7 +659,7 @@ export class Core {
 	 */
 	#finish(run: Run, response: AgentResponse, outcome: CoreMetrics["outcome"]): void {
 		const request = run.request;
-		if (this.#heard("agent_end")) this.#emit(run, { type: "agent_end", response });
+		if (this.#events.heard("agent_end")) this.#events.emit(run, { type: "agent_end", response });
 		if (request.flags & RequestFlag.PUBLISH_OUT_MESSAGE) {
 			const target = targetOf(request);
 			const event: OutEvent = {
@@ -838,7 +668,7 @@ export class Core {
 				correlation_id: request.source.message_id,
 			};
 			if (target.label !== undefined) event.label = target.label;
-			this.#publish(event);
+			this.#events.publish(event);
 		}
 		if (!(request.flags & RequestFlag.SKIP_RESPONSE_QUEUE)) this.#mailbox.offer(response);
 		// An interrupt that joined this request is answered by it.
@@ -846,21 +676,7 @@ export class Core {
 			const insert = run.taken[i];
 			if (!(insert.flags & RequestFlag.SKIP_RESPONSE_QUEUE)) this.#mailbox.offer({ ...response, request_id: insert.request_id, session_id: insert.session_id });
 		}
-		const observers = this.#observers;
-		if (observers.length) {
-			const summary: CompletionSummary = {
-				request_id: response.request_id, session_id: response.session_id, ok: response.ok, final_text: response.text,
-				providers_csv: run.providersUsed.join(","), tool_calls_csv: run.toolNames.join(","),
-			};
-			if (response.error !== undefined) summary.error = response.error;
-			for (let i = 0; i < observers.length; i++) {
-				try {
-					observers[i](summary);
-				} catch (error) {
-					this.#log(`core: a completion observer threw: ${failureText(error)}`);
-				}
-			}
-		}
+		this.#events.completed(run, response);
 		this.#sampleHeap(run);
 		this.#lastMetrics = metricsOf(run, outcome, this.#now());
 		this.#metricLog(metricLine(this.agentId, request.request_id, this.#lastMetrics));
@@ -870,7 +686,7 @@ export class Core {
 	#finishUnstarted(request: AgentRequest, error: string): void {
 		const run = newRun(request, this.#now(), "");
 		run.cancelled = true;
-		if (this.#heard("agent_start")) this.#emit(run, { type: "agent_start", request });
+		if (this.#events.heard("agent_start")) this.#events.emit(run, { type: "agent_start", request });
 		this.#finish(run, { request_id: request.request_id, session_id: request.session_id, ok: false, text: "", error }, "cancelled");
 	}
 }
