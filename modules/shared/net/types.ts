@@ -12,6 +12,7 @@
 // - Every buffer taken from the injected BufferPool is freed when the request
 //   settles, whatever the outcome; but the client's one read buffer, freed by close().
 import type { BufferPool } from "util/buffers";
+import { messageOf } from "util/errors";
 
 /** A minimal AbortSignal (XS 13.3 has no AbortController). See net/abort. */
 export interface AbortSignalLike {
@@ -175,6 +176,13 @@ export interface TcpOptions {
 	onWritable?: (this: TcpSocketLike, bytes: number) => void;
 	/** stage: where it failed, when the socket says (ours do; the SDK's TCP does not): SocketStage. */
 	onError?: (this: TcpSocketLike, message?: string, stage?: SocketStage) => void;
+}
+
+/** Converts anything thrown inside the client into the one error class it rejects with. */
+export function toHttpError(error: unknown): HttpError {
+	if (error instanceof HttpError) return error;
+	const message = messageOf(error);
+	return new HttpError("protocol", message || "unknown failure");
 }
 
 /**
