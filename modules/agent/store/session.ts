@@ -29,6 +29,8 @@ import { exists, keepAside, writeAtomically } from "util/files";
 import { messageOf } from "util/errors";
 
 export const SESSIONS_DIR = "sessions";
+/** What a session id looks like (its files are named after it). */
+export const SESSION_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;
 const WAITING_ENTRIES_START_BYTES = 256;   // the waiting index entries' first buffer: 16 entries, doubled when full
 
 /** A record as appended. */

@@ -1,10 +1,10 @@
 // store/sessions: the session manager (SPEC §6) and what the core plugs in:
 // persist (core/types Persist), the "history" context provider, the request
-// gate for blocked sessions, and which session each channel+chat talks in.
+// gate for blocked sessions, and which session each channel+chat talks in (the
+// map itself, sessions/chats.json, is store/chats).
 //
 // Files under the storage root: sessions/<id>.dat + <id>.idx (FORMAT.md), a
-// sessions/<id>.blocked marker, and sessions/chats.json mapping
-// "<channel>:<chat_id>" -> session id (written to a temp file, flushed, renamed).
+// sessions/<id>.blocked marker, and sessions/chats.json (store/chats).
 // Session files are opened on first use and kept open (SESSIONS_OPEN_MAX, least
 // recently used closed first). Everything runs on the caller's thread, which
 // is the core's executor: one request at a time, so no locking.
@@ -16,13 +16,14 @@ import type { AgentRequest, ContextProvider, Persist, PersistBatch, RequestGate 
 import { Channel, ProviderFlag } from "core/types";
 import type { Message, StoredRef } from "llm/types";
 import {
-	MESSAGE_MAX_BYTES, SESSION_CHATS_FILE_MAX_BYTES, SESSION_RECORD_MAX_BYTES, SESSION_CHATS_MAX, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
+	MESSAGE_MAX_BYTES, SESSION_RECORD_MAX_BYTES, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
 	SESSION_HISTORY_MAX_RECORDS, SESSION_INFLIGHT_REQUESTS_MAX, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX, SESSIONS_PER_CHAT_MAX,
 } from "budgets";
 import { imagesOf, placeholder, promptRecord, windowMessages, windowStart, type PromptRecord } from "store/history";
 import { capForStorage } from "store/messages";
-import { type Log, SESSIONS_DIR, SessionFile, type StoredRecord, paths } from "store/session";
-import { decodeText, exists, keepAside, readWhole, staleTempRemoved, writeAtomically } from "util/files";
+import { type Log, SESSIONS_DIR, SESSION_ID_PATTERN, SessionFile, type StoredRecord, paths } from "store/session";
+import { ChatSessions } from "store/chats";
+import { exists } from "util/files";
 import { messageOf } from "util/errors";
 import { log } from "util/log";
 import { KeyedRun } from "util/run";
@@ -30,8 +31,6 @@ import { KeyedRun } from "util/run";
 // A window's messages go onto the prompt in one push (one growth of the array, where a push
 // each costs ~900 instructions in XS); at most SESSION_HISTORY_MAX_RECORDS arguments.
 const PUSH = Array.prototype.push;
-const CHATS_PATH = `${SESSIONS_DIR}/chats.json`;
-const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,31}$/;
 const ID_SUFFIX_TRIES = 36;   // new ids made in the same millisecond get a suffix a..z, 0..9
 
 export interface SessionSummary {
@@ -150,10 +149,8 @@ export class Sessions {
 	#recent = "";
 	/** Per session id: the history window the prompt last took (see PromptCache). */
 	#prompts = new Map<string, PromptCache>();
-	/** "<channel>:<chat_id>" -> id, in insertion order (oldest first). */
-	#chats = new Map<string, string>();
-	/** id -> the "<channel>:<chat_id>" whose new session it was (kept in chats.json; sessions made before it was kept have none). */
-	#made = new Map<string, string>();
+	/** Which session each chat talks in, and which chat made each (sessions/chats.json). */
+	#chats: ChatSessions;
 	/**
 	 * Per session: request id -> the index its first USER batch was appended at, for
 	 * the requests of the turn in flight (the running one and the interrupts merged
@@ -169,62 +166,16 @@ export class Sessions {
 		this.#log = options.log ?? log;
 		this.#clock = options.clock ?? (() => Date.now());
 		this.#root.createDirectory(SESSIONS_DIR);
-		this.#loadChats();
+		this.#chats = new ChatSessions(this.#root, this.#log);
 	}
 
 	// ---- ids per channel and chat ----
 
-	#loadChats(): void {
-		staleTempRemoved(this.#root, CHATS_PATH);   // an unfinished save: the old map stands
-		try {
-			const read = readWhole(this.#root, CHATS_PATH, SESSION_CHATS_FILE_MAX_BYTES);
-			if (read.kind === "missing") return;
-			if (read.kind === "too_big") throw new Error(`it is ${read.size} bytes, more than ${SESSION_CHATS_FILE_MAX_BYTES}`);
-			const text = decodeText(read.bytes);
-			if (text === undefined) throw new Error("it is not UTF-8 text");
-			const parsed = JSON.parse(text) as { chats?: unknown };
-			if (!parsed || typeof parsed.chats !== "object" || parsed.chats === null || Array.isArray(parsed.chats)) throw new Error("it has no chats object");
-			for (const [key, id] of Object.entries(parsed.chats as Record<string, unknown>)) {
-				if (typeof id === "string" && ID_PATTERN.test(id)) this.#chats.set(key, id);
-			}
-			// Absent in files written before the per-chat quotas: those sessions have no maker.
-			const made = (parsed as { made?: unknown }).made;
-			if (made && typeof made === "object" && !Array.isArray(made)) {
-				for (const [id, key] of Object.entries(made as Record<string, unknown>)) {
-					if (this.#made.size >= SESSIONS_MAX * 2) break;
-					if (typeof key === "string" && ID_PATTERN.test(id)) this.#made.set(id, key);
-				}
-			}
-		} catch (error) {
-			const kept = keepAside(this.#root, CHATS_PATH);
-			this.#log(`store: the chat-to-session map cannot be read (${messageOf(error)}); it was kept as ${kept} and chats start new sessions`);
-		}
-	}
-
-	#saveChats(): void {
-		writeAtomically(this.#root, CHATS_PATH, ArrayBuffer.fromString(JSON.stringify({ version: 1, chats: Object.fromEntries(this.#chats), made: Object.fromEntries(this.#made) })));
-	}
-
 	#map(channel: string, chat_id: string, id: string): void {
-		const key = `${channel}:${chat_id}`;
-		const previous = this.#chats.get(key);
-		this.#chats.delete(key);
-		this.#chats.set(key, id);
+		const left = this.#chats.map(`${channel}:${chat_id}`, id);
 		// A session no chat talks in any more lets go of its history window (a few
 		// hundred KiB of heap and PSRAM when full); it is read again if a chat comes back.
-		if (previous && previous !== id && !this.#talkedIn(previous)) this.#prompts.delete(previous);
-		// Bounded: the oldest mapping goes first (its chat starts a new session next time).
-		for (const oldest of this.#chats.keys()) {
-			if (this.#chats.size <= SESSION_CHATS_MAX) break;
-			this.#chats.delete(oldest);
-		}
-		this.#saveChats();
-	}
-
-	/** Whether some chat talks in the session (maps to it). */
-	#talkedIn(id: string): boolean {
-		for (const mapped of this.#chats.values()) if (mapped === id) return true;
-		return false;
+		if (left) this.#prompts.delete(left);
 	}
 
 	/** Sessions whose history window is held in memory (at most SESSIONS_OPEN_MAX; for tests). */
@@ -234,7 +185,7 @@ export class Sessions {
 
 	/** The session a channel's chat talks in; the first message of a chat creates one. */
 	currentSession(channel: string, chat_id: string): string {
-		const id = this.#chats.get(`${channel}:${chat_id}`);
+		const id = this.#chats.sessionOf(`${channel}:${chat_id}`);
 		// An open session's files exist (deleteSession closes it): no lookup on flash for every message.
 		if (id && (this.#isOpen(id) || this.has(id))) return id;
 		return this.newSession(channel, chat_id);
@@ -265,16 +216,16 @@ export class Sessions {
 		for (let i = 0; i < ID_SUFFIX_TRIES && ids.includes(id); i++) id = `${base}-${i.toString(36)}`;
 		if (ids.includes(id)) throw new Error("could not make a new session id: try again in a moment");
 		SessionFile.create(this.#root, id);
-		this.#made.set(id, key);
+		this.#chats.made(id, key);
 		this.#map(channel, chat_id, id);
 		return id;
 	}
 
 	/** Sessions no chat talks in, made by a chat of a chat channel (maker given: only its), with no turn in flight; oldest last use first. */
 	#abandoned(ids: readonly string[], maker?: string): string[] {
-		const current = new Set(this.#chats.values());
+		const current = this.#chats.current();
 		const found = ids.filter((id) => {
-			const made = this.#made.get(id);
+			const made = this.#chats.makerOf(id);
 			if (!made || made.startsWith(`${Channel.CONSOLE}:`) || (maker !== undefined && made !== maker)) return false;
 			return !current.has(id) && !this.#inflight.get(id)?.size;
 		});
@@ -287,7 +238,7 @@ export class Sessions {
 	#keepQuota(key: string): void {
 		const ids = this.ids();
 		let made = 0;
-		for (const id of ids) if (this.#made.get(id) === key) made++;
+		for (const id of ids) if (this.#chats.makerOf(id) === key) made++;
 		if (made < SESSIONS_PER_CHAT_MAX) return;
 		for (const id of this.#abandoned(ids, key)) {
 			if (made < SESSIONS_PER_CHAT_MAX) break;
@@ -300,7 +251,7 @@ export class Sessions {
 	#evictAbandoned(ids: string[], key: string): boolean {
 		const id = this.#abandoned(ids, key)[0] ?? this.#abandoned(ids)[0];
 		if (id === undefined) return false;
-		this.#remove(id, `${SESSIONS_MAX} sessions exist: removed ${id} (left by ${this.#made.get(id)}), the oldest abandoned chat session, to make room`);
+		this.#remove(id, `${SESSIONS_MAX} sessions exist: removed ${id} (left by ${this.#chats.makerOf(id)}), the oldest abandoned chat session, to make room`);
 		return true;
 	}
 
@@ -327,18 +278,11 @@ export class Sessions {
 		const p = paths(id);
 		// Data last: until it goes, the session still lists and can be deleted again.
 		for (const path of [p.blocked, p.index, p.indexTmp, p.dataTmp, p.data]) this.#root.delete(path);
-		let changed = this.#made.delete(id);
-		for (const [key, value] of [...this.#chats]) {
-			if (value === id) {
-				this.#chats.delete(key);
-				changed = true;
-			}
-		}
-		if (changed) this.#saveChats();
+		this.#chats.forget(id);
 	}
 
 	has(id: string): boolean {
-		return ID_PATTERN.test(id) && exists(this.#root, paths(id).data);
+		return SESSION_ID_PATTERN.test(id) && exists(this.#root, paths(id).data);
 	}
 
 	/** Session ids on flash, sorted (ids made from the clock sort by creation). */
@@ -347,7 +291,7 @@ export class Sessions {
 		for (const name of this.#root.scan(SESSIONS_DIR)) {
 			if (!name.endsWith(".dat")) continue;
 			const id = name.slice(0, -4);
-			if (ID_PATTERN.test(id)) ids.push(id);
+			if (SESSION_ID_PATTERN.test(id)) ids.push(id);
 		}
 		return ids.sort();
 	}
@@ -466,7 +410,7 @@ export class Sessions {
 		if (!id || !batch.records.length) return;
 		try {
 			// An open session's id was checked when it was opened.
-			if (!this.#open.has(id) && !ID_PATTERN.test(id)) throw new Error("the session id is not a valid session name");
+			if (!this.#open.has(id) && !SESSION_ID_PATTERN.test(id)) throw new Error("the session id is not a valid session name");
 			const session = this.#session(id);
 			const request_id = batch.request.request_id;
 			if (batch.records[0].kind === "user") this.#noteStart(id, request_id, session.count);
@@ -480,7 +424,7 @@ export class Sessions {
 				this.#inflight.delete(id);
 				// A request that was bound to the session before its chat moved on (queued, or
 				// in flight at /new) read its window again: let it go with the turn, as #map did.
-				if (!this.#talkedIn(id)) this.#prompts.delete(id);
+				if (!this.#chats.talkedIn(id)) this.#prompts.delete(id);
 			}
 			if (!batch.turn_completed || session.size <= SESSION_FILE_MAX_BYTES) return;
 		} catch (error) {
