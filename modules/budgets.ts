@@ -118,6 +118,7 @@ export const SSE_LINE_START_BYTES = 256;            // SSE line and data buffers
 
 // ---- sessions (SPEC §6; modules/agent/store) ----
 export const SESSION_FILE_MAX_BYTES = 150 * 1024; // a completed turn leaving the data file above this compacts it; still above: blocked
+export const SESSION_COMPACT_KEEP_BYTES = 64 * 1024; // a compaction keeps the newest turns' questions, answers and failure notes up to this (more than the prompt's SESSION_HISTORY_MAX_BYTES); older turns go, so one session takes any number of requests
 export const MESSAGE_MAX_BYTES = 4096;            // one history message in the prompt (capped on read; the file keeps more)
 export const SESSION_RECORD_MAX_BYTES = 32 * 1024; // one stored record's JSON: bigger messages are capped on write, so a length field above this is damage
 export const SESSION_HISTORY_MAX_BYTES = 48 * 1024; // history given to the prompt per request: about 12k tokens

@@ -125,7 +125,7 @@ export function secretIn(text) {
 	return undefined;
 }
 
-const HEAP_LINE = /chunks ([\d.]+) KiB of [\d.]+ KiB \(peak [\d.]+ KiB\), slots ([\d.]+) KiB of/;
+const HEAP_LINE = /chunks ([\d.]+) KiB of ([\d.]+) KiB \(peak ([\d.]+) KiB\), slots ([\d.]+) KiB of ([\d.]+) KiB \(peak ([\d.]+) KiB\)/;
 
 /**
  * The firmware with the mock LLM (requires the API key), the mock Telegram and
@@ -194,7 +194,7 @@ export async function startRig({ variant = VARIANT, pair = true, qq: withQQ = tr
 			const reply = await qq.waitFor(() => qq.replies(QQ_CHAT).slice(before).find((r) => /^Paired as/.test(r.content)), 20_000, "the QQ pairing reply");
 			return /Paired as (\w+)/.exec(reply.content)[1];
 		},
-		/** Heap of both machines after garbage collection, buffer pools, sockets, open files. */
+		/** Heap of both machines after garbage collection (and the agent's heap sizes), buffer pools, sockets, open files. */
 		async sample() {
 			const out = await rig.command("status gc", /^buffers: .*open sockets: \d+$/m);
 			const main = HEAP_LINE.exec(/^heap: (.*)$/m.exec(out)?.[1] ?? "");
@@ -203,7 +203,8 @@ export async function startRig({ variant = VARIANT, pair = true, qq: withQQ = tr
 			assert.ok(main && agent && pools, `status gc gives both heaps and the pools:\n${out}`);
 			const kib = (s) => Math.round(Number(s) * 1024);
 			return {
-				mainChunk: kib(main[1]), mainSlot: kib(main[2]), agentChunk: kib(agent[1]), agentSlot: kib(agent[2]),
+				mainChunk: kib(main[1]), mainSlot: kib(main[4]), agentChunk: kib(agent[1]), agentSlot: kib(agent[4]),
+				agentChunkSize: kib(agent[2]), agentChunkPeak: kib(agent[3]), agentSlotSize: kib(agent[5]), agentSlotPeak: kib(agent[6]),
 				psram: kib(pools[1]), psramLive: Number(pools[2]), internal: kib(pools[3]), internalLive: Number(pools[4]),
 				sockets: Number(pools[5]), files: rig.openFiles(),
 			};

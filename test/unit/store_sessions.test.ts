@@ -6,7 +6,7 @@ import { test, assert } from "testing";
 import type { AgentRequest, ContextRecord } from "core/types";
 import type { Command } from "console/types";
 import { UsageError } from "console/types";
-import { SESSION_FILE_MAX_BYTES, SESSIONS_MAX, SESSIONS_PER_CHAT_MAX } from "budgets";
+import { SESSION_COMPACT_KEEP_BYTES, SESSION_FILE_MAX_BYTES, SESSIONS_MAX, SESSIONS_PER_CHAT_MAX } from "budgets";
 import { Sessions, blockedGuidance } from "store/sessions";
 import { sessionCommands } from "store/console";
 import { beforeOpenFile } from "./files_fakes";
@@ -55,14 +55,46 @@ test("a completed turn over the size limit compacts: every question and answer s
 	assert.equal(sessions.show(id, 1)[0].message.content, `answer ${n}`, "appends go on after compaction");
 });
 
+test("one session takes any number of turns: compaction keeps the newest turns up to SESSION_COMPACT_KEEP_BYTES and lets the older ones go, never blocked", () => {
+	const id = sessions.newSession("test", "long");
+	logged.length = 0;
+	// Questions and answers of ~1 KB each: ~72 such turns filled a session with them alone, and it was blocked.
+	const TURNS = 300;
+	for (let n = 1; n <= TURNS; n++) {
+		persist(id, n, [user(`r${n} ${"q".repeat(1000)}`)]);
+		persist(id, n, [call(`t${n}`), result(`t${n}`, `{"time":"2026-12-04T17:${n % 60}:00Z"}`)]);
+		persist(id, n, [final(`done r${n}. ${"a".repeat(1000)}`)], true);
+		assert.ok(!sessions.isBlocked(id), `not blocked at turn ${n}`);
+	}
+	const summary = sessions.list().find((s) => s.id === id)!;
+	assert.ok(summary.bytes <= SESSION_FILE_MAX_BYTES, `${summary.bytes} bytes`);
+	const compactions = logged.filter((l) => l.includes("compacted"));
+	assert.ok(compactions.length >= 2, `compacted ${compactions.length} times`);
+	assert.match(compactions.at(-1)!, /turns kept, the \d+ older ones gone\)$/);
+	const records = sessions.show(id, 100_000);
+	assert.match(records.at(-1)!.message.content as string, new RegExp(`^done r${TURNS}\\. a+$`));
+	const questions = records.filter((r) => r.kind === "user").map((r) => Number(/^r(\d+) /.exec(r.message.content as string)![1]));
+	assert.ok(questions[0] > 1, "the oldest turns are gone");
+	assert.deepEqual(questions, questions.map((_, i) => questions[0] + i), "the kept turns are the newest, in order, none missing");
+	const kept = records.filter((r) => r.kind === "user" || r.kind === "assistant_final").reduce((n, r) => n + JSON.stringify(r.message).length, 0);
+	assert.ok(kept > SESSION_COMPACT_KEEP_BYTES / 2, `the kept turns' messages (${kept} bytes) are more than half of SESSION_COMPACT_KEEP_BYTES`);
+	sessions.deleteSession(id);
+});
+
 test("a session still over the limit after compaction is blocked, and the gate answers with guidance, also after a restart", () => {
 	const id = sessions.newSession("test", "blocked");
 	logged.length = 0;
 	let n = 0;
+	// A turn whose latest tool round alone is over the limit (six results of ~30 KB): compaction keeps it whole.
 	while (!sessions.isBlocked(id) && n < 40) {
 		n++;
-		persist(id, n, [user("q".repeat(20_000))]);
-		persist(id, n, [final("a".repeat(20_000))], true);
+		const ids = [1, 2, 3, 4, 5, 6].map((k) => `c${n}-${k}`);
+		persist(id, n, [user(`question ${n}`)]);
+		persist(id, n, [
+			{ kind: "assistant_tool", message: { role: "assistant", content: null, tool_calls: ids.map((c) => ({ id: c, type: "function" as const, function: { name: "read_file", arguments: "{}" } })) } },
+			...ids.map((c) => result(c, "r".repeat(30_000))),
+		]);
+		persist(id, n, [final(`answer ${n}`)], true);
 	}
 	assert.ok(sessions.isBlocked(id), "blocked");
 	assert.match(logged.join("\n"), /still \d+ bytes after compaction, over 153600: blocked/);

@@ -519,6 +519,12 @@ export class SessionFile {
 		return this.#entries(Math.max(0, from), Math.min(this.#count, to)).map((e) => kindName(e.kind)!);
 	}
 
+	/** The stored bytes of records [from, to) (each one's frame, its header too), from the index alone. */
+	sizes(from = 0, to = this.#count): number[] {
+		this.#check();
+		return this.#entries(Math.max(0, from), Math.min(this.#count, to)).map((e) => FRAME_HEADER_BYTES + e.length);
+	}
+
 	/** Index entries [from, to): one read of the index file for those in it, the rest from those waiting. */
 	#entries(from: number, to: number): Entry[] {
 		const list: Entry[] = [];

@@ -16,7 +16,7 @@ import type { AgentRequest, ContextProvider, Persist, PersistBatch, RequestGate 
 import { Channel, ProviderFlag } from "core/types";
 import type { Message, StoredRef } from "llm/types";
 import {
-	MESSAGE_MAX_BYTES, SESSION_RECORD_MAX_BYTES, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
+	MESSAGE_MAX_BYTES, SESSION_COMPACT_KEEP_BYTES, SESSION_RECORD_MAX_BYTES, SESSION_FILE_MAX_BYTES, SESSION_HISTORY_MAX_BYTES,
 	SESSION_HISTORY_MAX_RECORDS, SESSION_INFLIGHT_REQUESTS_MAX, SESSION_READ_BATCH_RECORDS, SESSIONS_MAX, SESSIONS_OPEN_MAX, SESSIONS_PER_CHAT_MAX,
 } from "budgets";
 import { imagesOf, placeholder, promptRecord, windowMessages, windowStart, type PromptRecord } from "store/history";
@@ -471,23 +471,44 @@ export class Sessions {
 		return this.#compact(this.#session(id));
 	}
 
-	/** Keeps user messages, final answers and failure notes, and the latest tool round. */
+	/**
+	 * Keeps user messages, final answers and failure notes, and the latest tool
+	 * round, of the newest turns whose kept records fit SESSION_COMPACT_KEEP_BYTES
+	 * (the newest turn always): older turns go whole, so a session takes any
+	 * number of requests (one once filled up with questions and answers alone
+	 * after ~1,000 short ones and was blocked).
+	 */
 	#compact(session: SessionFile): { before: number; after: number } {
-		// Kinds come from the index: compaction never holds the records themselves in memory.
+		// Kinds and sizes come from the index: compaction never holds the records themselves in memory.
 		const kinds = session.kinds();
-		const kept: number[] = [];
+		const sizes = session.sizes();
+		const starts = this.#inflight.get(session.id);
 		let round = kinds.length - 1;
 		while (round >= 0 && kinds[round] !== "assistant_tool") round--;
 		let roundEnd = round;
 		if (round >= 0) while (roundEnd + 1 < kinds.length && kinds[roundEnd + 1] === "tool_result") roundEnd++;
-		kinds.forEach((kind, i) => {
-			if (kind === "user" || kind === "assistant_final" || kind === "failure_note" || (round >= 0 && i >= round && i <= roundEnd)) kept.push(i);
-		});
+		const keeps = (kind: string, i: number) => kind === "user" || kind === "assistant_final" || kind === "failure_note" || (round >= 0 && i >= round && i <= roundEnd);
+		// The first record kept: a turn's start (a user message), walking back from the newest
+		// while what is kept fits; never past a request still in flight (a manual compaction).
+		let limit = kinds.length;
+		for (const from of starts?.values() ?? []) limit = Math.min(limit, from);
+		let first = 0, bytes = 0, start = -1;
+		for (let i = kinds.length - 1; i >= 0; i--) {
+			if (keeps(kinds[i], i)) bytes += sizes[i];
+			if (kinds[i] !== "user") continue;
+			if (start >= 0 && bytes > SESSION_COMPACT_KEEP_BYTES) {
+				first = start;   // the turn from i on does not fit: it and the older ones go
+				break;
+			}
+			if (i <= limit) start = i;
+		}
+		const kept: number[] = [];
+		for (let i = first; i < kinds.length; i++) if (keeps(kinds[i], i)) kept.push(i);
 		const { before, after } = session.compact(kept);
 		// A request still in flight (a manual compaction) keeps excluding exactly its own records.
-		const starts = this.#inflight.get(session.id);
 		for (const [request_id, from] of starts ?? []) starts!.set(request_id, kept.filter((i) => i < from).length);
-		this.#log(`store: session ${session.id}: compacted from ${before} to ${after} bytes (${kinds.length} -> ${kept.length} records)`);
+		const gone = first ? `; ${kept.filter((i) => kinds[i] === "user").length} turns kept, the ${kinds.slice(0, first).filter((k) => k === "user").length} older ones gone` : "";
+		this.#log(`store: session ${session.id}: compacted from ${before} to ${after} bytes (${kinds.length} -> ${kept.length} records${gone})`);
 		if (after > SESSION_FILE_MAX_BYTES) {
 			session.block(blockedGuidance(session.id));
 			this.#blocked.set(session.id, true);
