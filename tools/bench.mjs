@@ -55,6 +55,8 @@ export const REQUIRED_FIGURES = [
 	"script.meter_overhead_ratio", "automation.trigger_to_run_ms",
 	// issue 30: the web console's status page over keep-alive, and what a connection holds
 	"web.page_ms", "web.heap_per_connection_bytes",
+	// issue 25: the largest reply and tool arguments that complete at the board's word size and creation sizes (at least the cap)
+	"limits.reply_bytes.board32", "limits.tool_args_bytes.board32",
 ];
 
 export function summarise({ name, unit, values, p99 = true }) {
