@@ -95,6 +95,8 @@ test("GPIO: only allow-listed pins, writes drive the simulated pin, reads read i
 		config.set("gpio.allow", "2,x");
 		assert.match((await call(registry, "gpio_read", `{"pin":2}`)).content, /the setting gpio.allow has "x", which is not a pin/);
 		assert.deepEqual(parseAllowList(" 7, 3,7 "), [3, 7]);
+		config.set("gpio.allow", "2,43");   // written before the rule, or into the file: still refused at use
+		assert.match((await call(registry, "gpio_read", `{"pin":2}`)).content, /gpio.allow names pin 43, which is the console's UART0 TX: it is never allowed/);
 	} finally {
 		bank.close();
 		release(2);

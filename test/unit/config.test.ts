@@ -225,6 +225,8 @@ test("config set checks a time zone, a pin list and the script grants as their r
 	assert.match(run("config set time.timezone Mars/Olympus"), /^error: time\.timezone: "Mars\/Olympus" is not a time zone this firmware knows: use UTC, an offset like \+08:00/);
 	assert.match(run("config set time.timezone +15:00"), /^error: time\.timezone: the time zone "\+15:00" is more than 14 hours from UTC/);
 	assert.match(run("config set gpio.allow 2,4,99"), /^error: gpio\.allow must be comma-separated GPIO numbers from 0 to 48, e\.g\. 2,4,5 \(not "2,4,99"\)/);
+	for (const [setting, pin, why] of [["gpio.allow", 19, "the USB port's D-"], ["gpio.allow", 30, "the flash's SPI bus"], ["pwm.allow", 35, "the octal PSRAM's bus"], ["gpio.allow", 44, "the console's UART0 RX"]] as const)
+		assert.match(run(`config set ${setting} 2,${pin}`), new RegExp(`^error: ${setting.replace(".", "\\.")}: pin ${pin} is ${why}.*never allowed`));
 	assert.match(run("config set gpio.allow 2,,4"), /^error: gpio\.allow must be/);
 	assert.match(run("config set script.grants time,net"), /^error: script\.grants must be a comma-separated list of time, gpio, math \(not "time,net"\)/);
 	assert.deepEqual(config.entries(), [], "nothing stored");

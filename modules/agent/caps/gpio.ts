@@ -21,7 +21,7 @@ import Digital from "embedded:io/digital";
 import * as world from "host/pins";
 import { GPIO_PIN_MAX } from "budgets";
 import type { Capability } from "caps/types";
-import { pinList } from "config/settings";
+import { RESERVED_PINS, pinList } from "config/settings";
 import { UsageError, words, type Command } from "console/types";
 import { messageOf } from "util/errors";
 
@@ -35,6 +35,8 @@ export interface SettingsReader {
 export function parseAllowList(text: string | undefined): number[] {
 	if (text === undefined || !text.trim()) return [];
 	const pins = pinList(text);
+	const reserved = pins?.find((pin) => RESERVED_PINS.has(pin));
+	if (reserved !== undefined) throw new Error(`the setting ${GPIO_ALLOW_SETTING} names pin ${reserved}, which is ${RESERVED_PINS.get(reserved)}: it is never allowed; use another pin`);
 	if (pins) return pins;
 	const word = text.split(",").map((item) => item.trim()).find((item) => !pinList(item));
 	throw new Error(`the setting ${GPIO_ALLOW_SETTING} has "${word}", which is not a pin 0-${GPIO_PIN_MAX}; set it to pins like 2,4,5`);

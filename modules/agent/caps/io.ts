@@ -26,7 +26,7 @@ import {
 	ADC_SAMPLES_MAX, I2C_TIMEOUT_MS, PWM_HZ_MAX, PWM_HZ_MIN, PWM_OUTPUTS_MAX, PWM_RESOLUTION_BITS,
 	UART_POLL_MS, UART_TIMEOUT_MAX_MS, UART_TRANSFER_MAX_BYTES,
 } from "budgets";
-import { findSetting } from "config/settings";
+import { RESERVED_PINS, findSetting } from "config/settings";
 import { crc8 } from "util/crc8";
 import { messageOf } from "util/errors";
 import { decodeText } from "util/files";
@@ -36,14 +36,6 @@ export const IO_SETTINGS = Object.freeze({
 	adcAllow: "adc.allow", pwmAllow: "pwm.allow",
 	uartAllow: "uart.allow", uartTx: "uart.tx", uartRx: "uart.rx", uartBaud: "uart.baud",
 });
-
-/** Pins no io setting may name on an ESP32-S3 N16R8 (DevKitC-1), with why. */
-export const RESERVED_PINS: ReadonlyMap<number, string> = new Map([
-	[19, "the USB port's D- (the console over USB)"], [20, "the USB port's D+ (the console over USB)"],
-	...[26, 27, 28, 29, 30, 31, 32].map((pin): [number, string] => [pin, "the flash's SPI bus"]),
-	...[33, 34, 35, 36, 37].map((pin): [number, string] => [pin, "the octal PSRAM's bus"]),
-	[43, "the console's UART0 TX"], [44, "the console's UART0 RX"],
-]);
 
 /** The ESP32-S3's ADC1 pins: ADC2 (11-20) belongs to the Wi-Fi radio while it runs. */
 export const ADC_PIN_MIN = 1, ADC_PIN_MAX = 10;

@@ -191,6 +191,8 @@ export function checkSetting(spec: SettingSpec, text: string): string {
 		case "pins": {
 			const pins = pinList(value);
 			if (!pins) refuse();
+			const reserved = pins!.find((pin) => RESERVED_PINS.has(pin));
+			if (reserved !== undefined) throw new RangeError(`${spec.name}: pin ${reserved} is ${RESERVED_PINS.get(reserved)}: it is never allowed; use another pin`);
 			return pins!.join(",");
 		}
 		case "url":
@@ -204,6 +206,14 @@ export function checkSetting(spec: SettingSpec, text: string): string {
 			return value;
 	}
 }
+
+/** Pins no pin setting (gpio.allow, the io settings) may name on an ESP32-S3 N16R8 (DevKitC-1), with why. */
+export const RESERVED_PINS: ReadonlyMap<number, string> = new Map([
+	[19, "the USB port's D- (the console over USB)"], [20, "the USB port's D+ (the console over USB)"],
+	...[26, 27, 28, 29, 30, 31, 32].map((pin): [number, string] => [pin, "the flash's SPI bus"]),
+	...[33, 34, 35, 36, 37].map((pin): [number, string] => [pin, "the octal PSRAM's bus"]),
+	[43, "the console's UART0 TX"], [44, "the console's UART0 RX"],
+]);
 
 /** The pins of a comma-separated list of GPIO numbers (0 to GPIO_PIN_MAX), sorted, each once; undefined when one is not a pin. */
 export function pinList(text: string): number[] | undefined {
