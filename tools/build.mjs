@@ -3,7 +3,7 @@
 // tsc -> module maps from manifest.json (build/lin/app.map, and build/lin/test.map
 // from test/manifest.json) -> make (hosts/lin).
 //
-//   node tools/build.mjs [--asan] [--tsan] [--mbedtls4] [--m32] [--no-make] [--lax]
+//   node tools/build.mjs [--asan] [--tsan] [--mbedtls4] [--m32] [--board-tls] [--no-make] [--lax]
 //
 // --mbedtls4 also builds build/lin/mbedtls4/xsclaw against Mbed TLS 4.0 (the
 // board's version, from ../shared/mbedtls; tools/mbedtls4.mjs), or says why not.
@@ -12,6 +12,11 @@
 // for the heap figures: npm run bench's *.board32), against a 32-bit Mbed TLS
 // 4.0 built like --mbedtls4's; needs gcc-multilib, and qemu-user where the
 // kernel runs no 32-bit programs (hostCommand).
+//
+// --board-tls also builds build/lin/boardtls/xsclaw and (when the ASan host is
+// built) build/lin/boardtls-asan/xsclaw: the board's TLS glue
+// (hosts/esp32/tls/tls_esp32.c) over hosts/lin/boardtls' shims, against Mbed TLS
+// 4.0, for tls-openssl.test.mjs; npm test builds them in CI and where they exist.
 //
 // --tsan also builds build/lin/tsan/xsclaw (ThreadSanitizer): test/e2e/worker.test.mjs
 // runs the worker tests on it when it exists. Not part of npm test (a third XS build).
@@ -57,6 +62,9 @@ export const OPTIONAL_HOSTS = Object.freeze({
 	m32: "the 32-bit host (m32.test.mjs, the *.board32 heap figures)",
 	boardtls: "the hosts with the board's TLS glue (tls-openssl.test.mjs on hosts/esp32/tls/tls_esp32.c)",
 });
+
+/** The hosts --board-tls builds: the board's TLS glue on the release host's objects, and on the ASan host's (when that is built). */
+export const BOARD_TLS_HOSTS = Object.freeze(["boardtls", "boardtls-asan"]);
 
 export function hostBinary(variant = "release") {
 	return join(BUILD, "lin", variant, "xsclaw");
@@ -438,7 +446,7 @@ async function buildLocked({ asan = false, tsan = false, mbedtls4 = false, m32 =
 		if (quiet) process.stdout.write(line + "\n");
 		notBuilt.push({ host, why, how });
 		// A host built before (when its tarball was there) is not run in its place.
-		rmSync(hostBinary(host), { force: true });
+		for (const variant of host === "boardtls" ? BOARD_TLS_HOSTS : [host]) rmSync(hostBinary(variant), { force: true });
 	};
 	const mbedtls4Or = (host, options) => {
 		const looked = [];
@@ -497,7 +505,7 @@ async function buildLocked({ asan = false, tsan = false, mbedtls4 = false, m32 =
 			// release host's XS objects (and the ASan host's, when built) are reused.
 			const prefix = mbedtls4Or("boardtls", {});
 			if (prefix) {
-				for (const variant of ["boardtls", ...(asan || existsSync(hostBinary("asan")) ? ["boardtls-asan"] : [])]) {
+				for (const variant of BOARD_TLS_HOSTS.filter((host) => host === "boardtls" || asan || existsSync(hostBinary("asan")))) {
 					log(`build: host (${variant})`);
 					execFileSync("make", ["-C", join(ROOT, "hosts", "lin"), `-j${jobs}`, `VARIANT=${variant}`, `MBEDTLS4_PREFIX=${prefix}`], { stdio: "inherit" });
 				}

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// npm test: builds the hosts (release, ASan/UBSan, Mbed TLS 4.0, 32-bit), runs
+// npm test: builds the hosts (release, ASan/UBSan, Mbed TLS 4.0, 32-bit; in CI
+// also the two with the board's TLS glue, boardtls and boardtls-asan), runs
 // every test file of test/e2e (node --test, two at a time), and ends with the
 // wall time and, when something could not run here, one line saying what and how
 // to add it. On a clone with nothing beside it (no ../shared, no $MODDABLE) the
@@ -10,13 +11,19 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { OPTIONAL_HOSTS, REQUIRE_ALL, ROOT, build } from "./build.mjs";
+import { existsSync } from "node:fs";
+import { BOARD_TLS_HOSTS, OPTIONAL_HOSTS, REQUIRE_ALL, ROOT, build, hostBinary } from "./build.mjs";
 import { SDK_HOW, sdkMissing } from "./check-device.mjs";
 
 const started = Date.now();
 let notBuilt;
 try {
-	({ notBuilt } = await build({ asan: true, mbedtls4: true, m32: true }));
+	// The hosts with the board's TLS glue (tls-openssl.test.mjs runs the matrix on
+	// them): in CI, and wherever they were built before (so the tests never run a
+	// stale one); about 40 s more of build on two cores, mostly the release one's
+	// link-time optimization (hosts/lin/boardtls/README.md).
+	const boardTls = REQUIRE_ALL || BOARD_TLS_HOSTS.some((host) => existsSync(hostBinary(host)));
+	({ notBuilt } = await build({ asan: true, mbedtls4: true, m32: true, boardTls }));
 } catch (error) {
 	process.stderr.write(`${error.message}\n`);
 	process.exit(1);

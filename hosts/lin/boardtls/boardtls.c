@@ -59,10 +59,12 @@ static void modTimerFire(void *context)
 	timer->pending = NULL;
 	timer->running = 1;
 	timer->callback(timer, timer->refcon, timer->refconSize);
-	timer->running = 0;
 	/* As the SDK's loop does after its timers: the promise jobs a callback
-	 * queued (a promise the test awaits settled in onWritable) run now. */
+	 * queued (a promise the test awaits settled in onWritable) run now. Still
+	 * "running" meanwhile: a job may close the socket, whose modTimerRemove
+	 * must leave the timer to be freed here, not free it under us. */
 	hostRunJobs(hostMachine());
+	timer->running = 0;
 	if (timer->removed)
 		free(timer);
 	else if (timer->repeatMs > 0)
