@@ -71,7 +71,12 @@ const logCommands = openLogSettings(config);
 // once it exists. Its gate holds this machine's name lookups (the channels' HTTP
 // client) until Wi-Fi and the clock are up; the agent machine's lookups (the
 // LLM's) wait on the same state, told over the agent port (net/online).
-const station = new WifiStation({ network, settings: config, timer: Timer, log: (line) => print(line), onChange: (state) => agent.client.online(state) });
+// The channels that watch the link (the web console's setup network closes once the board is online).
+const linkWatchers: ((up: boolean) => void)[] = [];
+const station = new WifiStation({
+	network, settings: config, timer: Timer, log: (line) => print(line), onChange: (state) => agent.client.online(state),
+	onLink: (up) => { for (const watcher of linkWatchers) watcher(up); },
+});
 const firmware = { name: FIRMWARE_NAME, version: FIRMWARE_VERSION, platform: platformName };
 // Lines for the console before it exists (while the agent starts) wait here.
 const early: string[] = [];
@@ -139,7 +144,7 @@ const consoleRunner = {
 // agent machine hears which of them run (send_message's targets).
 const channels = openChannels({
 	definitions: Object.values(channelList),
-	context: { config, http, openSocket: webSocket, files: filesRoot, router: routing.router, routes, console: consoleRunner, timers: Timer, now, log, notify: (line) => print(line) },
+	context: { config, http, openSocket: webSocket, files: filesRoot, router: routing.router, link: { up: () => station.linked(), watch: (watcher) => void linkWatchers.push(watcher) }, routes, console: consoleRunner, timers: Timer, now, log, notify: (line) => print(line) },
 	bind: (name, sink) => routing.router.bind(name, sink),
 	onChange: (infos) => agent.client.channels(infos),
 });

@@ -396,6 +396,11 @@ export const WEB_AP_PASSWORD_CHARS = 12;        // the setup network's WPA2 pass
 export const WEB_CHAT_TEXT_MAX_CHARS = 4000;    // one message typed in the web chat
 export const WEB_LOG_TAIL_LINES = 100;          // log lines the web console's log page shows (kept in the main machine once the server runs)
 export const WEB_ASSETS_MAX_BYTES = 16 * 1024;  // the web console's page, style and script together, in the image
+export const WEB_DNS_PORT = 53;                 // the setup network's captive-portal DNS on the board (lin: a port the system picks, on 127.0.0.1)
+export const WEB_DNS_TTL_S = 30;                // how long a phone keeps a captive or mDNS answer (short: the setup network goes once the board is online)
+export const WEB_DNS_QUERY_MAX_BYTES = 512;     // a DNS query answered (classic UDP size); longer ones are dropped
+export const WEB_DNS_NAME_MAX_BYTES = 255;      // a query's name, its length bytes included; a longer one is dropped
+export const WEB_AP_MAX_STATIONS = 4;           // phones on the setup network at once (the SDK's default)
 
 // ---- TLS sockets (hosts/lin/src/tls.c and the board's hosts/esp32/tls/tls_esp32.c read these through budgets.h) ----
 export const TLS_HANDSHAKE_MS = 30_000;          // a handshake not done by then has stalled (real servers answer in seconds); secure.handshakeTimeout may say otherwise

@@ -26,4 +26,19 @@ declare module "host/network" {
 	export function syncTime(host: string, onDone: (error?: string) => void): void;
 	/** Whether the wall clock holds a real date (after SNTP, or always on lin). */
 	export function clockSet(): boolean;
+	/**
+	 * The setup network (issue 30): opens a WPA2 access point named ssid beside
+	 * the station (so it can still scan and join); returns the board's address
+	 * on it. Throws a sentence when it cannot. On lin nothing opens: "127.0.0.1".
+	 */
+	export function openAccessPoint(ssid: string, password: string): string;
+	/** Closes the setup network; the station keeps its link. Idempotent. */
+	export function closeAccessPoint(): void;
+	/**
+	 * Claims HOST.local by mDNS on the board's network and advertises the web
+	 * console there (_http._tcp on port); returns what stops it. onError gets a
+	 * sentence (the name is taken, the socket failed). On lin: nothing (the web
+	 * channel simulates the name on 127.0.0.1).
+	 */
+	export function advertise(host: string, port: number, onError: (message: string) => void): () => void;
 }

@@ -2,6 +2,8 @@
 // radio. The process is on the host's network from the start and the host's
 // clock is set, so connect() reports the host's link at once and scan() finds
 // nothing to list; modules/main/wifi tells the person what a board would do instead.
+// The setup network and mDNS are simulated by the web channel (channels/web/setup)
+// on 127.0.0.1: nothing opens here.
 import type { AccessPoint, LinkEvent } from "host/network";
 
 export const kind = "host";
@@ -21,4 +23,11 @@ export function syncTime(_host: string, onDone: (error?: string) => void): void 
 }
 export function clockSet(): boolean {
 	return true;
+}
+export function openAccessPoint(_ssid: string, _password: string): string {
+	return "127.0.0.1";
+}
+export function closeAccessPoint(): void {}
+export function advertise(_host: string, _port: number, _onError: (message: string) => void): () => void {
+	return () => {};
 }

@@ -229,6 +229,7 @@ void hostInstallTimer(xsMachine *the, xsSlot *native);
 void hostInstallSystem(xsMachine *the, xsSlot *native);
 void hostInstallTCP(xsMachine *the, xsSlot *native);
 void hostInstallListener(xsMachine *the, xsSlot *native);
+void hostInstallUDP(xsMachine *the, xsSlot *native);
 void hostInstallTLS(xsMachine *the, xsSlot *native);
 void hostInstallDNS(xsMachine *the, xsSlot *native);
 void hostInstallFiles(xsMachine *the, xsSlot *native);

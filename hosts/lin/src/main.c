@@ -46,7 +46,7 @@ static void onMainRejected(xsMachine *the)
 
 typedef void (*HostInstaller)(xsMachine *the, xsSlot *native);
 static const HostInstaller gInstallers[] = {
-	hostInstallSystem, hostInstallTimer, hostInstallTCP, hostInstallListener, hostInstallTLS, hostInstallDNS,
+	hostInstallSystem, hostInstallTimer, hostInstallTCP, hostInstallListener, hostInstallUDP, hostInstallTLS, hostInstallDNS,
 	hostInstallFiles, hostInstallKeyValue, hostInstallSerial, hostInstallDigital, hostInstallBuffers,
 	hostInstallWorker,
 	hostInstallSandbox, hostInstallBytes, hostInstallRandom,

@@ -39,6 +39,8 @@ export interface ChannelContext {
 	files: Directory;
 	/** The one way in: what a person sent, a /stop, a chat command all pass through the router. */
 	router: ChannelRouter;
+	/** The board's Wi-Fi link: whether it has an address on its network (lin: always), and a call at each change. */
+	link: { up(): boolean; watch(callback: (up: boolean) => void): void };
 	/** The HTTP server's routes (the web channel serves them; the web console and /mcp add theirs). */
 	routes: RouteTable;
 	/** Runs a console command line as the owner at the serial console would (the web console's pages); its output lines, or the error sentence. */

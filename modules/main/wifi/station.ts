@@ -37,6 +37,8 @@ export interface StationOptions {
 	log(line: string): void;
 	/** Told when onlineState() changes (the agent machine's lookups follow it). */
 	onChange?(state: OnlineState): void;
+	/** Told when the link comes up or goes: an address on the network, the clock set or not (the web console's setup network closes then). */
+	onLink?(up: boolean): void;
 }
 
 export const SSID_SETTING = "wifi.ssid";
@@ -56,12 +58,14 @@ export class WifiStation {
 	#told: OnlineState;
 	#address = "";
 	#lastError = "";
+	#linkTold = false;
 
 	constructor(options: StationOptions) {
 		this.#o = options;
 		this.#state = options.network.kind === "host" ? "host" : "unconfigured";
 		this.#waiters = new OnlineWaiters(options.timer, () => this.onlineState());
 		this.#told = this.onlineState();
+		this.#linkTold = this.linked();
 	}
 
 	get state(): LinkState { return this.#state; }
@@ -84,6 +88,11 @@ export class WifiStation {
 		this.#stop();
 		this.#attempt = 0;
 		this.start();
+	}
+
+	/** Whether the board has an address on its network (lin: always). */
+	linked(): boolean {
+		return this.#state === "online" || this.#state === "host";
 	}
 
 	/** Whether lookups may go out now. */
@@ -173,6 +182,11 @@ export class WifiStation {
 
 	/** Tells onChange when the online state differs from what it was last told. */
 	#changed(): void {
+		const up = this.linked();
+		if (up !== this.#linkTold) {
+			this.#linkTold = up;
+			this.#o.onLink?.(up);
+		}
 		const state = this.onlineState();
 		if (state === this.#told) return;
 		this.#told = state;

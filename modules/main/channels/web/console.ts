@@ -25,6 +25,8 @@ export const WEB_CHANNEL = "web";
 /** The owner's one chat on the web console. */
 export const WEB_CHAT = "owner";
 export const PAGES = ["/", "/login", "/setup", "/chat", "/settings", "/sessions", "/tools", "/schedules", "/log"];
+/** Where phones and laptops check for a captive portal (Android, Apple, Windows, Firefox): on the setup network, sent to the setup page. */
+export const PORTAL_PROBES = ["/generate_204", "/gen_204", "/hotspot-detect.html", "/library/test/success.html", "/connecttest.txt", "/ncsi.txt", "/success.txt", "/canonical.html"];
 const JSON_TYPE = { "Content-Type": "application/json; charset=utf-8" };
 const SETUP_FIELDS: Record<string, string> = {
 	provider: "llm.provider", base_url: "llm.base_url", api_key: "llm.api_key", model: "llm.model",
@@ -36,6 +38,8 @@ export interface WebConsoleOptions {
 	auth: WebAuth;
 	/** The setup network's name while no Wi-Fi is configured; undefined once it is. */
 	setupNetwork(): string | undefined;
+	/** The setup page's address on the setup network while it is open (a phone's connectivity check is sent there). */
+	portalUrl(): string | undefined;
 	/** Networks in range (the setup page's list). */
 	scan(): Promise<string[]>;
 	timers: { set(callback: () => void, ms: number): unknown };
@@ -157,8 +161,17 @@ export function webConsole(options: WebConsoleOptions): WebConsole {
 		method: "GET", path,
 		handle: (_request, response) => response.send(200, PAGE_HTML, { "Content-Type": "text/html; charset=utf-8" }),
 	});
+	const probe = (path: string): Route => ({
+		method: "GET", path,
+		handle(_request, response) {
+			const setup = options.portalUrl();
+			if (setup) response.send(302, "", { Location: setup });
+			else json(response, 404, { error: "not found" });
+		},
+	});
 	const routes: Route[] = [
 		...PAGES.map(page),
+		...PORTAL_PROBES.map(probe),
 		{ method: "GET", path: "/app.css", handle: (_q, r) => r.send(200, STYLE_CSS, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "max-age=300" }) },
 		{ method: "GET", path: "/app.js", handle: (_q, r) => r.send(200, APP_JS, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "max-age=300" }) },
 		{

@@ -12,9 +12,17 @@
 // its password).
 // While no Wi-Fi is configured (wifi.ssid unset) the setup page is open and the
 // setup network's name and password are printed at start (channels/web/ap).
+// The setup network (host/network's access point, WPA2) opens with the server
+// then, with a captive-portal DNS answer (wifi/portal: every name is the
+// board, so a phone's connectivity check lands on the setup page); both close
+// once Wi-Fi is configured and the board is online, and mDNS then claims
+// xsclaw.local for the console. On lin there is no radio: the access point is
+// simulated, the captive DNS answers on 127.0.0.1 at a port the system picks
+// (printed), and so does the simulated mDNS (only xsclaw.local).
 import Timer from "timer";
 import { name as platformName, option } from "host/platform";
-import { WEB_LOG_TAIL_LINES } from "budgets";
+import UDP from "embedded:io/socket/udp";
+import { WEB_DNS_PORT, WEB_LOG_TAIL_LINES, WEB_PORT_DEFAULT } from "budgets";
 import * as network from "host/network";
 import { settingValue } from "config/settings";
 import type { Command } from "console/types";
@@ -24,12 +32,16 @@ import type { ChannelContext, ChannelDefinition, ChatChannel } from "channels/ty
 import { WebAuth } from "channels/web/auth";
 import { setupNetworkCredentials, type SetupNetworkCredentials } from "channels/web/ap";
 import { WEB_CHANNEL, WEB_CHAT, webConsole } from "channels/web/console";
+import { DnsAnswerer, type UdpConstructor } from "wifi/portal";
 import { messageOf } from "util/errors";
 import { openKeyValue } from "util/io";
 import { keepLogTail } from "util/log";
 
 export const WEB_SETTINGS = Object.freeze(["web.enabled", "web.port"]);
 const AP_NAMESPACE = "setup_ap";
+/** The board's name by mDNS: http://xsclaw.local/. */
+export const MDNS_HOST = "xsclaw";
+const SIMULATED = network.kind === "host";
 
 /** The port to serve on, or why the server stays off. */
 function portOf(context: ChannelContext): number | string {
@@ -57,15 +69,81 @@ function openWeb(context: ChannelContext): ChatChannel {
 		apWarning = `the setup network's password cannot be kept (${messageOf(error)}), so the setup page stays closed`;
 	}
 	const configured = () => context.config.get("wifi.ssid") !== undefined;
+	// The setup network's address while it is open, its captive DNS, and mDNS once online.
+	let accessPoint: string | undefined;
+	let captive: DnsAnswerer | undefined;
+	let mdns: (() => void) | undefined;
 	const web = webConsole({
 		context, auth, timers: Timer,
 		setupNetwork: () => (configured() || !credentials ? undefined : credentials.ssid),
+		portalUrl: () => (accessPoint && server && !configured() ? `http://${accessPoint}${server.port === WEB_PORT_DEFAULT ? "" : `:${server.port}`}/setup` : undefined),
 		scan: () => new Promise((resolve) => network.scan((found) => resolve((found ?? []).map((n) => n.ssid)))),
 	});
 	for (const route of web.routes) context.routes.add(route);
 	const apLine = () => credentials
-		? `wifi: setup network ${credentials.ssid}, WPA2 password ${credentials.password}${platformName === "lin" ? " (simulated on lin)" : ""}: ${configured() ? "off (Wi-Fi is configured)" : "join it and open the web console"}`
+		? `wifi: setup network ${credentials.ssid}, WPA2 password ${credentials.password}${platformName === "lin" ? " (simulated on lin)" : ""}: ${!configured() ? "join it and open the web console" : accessPoint ? "open until the board is online" : "off (Wi-Fi is configured)"}`
 		: `wifi: no setup network: ${apWarning}`;
+
+	const answerer = (port: number, address: string, answers?: (name: string) => boolean) =>
+		new DnsAnswerer({ UDP: UDP as unknown as UdpConstructor, port, ...(SIMULATED ? { listen: "127.0.0.1" } : {}), address, ...(answers ? { answers } : {}) });
+	const openSetupNetwork = () => {
+		if (!credentials) return;
+		if (!accessPoint) {
+			try {
+				accessPoint = network.openAccessPoint(credentials.ssid, credentials.password);
+			} catch (error) {
+				context.notify(`wifi: no setup network: ${messageOf(error)}`);
+				return;
+			}
+		}
+		if (captive) return;
+		try {
+			captive = answerer(SIMULATED ? 0 : WEB_DNS_PORT, accessPoint);
+			context.notify(`web: captive-portal DNS${SIMULATED ? " (simulated on lin)" : ""} on ${SIMULATED ? "127.0.0.1" : accessPoint}:${captive.port}: every name is ${accessPoint}`);
+		} catch (error) {
+			context.notify(`web: no captive-portal DNS (${messageOf(error)}): open http://${accessPoint}/ on the setup network`);
+		}
+	};
+	const closeSetupNetwork = (why: string) => {
+		captive?.close();
+		captive = undefined;
+		if (!accessPoint) return;
+		accessPoint = undefined;
+		network.closeAccessPoint();
+		context.notify(`wifi: setup network closed (${why})`);
+	};
+	const startMdns = (port: number) => {
+		if (mdns) return;
+		const name = `${MDNS_HOST}.local`;
+		if (!SIMULATED) {
+			mdns = network.advertise(MDNS_HOST, port, (message) => context.notify(`web: mDNS: ${message}`));
+			context.notify(`web: mDNS: http://${name}${port === WEB_PORT_DEFAULT ? "" : `:${port}`}/`);
+			return;
+		}
+		try {
+			const simulated = answerer(0, "127.0.0.1", (asked) => asked === name);
+			mdns = () => simulated.close();
+			context.notify(`web: mDNS ${name} (simulated on lin: answered on 127.0.0.1:${simulated.port})`);
+		} catch (error) {
+			context.notify(`web: no mDNS (${messageOf(error)})`);
+		}
+	};
+	/** The setup network while no Wi-Fi is configured (with the server); once online, mDNS instead. */
+	const reconcile = () => {
+		const online = configured() && context.link.up();
+		if (online) closeSetupNetwork("the board is online");
+		else if (!configured() && server) openSetupNetwork();
+		if (!server) {
+			captive?.close();
+			captive = undefined;
+		}
+		if (server && online) startMdns(server.port);
+		else {
+			mdns?.();
+			mdns = undefined;
+		}
+	};
+	context.link.watch(() => reconcile());
 
 	const start = (): boolean => {
 		const port = portOf(context);
@@ -90,6 +168,7 @@ function openWeb(context: ChannelContext): ChatChannel {
 		keepLogTail(WEB_LOG_TAIL_LINES);
 		context.notify(`web: serving http://${platformName === "lin" ? "127.0.0.1" : "<board address>"}:${candidate.port}/`);
 		if (!configured()) context.notify(apLine());
+		reconcile();
 		context.changed();
 		return true;
 	};
@@ -98,9 +177,11 @@ function openWeb(context: ChannelContext): ChatChannel {
 		server?.stop();
 		server = undefined;
 		off = "off (stopped)";
+		reconcile();
 		context.changed();
 	};
 	context.config.onChange((name) => {
+		if (name === "wifi.ssid") reconcile();
 		if (!WEB_SETTINGS.includes(name) || (!server && off === "off (not started yet)")) return;
 		if (name === "web.enabled") auth.clear();
 		stop();
@@ -115,6 +196,8 @@ function openWeb(context: ChannelContext): ChatChannel {
 				if (!server) return out.line(`web: ${off}`);
 				const s = server.stats();
 				out.line(`web: serving on port ${server.port}: ${s.connections} connections, ${s.streams} streams, ${s.requests} requests served, ${s.evicted} idle connections closed for new ones, ${s.refused} refused; ${auth.sessions} logged in`);
+				if (captive) out.line(`web: captive-portal DNS on port ${captive.port}: ${captive.answered} answered, ${captive.dropped} dropped`);
+				if (mdns) out.line(`web: mDNS ${MDNS_HOST}.local`);
 			},
 		},
 		{
@@ -147,6 +230,7 @@ function openWeb(context: ChannelContext): ChatChannel {
 		},
 		async stop() {
 			stop();
+			closeSetupNetwork("the firmware stops");
 		},
 		async restart() {
 			stop();
