@@ -383,6 +383,7 @@ export const MCP_SERVER_SESSIONS_MAX = 8;       // sessions the board's MCP serv
 export const MCP_SERVER_CALLS_PER_MINUTE = 30;  // tools/call one token may make a minute: a client in a loop cannot drive pins or fill the log
 export const MCP_SERVER_CALLS_IN_FLIGHT = 4;    // calls of one token running at once (each holds an agent port call)
 export const MCP_SERVER_AUTH_FAILURES_PER_MINUTE = 20; // requests without a valid token answered 401 a minute; more get 429 (no guessing at speed)
+export const MCP_IMAGES_PER_RESULT_MAX = 2;     // images of one remote tool result looked at through the vision path (each one model call); more are described only
 export const WEB_LOGIN_CODE_CHARS = 8;          // a web login code: 31^8 ≈ 8.5e11 codes, 5 tries each
 export const WEB_LOGIN_CODE_TTL_MS = 10 * 60_000; // a login code works this long, once
 export const WEB_LOGIN_FAILURES_MAX = 5;        // wrong codes before the code is void and logins lock

@@ -92,7 +92,9 @@ export function openAgent(settings: SettingsMirror, publish: (event: OutEvent) =
 		log,
 	});
 	// Remote tools (mcp.servers): each server's tools join the registry as NAME__tool.
-	const mcp = new McpTools({ config: settings, http, timer: Timer, now, log, clientInfo: { name: FIRMWARE_NAME, version: FIRMWARE_VERSION } });
+	const mcp = new McpTools({ config: settings, http, timer: Timer, now, log, clientInfo: { name: FIRMWARE_NAME, version: FIRMWARE_VERSION },
+		// An image a remote tool returns is looked at as inspect_image looks (llm/media's checks).
+		inferMedia: (request, chatOptions) => llm.llm.inferMedia(request, chatOptions) });
 	// Provider order: profile (the persona), long-term memory and the skills
 	// catalogue first, then the session history; the tools provider comes last
 	// (core/setup).

@@ -10,7 +10,10 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
-/** The default tools: echo, add, slow (waits, cancellable), picture (an image). */
+/** A PNG of one pixel, as base64: what the picture tool returns. */
+export const PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+/** The default tools: echo, add, slow (waits, cancellable), fail (an error result), picture (text and an image). */
 export function defaultTools() {
 	return [
 		{
@@ -31,6 +34,10 @@ export function defaultTools() {
 		{
 			definition: { name: "fail", description: "Always fails.", inputSchema: { type: "object", properties: {} } },
 			run: () => ({ content: [{ type: "text", text: "the sensor is unplugged" }], isError: true }),
+		},
+		{
+			definition: { name: "picture", description: "A photo from the board's camera.", inputSchema: { type: "object", properties: {} } },
+			run: () => ({ content: [{ type: "text", text: "the camera:" }, { type: "image", data: PIXEL_PNG, mimeType: "image/png" }] }),
 		},
 	];
 }

@@ -4,7 +4,8 @@
 // token (the owner-only gpio_write is not listed for the user and refused when
 // called anyway, the pin unchanged); no token and a wrong token refused; a
 // malformed JSON-RPC message gets the specification's error and nothing runs; an
-// unknown session is 404. No token reaches the log.
+// unknown session is 404; a token's calls a minute are bounded and wrong tokens are
+// slowed to 429. No token reaches the log.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -93,6 +94,18 @@ test(`the board's MCP server: owner and user tokens get their role's tools, no t
 		const gone = await post(url, JSON.stringify({ jsonrpc: "2.0", ...call }), { ...session, "Mcp-Session-Id": "0123456789abcdef0123456789abcdef" });
 		assert.equal(gone.status, 404);
 		assert.equal(await gpioLevel(fw, 2), 1);
+
+		// Rate limits: a token's calls a minute (the user's refused past it, the owner's go on); guessing tokens is slowed to 429.
+		let used = 1;
+		for (; used < 30; used++) assert.equal((await user.callTool({ name: "get_time", arguments: {} })).isError, undefined, `call ${used + 1}`);
+		const limited = await user.callTool({ name: "get_time", arguments: {} });
+		assert.equal(limited.isError, true);
+		assert.match(limited.content[0].text, /too many calls: at most 30 a minute for this token/);
+		assert.equal((await owner.callTool({ name: "get_time", arguments: {} })).isError, undefined, "another token is not limited");
+		const statuses = [];
+		for (let i = 0; i < 25; i++) statuses.push((await post(url, "{}", { Authorization: "Bearer guess-0123456789abcdef" })).status);
+		assert.ok(statuses.includes(401) && statuses.at(-1) === 429, statuses.join(","));
+		assert.equal((await owner.callTool({ name: "get_time", arguments: {} })).isError, undefined, "a valid token still works");
 
 		await owner.close();
 		await user.close();

@@ -12,7 +12,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { PROTOCOLS, until, withMockAndFirmware } from "./firmware.mjs";
-import { startMcpServer } from "./mcp-peer.mjs";
+import { PIXEL_PNG, startMcpServer } from "./mcp-peer.mjs";
 
 const KEY = "sk-mcp-e2e-secret-0123456789";
 const TOKEN = "mcp-token-home-0123456789abcdef";
@@ -71,11 +71,11 @@ test(`the agent uses a remote MCP server's tools: a turn quotes a remote result,
 	try {
 		await withMockAndFirmware(VARIANT, async ({ fw, mock }) => {
 			await run(fw, `config set mcp.servers home ${home.url} ${TOKEN}, bad ${wrong.url} ${WRONG}, plain ${plain.url}, junk ${garbage.url}`);
-			const status = await waitFor(fw, "mcp status", /home: ready.*4 tools[\s\S]*bad: failed[\s\S]*plain: ready[\s\S]*junk: failed/, "every server's state");
-			assert.match(status, /^home: ready, http:\/\/127\.0\.0\.1:\d+\/mcp \(token\), xsclaw-test-peer 1\.0\.0, MCP 2025-11-25, 4 tools, listening$/m);
+			const status = await waitFor(fw, "mcp status", /home: ready.*5 tools[\s\S]*bad: failed[\s\S]*plain: ready[\s\S]*junk: failed/, "every server's state");
+			assert.match(status, /^home: ready, http:\/\/127\.0\.0\.1:\d+\/mcp \(token\), xsclaw-test-peer 1\.0\.0, MCP 2025-11-25, 5 tools, listening$/m);
 			assert.match(status, /^bad: failed, .*: it refused the token \(HTTP 401\); check the token in mcp\.servers$/m);
 			assert.match(status, /^junk: failed, .*: its answer is not MCP \(parse error: [^)]+\)$/m);
-			assert.match(status, /^plain: ready, .* \(no token\), xsclaw-test-peer 1\.0\.0, MCP 2025-11-25, 4 tools, listening$/m);
+			assert.match(status, /^plain: ready, .* \(no token\), xsclaw-test-peer 1\.0\.0, MCP 2025-11-25, 5 tools, listening$/m);
 			// A server answering with JSON bodies instead of event streams; `tools call` runs a remote tool as the owner.
 			assert.match(await run(fw, 'tools call plain__add {"a": 2, "b": 40}'), /^42$/m);
 			assert.match(await run(fw, "config show"), /^mcp\.servers = \*\*\*\*/m);
@@ -89,7 +89,7 @@ test(`the agent uses a remote MCP server's tools: a turn quotes a remote result,
 			assert.equal(home.sessions.size, sessions, "home was not connected again");
 			await until(() => plain.sessions.size === 0, "the removed server's session to be ended (DELETE)", 5_000);
 			const tools = await run(fw, "mcp tools");
-			for (const name of ["home__echo", "home__add", "home__slow", "home__fail"]) assert.match(tools, new RegExp(`^${name} \\[owner only\\]`, "m"));
+			for (const name of ["home__echo", "home__add", "home__slow", "home__fail", "home__picture"]) assert.match(tools, new RegExp(`^${name} \\[owner only\\]`, "m"));
 
 			// A turn: the model calls the remote tool and quotes its result.
 			mock.script(call("e1", "home__echo", { text: "hello board" }), { type: "text", text: "The server said: echo: hello board" });
@@ -105,6 +105,22 @@ test(`the agent uses a remote MCP server's tools: a turn quotes a remote result,
 			assert.equal(resultOf(mock.requests.at(-2), "a1"), "the arguments do not fit the schema of home__add: arguments.a must be a number, not a string");
 			assert.equal(resultOf(mock.requests.at(-1), "f1"), "the sensor is unplugged");
 			assert.deepEqual(home.calls.map((c) => c.name), ["echo", "fail"]);
+
+			// An image in a result goes through the vision path: refused by a model without vision (nothing sent for it)...
+			const imageBytes = Buffer.from(PIXEL_PNG, "base64").length;
+			const requests = mock.requests.length;
+			mock.script(call("p1", "home__picture", {}), { type: "text", text: "no picture" });
+			await ask(fw, "show me the board", /^no picture$/m);
+			assert.equal(mock.requests.length, requests + 2, "no vision request was made");
+			assert.match(resultOf(mock.requests.at(-1), "p1"), new RegExp(`^the camera:\\n\\[image image/png, ${imageBytes} bytes, not shown: the model gpt-mock cannot see images \\(llm\\.supports_vision is false\\); nothing was sent\\]$`));
+			// ...and looked at by one that has it: the image's bytes reach the model, its answer is the result.
+			await run(fw, "config set llm.supports_vision true");
+			mock.script(call("p2", "home__picture", {}), { type: "text", text: "a green board, its red LED lit" }, { type: "text", text: "The red LED is lit." });
+			await ask(fw, "look at the board", /^The red LED is lit\.$/m);
+			const vision = JSON.stringify(mock.requests.at(-2).json);
+			assert.ok(vision.includes(`data:image/png;base64,${PIXEL_PNG}`), "the vision request carries the image");
+			assert.ok(vision.includes("The tool picture of the MCP server home returned this image"), vision.slice(0, 300));
+			assert.equal(resultOf(mock.requests.at(-1), "p2"), `the camera:\n[image image/png, ${imageBytes} bytes, as the vision model sees it: a green board, its red LED lit]`);
 
 			// list_changed: a tool added on the server joins the registry.
 			await home.addTool({

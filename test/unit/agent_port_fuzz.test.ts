@@ -26,6 +26,7 @@ const TO_AGENT: unknown[] = [
 	{ type: "call_cap", call: 8, name: "gpio_write", args: { pin: 2, value: 1 }, request: { flags: 0, session_id: "", user_text: "on", source: SOURCE, role: "owner" } },
 	{ type: "cancel", call: 3, request_id: 0 },
 	{ type: "status", call: 4, collect: true },
+	{ type: "list_tools", call: 9, role: "user" },
 	{ type: "command", call: 5, name: "session list", args: "", chat: { channel: "telegram", chat_id: "42" } },
 	{ type: "stop", call: 6 },
 ];
@@ -41,6 +42,7 @@ const FROM_AGENT: unknown[] = [
 	{ type: "command_result", call: 5, lines: ["a", "b"], error: "no such session" },
 	{ type: "wiped", call: 7, wiped: ["sessions (3 files)"], errors: [] },
 	{ type: "cap_result", call: 8, content: "pin 2 is high" },
+	{ type: "tools", call: 9, tools: ['{"name":"get_time","description":"The time.","parameters":{"type":"object","properties":{}}}'] },
 	{ type: "failed", call: 7, error: "the agent is busy" },
 	{ type: "refused", error: "that was not a message" },
 ];

@@ -24,10 +24,10 @@
 // bytes. What the body is comes from its first byte ('{' a JSON body, else an
 // event stream), checked against its Content-Type when the reply ends.
 import {
-	MCP_CALL_TIMEOUT_MS, MCP_CONNECT_TIMEOUT_MS, MCP_ERROR_MESSAGE_MAX_CHARS, MCP_LISTEN_MS, MCP_MESSAGE_MAX_BYTES, MCP_NOTIFY_TIMEOUT_MS,
+	MCP_CALL_TIMEOUT_MS, MCP_CONNECT_TIMEOUT_MS, MCP_ERROR_MESSAGE_MAX_CHARS, MCP_IMAGES_PER_RESULT_MAX, MCP_LISTEN_MS, MCP_MESSAGE_MAX_BYTES, MCP_NOTIFY_TIMEOUT_MS,
 	MCP_REQUEST_TIMEOUT_MS, MCP_RETRY_MS, MCP_SESSION_ID_MAX_CHARS, MCP_STREAM_MAX_BYTES, MCP_TOOLS_PAGES_MAX,
 } from "budgets";
-import type { JsonObject, JsonValue } from "llm/types";
+import type { ChatOptions, ChatResponse, JsonObject, JsonValue, MediaRequest } from "llm/types";
 import { Aborter } from "net/abort";
 import { ByteBuffer } from "net/bytes";
 import { SseParser, type SseDataSink } from "net/sse";
@@ -35,6 +35,7 @@ import { HttpError, type AbortSignalLike, type HttpMethod, type HttpResponse, ty
 import { decodeUtf8 } from "net/utf8";
 import { METHOD_NOT_FOUND, errorText, notificationText, readMessage, requestText, resultText, type JsonRpcId, type JsonRpcMessage } from "mcp/jsonrpc";
 import { LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS, SESSION_HEADER, type ServerEntry } from "mcp/types";
+import { decode as decodeBase64 } from "util/base64";
 import { messageOf } from "util/errors";
 import { clip } from "util/text";
 import { isObject as isJsonObject } from "util/values";
@@ -49,6 +50,12 @@ export interface McpClientDeps {
 	clientInfo: { name: string; version: string };
 	/** The server's tools changed (listed again, or it failed): the tool list is built again. */
 	changed(): void;
+	/**
+	 * The vision path (llm/runtime inferMedia, as inspect_image uses it): an image a
+	 * tool returned is looked at by the model, under the profile's checks (vision,
+	 * size, type). Absent: images are described by type and size, not seen.
+	 */
+	inferMedia?(request: MediaRequest, options?: ChatOptions): Promise<ChatResponse>;
 }
 
 /** A tool as the server lists it (checked for shape; the schema is checked where it becomes a capability). */
@@ -277,13 +284,28 @@ export class McpServer {
 		try {
 			if (this.#state !== "ready") await this.connect();
 			const result = await this.#request("tools/call", { name: tool, arguments: args }, MCP_CALL_TIMEOUT_MS, signal, true);
-			return callOutcome(result);
+			const outcome = await callOutcome(result, this.#viewer(tool, signal));
+			if (signal.aborted) return { content: "the call was cancelled", is_error: true };
+			return outcome;
 		} catch (error) {
 			if (signal.aborted) return { content: "the call was cancelled", is_error: true };
 			if (error instanceof RemoteError) return { content: `the MCP server ${this.name} refused the call: ${error.message} (JSON-RPC error ${error.code})`, is_error: true };
 			const why = error instanceof McpError ? error.message : this.#describe(error);
 			return { content: `the MCP server ${this.name} failed: ${why}; the board's other tools still work`, is_error: true };
 		}
+	}
+
+	/** How an image this tool returned is seen: through the vision path, asked to say what it shows. */
+	#viewer(tool: string, signal: AbortSignalLike): ImageViewer | undefined {
+		const infer = this.#deps.inferMedia;
+		if (!infer) return undefined;
+		return async (image) => {
+			const prompt = `The tool ${tool} of the MCP server ${this.name} returned this image. Say what it shows, precisely and completely: any text, numbers, readings and states in it.`;
+			const response = await infer({ prompt, image: { bytes: image.bytes.buffer as ArrayBuffer, mime: image.mime } }, { signal });
+			const text = typeof response.message.content === "string" ? response.message.content.trim() : "";
+			if (!text) throw new Error("the vision model said nothing about it");
+			return text;
+		};
 	}
 
 	/** Ends the session (DELETE, not waited for) and everything in flight. */
@@ -497,17 +519,49 @@ function decodeLine(text: string): string {
 	return text.replace(/\s+/g, " ").trim();
 }
 
-/** A tools/call result as the text the model reads: its text content; other content described in a line. */
-export function callOutcome(result: JsonObject): CallOutcome {
+/** Looks at one image's bytes; resolves with what it shows, rejects with why it could not. */
+export type ImageViewer = (image: { bytes: Uint8Array; mime: string | undefined }) => Promise<string>;
+
+/**
+ * A tools/call result as the text the model reads: its text content; an image
+ * seen through the vision path when there is one (see; at most
+ * MCP_IMAGES_PER_RESULT_MAX a result, each one model call), else described in a
+ * line; other content described in a line.
+ */
+export async function callOutcome(result: JsonObject, see?: ImageViewer): Promise<CallOutcome> {
 	const parts: string[] = [];
 	const content = Array.isArray(result.content) ? result.content : [];
+	let images = 0;
 	for (const item of content) {
 		if (!isObject(item)) continue;
-		parts.push(describeContent(item));
+		if (item.type === "image" && see) parts.push(await imageText(item, see, ++images));
+		else parts.push(describeContent(item));
 	}
 	if (!parts.length && result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent));
 	const text = parts.join("\n") || "(the tool answered with no content)";
 	return result.isError === true ? { content: text, is_error: true } : { content: text };
+}
+
+/** An image content item seen through see, or why it was not: a bracketed line either way. */
+async function imageText(item: JsonObject, see: ImageViewer, index: number): Promise<string> {
+	const mime = typeof item.mimeType === "string" ? clip(item.mimeType, 40) : undefined;
+	const data = typeof item.data === "string" ? item.data : "";
+	const kind = `image ${mime ?? "of unknown type"}`;
+	let about = `${kind}, about ${Math.floor((data.length * 3) / 4)} bytes`;
+	if (index > MCP_IMAGES_PER_RESULT_MAX) return `[${about}, not shown: only the first ${MCP_IMAGES_PER_RESULT_MAX} images of a result are looked at]`;
+	let bytes: Uint8Array;
+	try {
+		bytes = decodeBase64(data, MCP_MESSAGE_MAX_BYTES);
+	} catch (error) {
+		return `[${about}, not shown: its data is not base64 (${messageOf(error).replace(/^base64: /, "")})]`;
+	}
+	if (!bytes.length) return `[${kind}, not shown: it is empty]`;
+	about = `${kind}, ${bytes.length} bytes`;
+	try {
+		return `[${about}, as the vision model sees it: ${await see({ bytes, mime })}]`;
+	} catch (error) {
+		return `[${about}, not shown: ${clip(messageOf(error), MCP_ERROR_MESSAGE_MAX_CHARS)}]`;
+	}
 }
 
 function describeContent(item: JsonObject): string {

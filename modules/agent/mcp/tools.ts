@@ -12,7 +12,7 @@
 // tools, state or the grants change.
 import { MCP_TOOL_DESCRIPTION_MAX_CHARS, MCP_TOOL_SCHEMA_MAX_BYTES, MCP_TOOLS_MAX } from "budgets";
 import type { SettingsSource } from "config/settings";
-import type { JsonObject } from "llm/types";
+import type { ChatOptions, ChatResponse, JsonObject, MediaRequest } from "llm/types";
 import { checkCapability } from "caps/registry";
 import type { CapSource, Capability } from "caps/types";
 import type { HttpTransport, TimerLike } from "net/types";
@@ -28,6 +28,8 @@ export interface McpToolsOptions {
 	now(): number;
 	log(line: string): void;
 	clientInfo: { name: string; version: string };
+	/** The vision path for images a remote tool returns (McpClientDeps.inferMedia). */
+	inferMedia?(request: MediaRequest, options?: ChatOptions): Promise<ChatResponse>;
 }
 
 /** A remote tool left out, and why. */
@@ -102,7 +104,7 @@ export class McpTools implements CapSource {
 			if (!server) {
 				server = new McpServer(entry, {
 					http: this.#options.http, timer: this.#options.timer, now: this.#options.now, log: this.#options.log,
-					clientInfo: this.#options.clientInfo, changed: () => this.#rebuild(),
+					clientInfo: this.#options.clientInfo, changed: () => this.#rebuild(), inferMedia: this.#options.inferMedia,
 				});
 				server.start();
 			}

@@ -48,3 +48,34 @@ export function encode(data: ArrayBufferLike | ArrayBufferView): string {
 	encodeInto(data, out);
 	return String.fromArrayBuffer(out.buffer);
 }
+
+const VALUES = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++) VALUES[CODES[i]] = i;
+
+/**
+ * The bytes of base64 text (RFC 4648 §4, padding optional; no spaces or line
+ * breaks). Throws RangeError naming what is wrong: a character outside the
+ * alphabet, a length no base64 has, or more than maxBytes decoded.
+ */
+export function decode(text: string, maxBytes = Infinity): Uint8Array {
+	let end = text.length;
+	if (end && text.charCodeAt(end - 1) === PAD) end--;
+	if (end && text.charCodeAt(end - 1) === PAD) end--;
+	if (end % 4 === 1 || (end !== text.length && text.length % 4 !== 0)) throw new RangeError("base64: the text has a length no base64 has");
+	const size = Math.floor((end * 3) / 4);
+	if (size > maxBytes) throw new RangeError(`base64: it holds ${size} bytes, more than ${maxBytes}`);
+	const out = new Uint8Array(size);
+	let o = 0, bits = 0, value = 0;
+	for (let i = 0; i < end; i++) {
+		const c = text.charCodeAt(i);
+		const v = c < 128 ? VALUES[c] : -1;
+		if (v < 0) throw new RangeError(`base64: character ${i + 1} is not in the base64 alphabet`);
+		value = ((value << 6) | v) & 0xFFFFFF;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (value >> bits) & 0xFF;
+		}
+	}
+	return out;
+}
