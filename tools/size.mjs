@@ -37,12 +37,21 @@ export async function webPagesSize(sizes = bytecodeSizes()) {
 	};
 	const module = sizes.modules.find((m) => m.name === WEB_ASSETS_MODULE);
 	if (!module) throw new Error(`no ${WEB_ASSETS_MODULE} in the app's bytecode sizes`);
-	return { text: { ...text, total: text.html + text.css + text.js }, budget: (await treeBudgets()).WEB_ASSETS_MAX_BYTES, bytecode: module.bytes };
+	const image = deviceImage();
+	const device = image ? deviceModuleBytes(readFileSync(image, "utf8"), WEB_ASSETS_MODULE) : undefined;
+	return { text: { ...text, total: text.html + text.css + text.js }, budget: (await treeBudgets()).WEB_ASSETS_MAX_BYTES, bytecode: module.bytes, device: device ?? null };
+}
+
+/** A module's bytecode in the device image (mc.xs.c's script table: code, size, name), undefined when it is not there. */
+export function deviceModuleBytes(text, name) {
+	const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+	const m = new RegExp(`\\(txS1\\*\\)gxCode\\d+, (\\d+), NULL, 0, "${escaped}",`).exec(text);
+	return m ? Number(m[1]) : undefined;
 }
 
 /** npm run size's line on them. */
 export function webPagesLine(web) {
-	return `web console pages: ${web.text.total} bytes of text (page ${web.text.html}, style ${web.text.css}, script ${web.text.js}) of WEB_ASSETS_MAX_BYTES ${web.budget}; ${web.bytecode} bytes of bytecode in ${WEB_ASSETS_MODULE}, the strings included`;
+	return `web console pages: ${web.text.total} bytes of text (page ${web.text.html}, style ${web.text.css}, script ${web.text.js}) of WEB_ASSETS_MAX_BYTES ${web.budget}; ${web.bytecode} bytes of bytecode in ${WEB_ASSETS_MODULE}, the strings included; ${web.device === null ? "in the device image: run npm run check:device" : `${web.device} bytes of it in the device image's flash (esp32/esp32s3)`}`;
 }
 
 // Boots the firmware and types `status` at the prompt: its "heap:" line is the
