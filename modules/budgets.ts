@@ -42,6 +42,7 @@ export const AGENT_COMMAND_TIMEOUT_MS = 180_000; // an agent command (llm test: 
 export const AGENT_START_TIMEOUT_MS = 20_000;  // boot waits this long for the agent machine to open its files and say it is ready
 export const AGENT_STOP_TIMEOUT_MS = 3000;     // reboot waits this long for the agent to close its files before ending it anyway
 export const AGENT_RESTART_BACKOFF_MS = [250, 2000, 10_000] as const; // waits before restart 1, 2, 3 of a dead agent machine
+export const AGENT_NATIVE_STACK_MARGIN = 2;     // manifest.json's config.agent.creation.nativeStack is at least this times the agent Worker's deepest C stack on the 32-bit host (npm run bench, agent.c_stack_peak_bytes.board32): the board's Xtensa frames (register-window save areas, 16-byte alignment) and IDF's own calls (newlib's printf, the PSA drivers) take more than i386's
 export const AGENT_RESTART_WINDOW_MS = 10 * 60_000; // restarts counted over this window; one more death in it and the agent stays down
 export const AGENT_HEARTBEAT_MS = 5000;        // a running agent machine is pinged this often (agent/supervisor)
 export const AGENT_HEARTBEAT_DEADLINE_MS = 15_000; // a ping unanswered this long means the agent machine hangs: it is ended and restarted (its longest honest turn, a compaction or a script, is well under a second)

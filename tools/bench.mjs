@@ -57,6 +57,8 @@ export const REQUIRED_FIGURES = [
 	"web.page_ms", "web.heap_per_connection_bytes",
 	// issue 25: the largest reply and tool arguments that complete at the board's word size and creation sizes (at least the cap)
 	"limits.reply_bytes.board32", "limits.tool_args_bytes.board32",
+	// issue 26: the agent Worker's deepest C stack (a TLS handshake and a tool turn), which the manifest's nativeStack must exceed
+	"agent.c_stack_peak_bytes.board32",
 ];
 
 export function summarise({ name, unit, values, p99 = true }) {

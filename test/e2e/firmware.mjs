@@ -19,7 +19,7 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { startMockLLM } from "../../tools/mock-llm/index.mjs";
 import { makeTestCA } from "../../tools/testca.mjs";
-import { APP_MAP, hostBinary } from "../../tools/build.mjs";
+import { APP_MAP, hostCommand } from "../../tools/build.mjs";
 import { SANITIZER_ERROR, withTempDir } from "./xs.mjs";
 
 export const PROMPT = "xsclaw> ";
@@ -52,7 +52,8 @@ const unprompted = (text) => text.replaceAll(PROMPT, "");
  * A watchdog kills it after limitMs (default CHILD_LIMIT_MS: a soak run gives more).
  */
 export function startFirmware(args, variant, { env = {}, limitMs = CHILD_LIMIT_MS } = {}) {
-	const child = spawn(hostBinary(variant), args, {
+	const host = hostCommand(variant);   // the m32 host may run under qemu-i386
+	const child = spawn(host.command, [...host.args, ...args], {
 		env: { ...process.env, ASAN_OPTIONS: "detect_leaks=1:abort_on_error=0", ...env },
 		stdio: ["pipe", "pipe", "pipe"],
 	});

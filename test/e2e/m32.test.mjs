@@ -3,7 +3,8 @@
 // i386 program, every test/unit/*.test.ts module passes on it, and a file over
 // 2 GiB opens on it (64-bit off_t). A file of its own, so node --test runs it
 // beside unit.test.mjs (the host may run under qemu-i386, a few times slower).
-// The e2e tests keep to the 64-bit hosts.
+// The e2e tests keep to the 64-bit hosts, but for one: the agent Worker's C stack
+// (the whole firmware, one TLS turn) against the manifest's nativeStack.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, truncateSync, writeFileSync } from "node:fs";
@@ -11,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MBEDTLS4_HOW, REQUIRE_ALL, TEST_MAP, hostBinary } from "../../tools/build.mjs";
 import { UNIT_MODULES, assertClean, runHost, runXsTests } from "./xs.mjs";
+import { checkNativeStack, measureAgentStack } from "../../tools/bench/stack.mjs";
 
 // What the heap figures measured on it rest on: npm test built it, an i386 ELF program.
 // Where the build left it out (no Mbed TLS 4.0 tarball, gcc-multilib or qemu-user: the
@@ -47,6 +49,16 @@ if (existsSync(hostBinary("m32"))) {
 		} finally {
 			rmSync(data, { recursive: true, force: true });
 		}
+	});
+	// The agent Worker's C stack on the board is manifest.json's nativeStack: the
+	// deepest this host's agent Worker takes for a TLS handshake and a tool turn
+	// (the whole firmware, --native-stack-report), times AGENT_NATIVE_STACK_MARGIN,
+	// must fit in it (npm run bench reports the figure, agent.c_stack_peak_bytes.board32).
+	test("the agent Worker's deepest C stack (a TLS handshake and a tool turn) fits the manifest's nativeStack with its margin", async () => {
+		const peak = await measureAgentStack("m32");
+		assert.ok(peak > 4096 && peak < 256 * 1024, `a plausible figure: ${peak}`);
+		assert.equal(await checkNativeStack(peak), undefined);
+		assert.match(await checkNativeStack(peak, peak), /nativeStack \(\d+\) is below \d+ bytes/);
 	});
 	for (const specifier of UNIT_MODULES)
 		test(`${specifier} [m32]`, (t) => runXsTests(t, specifier, { variant: "m32" }));

@@ -72,6 +72,8 @@ test("every limit in budgets.ts is used somewhere else", () => {
 		...readdirSync(join(ROOT, "hosts", "lin", "modules")).filter((n) => n.endsWith(".ts")).map((n) => readFileSync(join(ROOT, "hosts", "lin", "modules", n), "utf8")),
 		// check:device holds the board's sdkconfig to the socket budgets (tools/device-c.mjs).
 		readFileSync(join(ROOT, "tools", "device-c.mjs"), "utf8"),
+		// The agent Worker's C stack against the manifest's nativeStack (npm run bench).
+		readFileSync(join(ROOT, "tools", "bench", "stack.mjs"), "utf8"),
 	].join("\n");
 	const unused = names.filter((name) => !new RegExp(`\\b${name}\\b`).test(elsewhere));
 	assert.deepEqual(unused, [], "limits nothing uses");

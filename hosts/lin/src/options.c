@@ -49,7 +49,7 @@ void hostUsage(const char *message)
  * may read any (host/platform's option()). */
 static const char *const kHostOptions[] = {
 	"modules", "main", "data", "ca", "cpus", "heap-report", "chunk-bytes", "crash-after", "crash-seed", "crash-model", "count-writes", "psram-bytes", "internal-bytes",
-	"agent-chunk", "agent-slots", "http", "agent-deadline-ms", NULL,
+	"agent-chunk", "agent-slots", "http", "agent-deadline-ms", "native-stack-report", NULL,
 };
 
 static void checkOptions(void)

@@ -49,6 +49,7 @@
  * Ownership: a WorkerLink is shared by the creator's record and the worker's
  * thread (refs, under its lock); everything else belongs to one thread.
  */
+#define _GNU_SOURCE /* pthread_getattr_np (the native stack report) */
 #include "xsAll.h"
 #include "host.h"
 #include "budgets.h"
@@ -500,10 +501,68 @@ static void linkEnd(WorkerLink *link, int startFailed, int how, const char *reas
 	pthread_mutex_unlock(&link->lock);
 }
 
+/* ---- the deepest native stack a worker used (--native-stack-report 1) ----------
+ *
+ * The board gives a Worker's task a C stack of creation.nativeStack bytes
+ * (manifest.json's config.agent.creation); too small, and the board crashes
+ * where lin never does, since a pthread here has megabytes. To measure what a
+ * worker needs, as FreeRTOS's high-water mark does on the board with its 0xa5
+ * fill: with the option, the thread fills a window of its stack below where it
+ * starts with a pattern, and at its end finds the lowest byte no longer the
+ * pattern, then prints `xsclaw: worker "<module>" native stack peak N bytes` on
+ * stderr (npm run bench's agent.c_stack_peak_bytes). N counts from
+ * workerThread's frame down, from the moment the worker's module has run (the
+ * window is filled again then: lin parses every module it loads, the board
+ * none); the thread's start above it is a few hundred bytes more on either
+ * target, which the manifest's margin covers. A module the worker imports
+ * later is parsed here and not on the board: that run's figure overstates. */
+#define NATIVE_STACK_PATTERN 0xa5
+#define NATIVE_STACK_WINDOW (256 * 1024)   /* far above any worker's need; a peak at its end says so */
+#define NATIVE_STACK_SKIP 4096             /* below the caller's frame: the painter's own frames */
+
+typedef struct {
+	uint8_t *top;      /* workerThread's frame */
+	uint8_t *low;      /* the window's lowest byte; NULL: not measuring */
+} NativeStackMark;
+
+static __attribute__((noinline)) void nativeStackPaint(NativeStackMark *mark, uint8_t *top)
+{
+	mark->low = NULL;
+	const char *option = hostOption("native-stack-report");
+	if (!option || strcmp(option, "1"))
+		return;
+	pthread_attr_t attributes;
+	void *stackLow;
+	size_t stackSize;
+	if (pthread_getattr_np(pthread_self(), &attributes))
+		return;
+	int known = !pthread_attr_getstack(&attributes, &stackLow, &stackSize);
+	pthread_attr_destroy(&attributes);
+	uint8_t *high = top - NATIVE_STACK_SKIP, *low = high - NATIVE_STACK_WINDOW;
+	if (!known || low < (uint8_t *)stackLow + 65536)
+		return;
+	memset(low, NATIVE_STACK_PATTERN, NATIVE_STACK_WINDOW);
+	mark->top = top;
+	mark->low = low;
+}
+
+static void nativeStackReport(const NativeStackMark *mark, const char *module)
+{
+	if (!mark->low)
+		return;
+	const uint8_t *used = mark->low;
+	while (used < mark->top - NATIVE_STACK_SKIP && *used == NATIVE_STACK_PATTERN)
+		used++;
+	fprintf(stderr, "xsclaw: worker \"%s\" native stack peak %ld bytes%s\n", module, (long)(mark->top - used),
+		used == mark->low ? " (the whole window measured: more, perhaps)" : "");
+}
+
 static void *workerThread(void *arg)
 {
 	WorkerLink *link = arg;
 	tLink = link;
+	NativeStackMark stackMark;
+	nativeStackPaint(&stackMark, (uint8_t *)__builtin_frame_address(0));
 	char reason[HOST_REASON_CHARS] = "";
 	HostLoop *loop = hostLoopBegin(&link->creation, link);
 	xsMachine *machine = loop ? hostCreateMachine(&link->creation, link->module) : NULL;
@@ -555,6 +614,10 @@ static void *workerThread(void *arg)
 	wake(link->toWorker.fd);
 	/* Its modules are loaded: the parser's freed temporaries go back. */
 	hostReleaseFreeMemory();
+	/* The board loads no module at run time (xsc compiled them, the image
+	 * holds them): the native stack is measured from here, without XS's
+	 * parser, which lin runs on every module it loads. */
+	nativeStackPaint(&stackMark, stackMark.top);
 
 	hostLoopRun(loop);
 
@@ -574,6 +637,7 @@ static void *workerThread(void *arg)
 	}
 	hostDeleteMachine(machine);
 	hostLoopEnd(loop);
+	nativeStackReport(&stackMark, link->module);
 	linkEnd(link, 0, how, how == kEndAborted ? reason : NULL);
 	linkRelease(link);
 	return NULL;

@@ -22,6 +22,8 @@ interface Creation {
 	heap?: { initial?: number; incremental?: number };
 	stack?: number;
 	keys?: { available?: number; name?: number; symbol?: number };
+	/** The Worker task's C stack in bytes on the board (the SDK's FreeRTOS task); lin's threads have megabytes and ignore it. */
+	nativeStack?: number;
 }
 
 function whole(name: string): number | undefined {
