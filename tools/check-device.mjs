@@ -339,11 +339,14 @@ export async function checkDevice({ root = DEFAULT_ROOT, platform = "esp32/esp32
 	}
 
 	// The makefile's tsc rules compile one module a run, as the SDK's makefile
-	// does: 174 runs, each reading the SDK's typings and the module's imports
+	// does: one run per module, each reading the SDK's typings and the module's imports
 	// again (most of this check's time on two cores). The one run above emitted
 	// every module with the same options (only outDir differs): its JS goes
 	// where each rule writes its module's, newer than the rule's inputs, so make
 	// skips those runs. A module it did not emit is still compiled by its rule.
+	// What this gives up: a module is not type-checked alone, so one that
+	// compiles only beside another file's global declarations passes here and
+	// would fail in mcconfig's own build (our modules import what they use).
 	let reused = 0;
 	for (const path of perModule) {
 		const { compilerOptions, files: [file] = [] } = JSON.parse(readFileSync(path, "utf8"));
