@@ -1,7 +1,7 @@
 // Streaming: SSE replies of both protocols assembled into one message, whatever
 // the byte boundaries, with events in order and failures ending in clear errors.
 import { assert, test } from "testing";
-import { LLM_REPLY_MAX_BYTES } from "budgets";
+import { LLM_REPLY_BLOCKS_MAX, LLM_REPLY_MAX_BYTES, LLM_REPLY_TOOL_CALLS_MAX, LLM_TOOL_NAME_MAX_CHARS } from "budgets";
 import { Llm } from "llm/runtime";
 import { LlmError, type ChatResponse, type LlmEvent } from "llm/types";
 import { ANTHROPIC, FakeClock, FakeTransport, OPENAI, bytesOf, config, sse, status, stream, streamBytes, streamFrames, wholeBytes, type Reply } from "./llm_fakes";
@@ -164,6 +164,37 @@ test("a stream that ends early is an error, and message_end follows message_star
 test("a malformed frame is a protocol error naming the stream", async () => {
 	const body = sse([openaiChunk({ content: "a" })]) + "data: {\"choices\": [\n\n";
 	const error = await assert.rejects(run(OPENAI, body, 0), "not JSON");
+	assert.equal((error as LlmError).kind, "protocol");
+});
+
+test("a stream that grows its tool calls, a call's name or its blocks without end is a protocol error at the bound", async () => {
+	const calls = (count: number) => sse([
+		openaiChunk({ role: "assistant", content: null }),
+		...Array.from({ length: count }, (_, i) => openaiChunk({ tool_calls: [{ index: i, id: `call_${i}`, type: "function", function: { name: "get_time", arguments: "{}" } }] })),
+		openaiChunk({}, "tool_calls"),
+		"[DONE]",
+	]);
+	assert.equal((await run(OPENAI, calls(LLM_REPLY_TOOL_CALLS_MAX), 0)).reply.message.tool_calls!.length, LLM_REPLY_TOOL_CALLS_MAX);
+	let error = await assert.rejects(run(OPENAI, calls(LLM_REPLY_TOOL_CALLS_MAX + 1), 0), `more than ${LLM_REPLY_TOOL_CALLS_MAX} tool calls`);
+	assert.equal((error as LlmError).kind, "protocol");
+	// Each fragment names the call differently: the assembler appends each (servers that split a name).
+	const names = sse([
+		openaiChunk({ role: "assistant", content: null }),
+		...Array.from({ length: LLM_TOOL_NAME_MAX_CHARS + 1 }, (_, i) => openaiChunk({ tool_calls: [{ index: 0, ...(i ? {} : { id: "call_a" }), function: { name: "ab"[i % 2] } }] })),
+		openaiChunk({}, "tool_calls"),
+		"[DONE]",
+	]);
+	error = await assert.rejects(run(OPENAI, names, 0), `name in the LLM reply stream is over ${LLM_TOOL_NAME_MAX_CHARS} characters`);
+	assert.equal((error as LlmError).kind, "protocol");
+	const head = ANTHROPIC_EVENTS.slice(0, 1), tail = ANTHROPIC_EVENTS.slice(-2);
+	const uses = (count: number, type = "tool_use") => sse([...head, ...Array.from({ length: count }, (_, i) => [
+		{ type: "content_block_start", index: i, content_block: type === "tool_use" ? { type, id: `toolu_${i}`, name: "get_time", input: {} } : { type, text: "" } },
+		{ type: "content_block_stop", index: i },
+	]).flat(), ...tail]);
+	assert.equal((await run(ANTHROPIC, uses(LLM_REPLY_TOOL_CALLS_MAX), 0)).reply.message.tool_calls!.length, LLM_REPLY_TOOL_CALLS_MAX);
+	error = await assert.rejects(run(ANTHROPIC, uses(LLM_REPLY_TOOL_CALLS_MAX + 1), 0), `more than ${LLM_REPLY_TOOL_CALLS_MAX} tool calls`);
+	assert.equal((error as LlmError).kind, "protocol");
+	error = await assert.rejects(run(ANTHROPIC, uses(LLM_REPLY_BLOCKS_MAX + 1, "text"), 0), `more than ${LLM_REPLY_BLOCKS_MAX} content blocks`);
 	assert.equal((error as LlmError).kind, "protocol");
 });
 

@@ -23,7 +23,7 @@
 // reasoning_content (+ signature), tool_use -> tool_calls (input serialised back to
 // a string); the reply itself is kept as raw. Streamed replies are assembled into the
 // message the API would have sent unstreamed, then converted the same way.
-import { LLM_CACHE_BREAKPOINTS, LLM_TEXT_SPARES } from "budgets";
+import { LLM_CACHE_BREAKPOINTS, LLM_REPLY_BLOCKS_MAX, LLM_REPLY_TOOL_CALLS_MAX, LLM_TEXT_SPARES } from "budgets";
 import { arrayAt, emptyUsage, isObject, numberAt, objectAt, parseJson, stringAt } from "llm/json";
 import { FieldProgram, JsonReader, JsonSyntax, ReplyMeter, TextPieces, Want, ascii } from "llm/scan";
 import {
@@ -407,6 +407,8 @@ export class AnthropicStreamAssembler extends EventAssembler {
 			const index = this.#index;
 			const block = this.#at[F.block] >= 0 ? r.seek(this.#at[F.block]).value() as JsonObject : undefined;
 			if (!block) throw new LlmError("protocol", "content_block_start without a content block");
+			if (!this.#blocks.has(index) && this.#blocks.size >= LLM_REPLY_BLOCKS_MAX) throw new LlmError("protocol", `the LLM reply stream opens more than ${LLM_REPLY_BLOCKS_MAX} content blocks`);
+			if (block.type === "tool_use" && this.#calls >= LLM_REPLY_TOOL_CALLS_MAX) throw new LlmError("protocol", `the LLM reply stream has more than ${LLM_REPLY_TOOL_CALLS_MAX} tool calls`);
 			const state = this.#spare.pop() ?? { block: EMPTY_BLOCK, pieces: new TextPieces(this.#meter), signature: new TextPieces(this.#meter), callIndex: -1 };
 			state.block = { ...block };
 			state.callIndex = -1;

@@ -9,7 +9,7 @@
 // Streams are assembled by tool-call `index`; a stream must end with a
 // finish_reason or `data: [DONE]`, else the reply is incomplete.
 import { arrayAt, numberAt, objectAt, stringAt, emptyUsage } from "llm/json";
-import { LLM_TEXT_SPARES } from "budgets";
+import { LLM_REPLY_TOOL_CALLS_MAX, LLM_TEXT_SPARES, LLM_TOOL_NAME_MAX_CHARS } from "budgets";
 import { FieldProgram, JsonReader, JsonSyntax, Kind, MemberNames, ReplyMeter, TextPieces, Want, ascii, bytesAre } from "llm/scan";
 import {
 	LlmError,
@@ -355,6 +355,7 @@ export class OpenAIStreamAssembler extends EventAssembler {
 		const wireIndex = fragment.index >= 0 ? r.integerAt(fragment.index) : this.#callCount;
 		let at = this.#callIndex.get(wireIndex);
 		if (at === undefined) {
+			if (this.#callCount >= LLM_REPLY_TOOL_CALLS_MAX) throw new LlmError("protocol", `the LLM reply stream has more than ${LLM_REPLY_TOOL_CALLS_MAX} tool calls`);
 			at = this.#callCount++;
 			this.#callIndex.set(wireIndex, at);
 			if (at < this.#calls.length) {
@@ -368,7 +369,10 @@ export class OpenAIStreamAssembler extends EventAssembler {
 		const args = fragment.fn >= 0 && fragment.args >= 0 ? fragment.args : -1;
 		if (id) call.id = id;
 		// Some servers repeat the whole name in every fragment; OpenAI sends it once.
-		if (name && name !== call.name) call.name += name;
+		if (name && name !== call.name) {
+			if (call.name.length + name.length > LLM_TOOL_NAME_MAX_CHARS) throw new LlmError("protocol", `tool call ${at}'s name in the LLM reply stream is over ${LLM_TOOL_NAME_MAX_CHARS} characters`);
+			call.name += name;
+		}
 		if (args >= 0) r.addText(args, call.arguments);
 		if (!sink.hearsDeltas()) return;
 		const text = args >= 0 ? r.textAt(args) : "";
