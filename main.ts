@@ -16,7 +16,7 @@ import { configCommands } from "config/commands";
 import { FIRMWARE_NAME, FIRMWARE_VERSION } from "config/firmware";
 import { Config, type KeyValueStore } from "config/store";
 import { openConsole } from "console/port";
-import { factoryResetCommand } from "console/reset";
+import { factoryResetCommand, storageRefusedWarning } from "console/reset";
 import type { Repl } from "console/repl";
 import { systemCommands } from "console/system";
 import { CommandTable } from "console/table";
@@ -33,7 +33,7 @@ import { HttpRoutes } from "httpd/routes";
 import { McpHttpServer } from "mcp/server";
 import { openLogSettings } from "console/log";
 import { messageOf } from "util/errors";
-import { files as filesRoot, openKeyValue } from "util/io";
+import { eraseStorage, files as filesRoot, openKeyValue, storage } from "util/io";
 import { wifiCommands } from "wifi/console";
 import { WifiStation } from "wifi/station";
 import { log, setLogSink } from "util/log";
@@ -184,6 +184,7 @@ commands.add(
 		directories: channels.directories,
 		wipeAgent: () => (agent.client.attached ? agent.client.wipe() : undefined),
 		restart: () => void restart(),
+		storage: { refused: storage.refused, erase: eraseStorage },
 	}),
 	...configCommands(config),
 	...agentCommands({ router: routing.router }),
@@ -203,6 +204,7 @@ const output = repl.output;
 // build's owner sees (util/log). The agent machine's come over the port.
 if (consoleKind === "uart") setLogSink((line) => output.line(line));
 repl.output.line(`${FIRMWARE_NAME} ${FIRMWARE_VERSION} (${platformName}): type help for the commands`);
+if (storage.refused !== undefined) output.line(`warning: ${storageRefusedWarning(storage.refused)}`);
 if (warning) output.line(`warning: ${warning}`);
 if (!ready) output.line(`warning: the agent could not start, so ask and the session, memory, llm, tools, skills, cron and gpio commands are not available yet (${agent.statusLine()})`);
 for (const line of early) output.line(line);

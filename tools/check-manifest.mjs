@@ -5,7 +5,8 @@
 //     for esp32/esp32s3 and esp32: by our manifest's modules, or by the SDK
 //     manifests it includes (read from the Moddable SDK 8.2.3 sources: the
 //     tarball in ../shared/moddable-sdk/, extracted into the cache of
-//     tools/check-device.mjs, or $MODDABLE);
+//     tools/check-device.mjs, or $MODDABLE); one imported only for its types
+//     (`import type`) may have only the SDK's declaration on the device;
 //   - the device's heap capacities in `config` equal its `creation` sizes
 //     (hosts/esp32/platform.ts reports them from there);
 //   - partitions.csv: offsets aligned (app 64 KiB, data 4 KiB), after the
@@ -42,17 +43,25 @@ function tsFiles(dir) {
 	return found;
 }
 
-/** Every non-relative specifier imported by modules/ and main.ts (type-only imports too: they must resolve for tsc). */
-export function importedSpecifiers(root = ROOT) {
+/**
+ * Every non-relative specifier imported by modules/ and main.ts (type-only imports
+ * too: they must resolve for tsc). typeOnly: those only ever imported with
+ * `import type`/`export type` (erased from the JavaScript: on the device a
+ * declaration of the SDK's, manifest_typings.json's, is enough for them).
+ */
+export function importedSpecifiers(root = ROOT, typeOnly = new Set()) {
 	const specifiers = new Map();  // specifier -> first file importing it
+	const valued = new Set();
 	for (const file of [join(root, "main.ts"), ...tsFiles(join(root, "modules"))]) {
 		const text = stripComments(readFileSync(file, "utf8"));
 		for (const match of text.matchAll(IMPORT_RE)) {
 			const specifier = match[1] ?? match[2] ?? match[3];
 			if (specifier.startsWith(".")) continue;
 			if (!specifiers.has(specifier)) specifiers.set(specifier, file.slice(root.length + 1));
+			if (!/^[;\s]*(import|export)\s+type\s/.test(match[0])) valued.add(specifier);
 		}
 	}
+	for (const specifier of specifiers.keys()) if (!valued.has(specifier)) typeOnly.add(specifier);
 	return specifiers;
 }
 
@@ -86,6 +95,13 @@ function sourcesMatching(path) {
 		.map((name) => name.replace(/\.(js|ts|json)$/, ""));
 }
 
+// The .d.ts stems a "folder/prefix*" entry matches (typings-only entries).
+function declarationsMatching(path) {
+	const folder = dirname(path), prefix = basename(path).slice(0, -1);
+	if (!existsSync(folder)) return [];
+	return readdirSync(folder).filter((name) => name.startsWith(prefix) && name.endsWith(".d.ts")).map((name) => name.slice(0, -5));
+}
+
 function hasSource(path) {
 	return [".js", ".ts", ".json"].some((ext) => existsSync(path + ext));
 }
@@ -93,6 +109,7 @@ function hasSource(path) {
 /** Specifiers provided by a manifest for platform, with SDK includes read from moddable. */
 export function deviceSpecifiers(manifestPath, platform, moddable) {
 	const provided = new Set();
+	const typings = new Set();   // specifiers with a declaration only (manifest_typings.json)
 	const problems = [];
 	const subplatform = platform.split("/")[1];
 	const variables = { MODDABLE: moddable, PLATFORM: "esp32", SUBPLATFORM: subplatform ?? "" };
@@ -120,10 +137,12 @@ export function deviceSpecifiers(manifestPath, platform, moddable) {
 					} else if (key.endsWith("*")) {
 						const prefix = basename(path).slice(0, -1);
 						for (const stem of sourcesMatching(path)) provided.add(key.slice(0, -1) + stem.slice(prefix.length));
+						for (const stem of declarationsMatching(path)) typings.add(key.slice(0, -1) + stem.slice(prefix.length));
 					} else if (path.endsWith("*") ? sourcesMatching(path).length : hasSource(path)) {
 						provided.add(key);
-					} else if (!path.endsWith(".c") && !existsSync(path + ".d.ts")) {
-						// (A typings-only entry, from manifest_typings.json, provides no module.)
+					} else if (existsSync(path + ".d.ts")) {
+						typings.add(key);   // a typings-only entry: a declaration, no module
+					} else if (!path.endsWith(".c")) {
 						problems.push(`"${key}" -> ${raw}: no source there`);
 					}
 				}
@@ -136,7 +155,7 @@ export function deviceSpecifiers(manifestPath, platform, moddable) {
 		}
 	};
 	visit(manifestPath);
-	return { provided, problems };
+	return { provided, typings, problems };
 }
 
 // ---- partitions ----
@@ -174,7 +193,8 @@ export function partitionProblems(text) {
 
 export function checkManifest({ root = ROOT, manifest = join(root, "manifest.json"), partitions = join(root, "partitions.csv") } = {}) {
 	const problems = [];
-	const imported = importedSpecifiers(root);
+	const typeOnly = new Set();
+	const imported = importedSpecifiers(root, typeOnly);
 	const lin = new Set(readManifest(manifest).modules.map(([specifier]) => specifier));
 	for (const [specifier, file] of imported) if (!lin.has(specifier) && !GENERATED.has(specifier)) problems.push(`lin: "${specifier}" (imported by ${file}) is not mapped`);
 	// What the device platforms provide comes from the SDK's own manifests: with no
@@ -183,9 +203,12 @@ export function checkManifest({ root = ROOT, manifest = join(root, "manifest.jso
 	const deviceSkipped = REQUIRE_ALL ? undefined : sdkMissing(root);
 	const moddable = deviceSkipped ? undefined : sdkSources(root);
 	for (const platform of deviceSkipped ? [] : DEVICE_PLATFORMS) {
-		const { provided, problems: found } = deviceSpecifiers(manifest, platform, moddable);
+		const { provided, typings, problems: found } = deviceSpecifiers(manifest, platform, moddable);
 		problems.push(...found.map((p) => `${platform}: ${p}`));
-		for (const [specifier, file] of imported) if (!provided.has(specifier) && !GENERATED.has(specifier)) problems.push(`${platform}: "${specifier}" (imported by ${file}) is not mapped`);
+		for (const [specifier, file] of imported) {
+			if (provided.has(specifier) || GENERATED.has(specifier) || (typeOnly.has(specifier) && typings.has(specifier))) continue;
+			problems.push(`${platform}: "${specifier}" (imported by ${file}) is not mapped${typings.has(specifier) ? " (the SDK only declares it: a value import needs a module)" : ""}`);
+		}
 	}
 	const json = JSON.parse(readFileSync(manifest, "utf8"));
 	const device = json.platforms?.["esp32/*"] ?? {};

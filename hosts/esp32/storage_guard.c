@@ -1,11 +1,11 @@
 /*
  * storage_guard.c — the littlefs partition looked at before the SDK mounts it.
- * Not called yet (issue 26): the JS that must run it before the SDK's
- * embedded:storage/files mounts, print a refusal on the console and erase at
- * factory-reset confirm is not written yet. The SDK's littlefs module formats the partition
- * whenever lfs_mount fails, so one bad boot (a torn superblock, a firmware that
- * wrote another layout) would erase every session, memory and file without a
- * word. Here the partition is mounted first with callbacks that only read:
+ * Called by hosts/esp32/files.ts (embedded:storage/files on the board, through
+ * host/storage) before it lets the SDK mount; util/io gives the firmware a root
+ * that refuses every call when it refuses (issue 26). The SDK's littlefs module
+ * formats the partition whenever lfs_mount fails, so one bad boot (a torn
+ * superblock, a firmware that wrote another layout) would erase every session,
+ * memory and file without a word. Here the partition is mounted first with callbacks that only read:
  *   xs_storage_check() -> "ok"     it mounts: the SDK's mount will too
  *                         "blank"  its two superblock blocks are erased flash
  *                                  (a new board, or after xs_storage_erase):
@@ -15,6 +15,9 @@
  *   xs_storage_erase()   erases the two superblock blocks, so the next boot
  *                        finds the partition blank and the SDK formats it
  *                        (factory-reset confirm, when the check refused).
+ * The answer is kept for the rest of the boot: the agent machine's files.ts asks
+ * again once the main machine's SDK mount is live, and a second read-only mount
+ * beside a writer could see another state than the first.
  */
 #include "xsAll.h"
 #include "xsmc.h"
@@ -78,8 +81,15 @@ static int guardBlank(const esp_partition_t *partition)
 	return 1;
 }
 
+/* Set by the first check of a boot (the main machine's, before it starts the agent's). */
+static char gVerdict[200];
+
 void xs_storage_check(xsMachine *the)
 {
+	if (gVerdict[0]) {
+		xsmcSetString(xsResult, gVerdict);
+		return;
+	}
 	const esp_partition_t *partition = guardPartition(the);
 	struct lfs_config config;
 	memset(&config, 0, sizeof(config));
@@ -104,17 +114,14 @@ void xs_storage_check(xsMachine *the)
 	int result = lfs_mount(&lfs, &config);
 	if (result == 0) {
 		lfs_unmount(&lfs);
-		xsmcSetString(xsResult, "ok");
-		return;
+		snprintf(gVerdict, sizeof(gVerdict), "ok");
 	}
-	if (guardBlank(partition)) {
-		xsmcSetString(xsResult, "blank");
-		return;
-	}
-	char message[200];
-	snprintf(message, sizeof(message), "littlefs cannot mount the \"%s\" partition (error %d%s)", MODDEF_FILE_PARTITION, result,
+	else if (guardBlank(partition))
+		snprintf(gVerdict, sizeof(gVerdict), "blank");
+	else
+		snprintf(gVerdict, sizeof(gVerdict), "littlefs cannot mount the \"%s\" partition (error %d%s)", MODDEF_FILE_PARTITION, result,
 		result == LFS_ERR_CORRUPT ? ", corrupt" : result == LFS_ERR_IO ? ", a flash read failed" : result == LFS_ERR_INVAL ? ", another version or layout" : "");
-	xsmcSetString(xsResult, message);
+	xsmcSetString(xsResult, gVerdict);
 }
 
 void xs_storage_erase(xsMachine *the)
@@ -123,4 +130,5 @@ void xs_storage_erase(xsMachine *the)
 	esp_err_t result = esp_partition_erase_range(partition, 0, GUARD_SUPERBLOCKS * GUARD_BLOCK_BYTES);
 	if (result != ESP_OK)
 		xsUnknownError("storage: erasing the \"%s\" partition's first blocks failed (ESP-IDF error %d)", MODDEF_FILE_PARTITION, (int)result);
+	gVerdict[0] = 0;   /* the next check looks again: blank now */
 }

@@ -4,12 +4,12 @@
 // misaligned, oversized or too-small partitions.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REQUIRE_ALL, ROOT } from "../../tools/build.mjs";
-import { SDK_HOW, sdkMissing } from "../../tools/check-device.mjs";
-import { checkManifest, partitionProblems } from "../../tools/check-manifest.mjs";
+import { SDK_HOW, sdkMissing, sdkSources } from "../../tools/check-device.mjs";
+import { checkManifest, deviceSpecifiers, importedSpecifiers, partitionProblems } from "../../tools/check-manifest.mjs";
 
 // The device platforms' checks need the SDK's manifests: without one (a fresh clone,
 // no $MODDABLE) the test of them is skipped, saying how to add one; CI always has it.
@@ -46,6 +46,27 @@ test("a specifier imported by main.ts but unmapped for esp32/* fails, naming it"
 	const { problems } = checkManifest({ manifest: copy });
 	assert.ok(problems.some((p) => /^esp32\/esp32s3: "host\/network" \(imported by main\.ts\) is not mapped$/.test(p)), problems.join("\n"));
 	assert.deepEqual(problems.filter((p) => !p.startsWith("esp32/esp32s3: \"host/network\"")), [], "nothing else");
+});
+
+// The board's storage root is host/files (the mount guard in front of the SDK's
+// files.js, issue 26), so the image has no embedded:storage/files module: util/io
+// imports only its types, which the SDK's declaration gives tsc. A value import
+// of it would need the module, and is told apart.
+test("a specifier imported only for its types may have only the SDK's declaration on the device; a value import needs a module", { skip: noSdk && `${noSdk}; to add it: ${SDK_HOW}` }, (t) => {
+	const root = mkdtempSync(join(tmpdir(), "xsclaw-imports-"));
+	t.after(() => rmSync(root, { recursive: true, force: true }));
+	mkdirSync(join(root, "modules"));
+	writeFileSync(join(root, "main.ts"), 'import type { Directory } from "embedded:storage/files";\nexport type { File } from "embedded:storage/files";\n');
+	writeFileSync(join(root, "modules", "a.ts"), 'import type { KeyValueStore } from "embedded:storage/key-value";\nimport { type Status } from "embedded:storage/flash";\nimport keyValue from "embedded:storage/key-value";\n');
+	const typeOnly = new Set();
+	const imported = importedSpecifiers(root, typeOnly);
+	assert.deepEqual([...imported.keys()].sort(), ["embedded:storage/files", "embedded:storage/flash", "embedded:storage/key-value"]);
+	assert.deepEqual([...typeOnly], ["embedded:storage/files"], "an inline type in braces, or any value import, makes it a value import");
+	const { provided, typings } = deviceSpecifiers(join(ROOT, "manifest.json"), "esp32/esp32s3", sdkSources(ROOT));
+	assert.equal(provided.has("embedded:storage/files"), false, "the image holds no embedded:storage/files module");
+	assert.equal(typings.has("embedded:storage/files"), true, "the SDK declares it");
+	assert.equal(provided.has("host/files"), true);
+	assert.deepEqual(checkManifest().problems, [], "util/io's type-only import passes");
 });
 
 test("a specifier unmapped for lin fails, naming it", (t) => {

@@ -6,8 +6,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TEST_MAP } from "../../tools/build.mjs";
-import { SANITIZER_ERROR, VARIANTS, runHost, withTempDir } from "./xs.mjs";
+import { APP_MAP, TEST_MAP } from "../../tools/build.mjs";
+import { SANITIZER_ERROR, VARIANTS, assertClean, runHost, withTempDir } from "./xs.mjs";
 
 const KV_LOG_BYTES = 4096;   // modules/budgets.ts
 const POWER_LOSS_EXIT = 86;
@@ -244,6 +244,36 @@ for (const variant of VARIANTS) {
 			assert.equal(kvRead(await peer(variant, run, "kv", { step: "read" })).strings.v, "new-value", "a later commit replaces any torn temp file");
 		}
 		assert.deepEqual([...outcomes].sort(), ["new-value", "old"], "both crash outcomes are exercised across seeds");
+	}));
+}
+
+// The mount guard (issue 26; host/storage, util/io): a storage that cannot be
+// mounted (here <data>/files holding a file, as a board's partition holding
+// what littlefs cannot mount) is not formatted: the firmware boots without it,
+// the console says why and how to recover, a reboot changes nothing, and only
+// factory-reset confirm erases it; then the firmware formats and works.
+for (const variant of VARIANTS) {
+	test(`a storage that cannot be mounted is refused, kept byte for byte, and erased only by factory-reset confirm [${variant}]`, withData(async (data) => {
+		mkdirSync(data, { recursive: true });
+		const image = Buffer.alloc(8192);
+		for (let i = 0; i < image.length; i++) image[i] = (i * 131 + 7) & 255;
+		writeFileSync(join(data, "files"), image);
+		const refused = await runHost(["--modules", APP_MAP, "--data", data], { variant, input: "memory add likes tea\nreboot\nmemory list\n" });
+		assertClean(refused);
+		const REFUSED = /warning: the storage was not mounted, so sessions, memory, files, schedules and chat pairing are not available: \S+\/files is not a directory \(8192 bytes of something else\)\. Nothing on it was changed; factory-reset confirm erases it/g;
+		assert.equal(refused.stdout.match(REFUSED)?.length, 2, `said at both boots:\n${refused.stdout}`);
+		assert.doesNotMatch(refused.stdout, /saved as m\d/, "nothing is stored");
+		assert.ok(readFileSync(join(data, "files")).equals(image), "the storage is kept byte for byte");
+		const reset = await runHost(["--modules", APP_MAP, "--data", data], { variant, input: "factory-reset confirm\nmemory add likes tea\nmemory list\n" });
+		assertClean(reset);
+		assert.match(reset.stdout, /factory reset: erased the storage \(it could not be mounted\), wiped 0 settings; restarting…\n/);
+		const after = reset.stdout.split("restarting…\n")[1] ?? "";
+		assert.doesNotMatch(after, /the storage was not mounted/, reset.stdout);
+		assert.match(after, /saved as m1\n[\s\S]*m1 +\S+ +likes tea/, reset.stdout);
+		assert.ok(statSync(join(data, "files")).isDirectory(), "formatted: the storage is a directory again");
+		const kept = await runHost(["--modules", APP_MAP, "--data", data], { variant, input: "memory list\n" });
+		assertClean(kept);
+		assert.match(kept.stdout, /m1 +\S+ +likes tea/, "what is written after the reset stays");
 	}));
 }
 

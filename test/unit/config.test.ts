@@ -312,6 +312,31 @@ test("factory-reset has a running agent wipe its own directories, then wipes the
 	assert.equal(exists(directory, "telegram"), false);
 });
 
+test("factory-reset on a storage that could not be mounted erases it instead of wiping directories, then the settings; an erase that fails wipes nothing", async () => {
+	const directory = resetDirectory();
+	const config = new Config(new MemoryStore());
+	config.set("llm.model", "m");
+	const lines: string[] = [];
+	let erased = 0, restarts = 0, agentAsked = 0;
+	const reset = (erase: () => void) => factoryResetCommand({
+		config, files: directory, directories: [{ path: "telegram", what: "Telegram pairing" }],
+		wipeAgent: () => { agentAsked++; return undefined; }, restart: () => void restarts++,
+		storage: { refused: "littlefs cannot mount the \"storage\" partition (error -84, corrupt)", erase },
+	}).run("confirm", { line: (text) => void lines.push(text) });
+	await reset(() => { throw new Error("storage: erasing the \"storage\" partition's first blocks failed (ESP-IDF error 258)"); });
+	assert.deepEqual(lines, ["error: storage: erasing the \"storage\" partition's first blocks failed (ESP-IDF error 258); nothing was wiped."]);
+	assert.equal(config.get("llm.model"), "m", "the settings stay when the erase failed");
+	assert.equal(restarts, 0);
+	lines.length = 0;
+	await reset(() => void erased++);
+	assert.deepEqual(lines, ["factory reset: erased the storage (it could not be mounted), wiped 1 setting; restarting…"]);
+	assert.equal(erased, 1);
+	assert.equal(restarts, 1);
+	assert.equal(agentAsked, 0, "an agent holds no file of a storage that is not mounted");
+	assert.equal(config.get("llm.model"), undefined);
+	assert.equal(exists(directory, "telegram"), true, "no directory is touched: the erase is the whole wipe");
+});
+
 test("factory-reset with no agent machine running wipes the agent's directories itself; an agent that fails is reported", async () => {
 	const directory = resetDirectory();
 	const r = await runReset(directory, () => undefined);

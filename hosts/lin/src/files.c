@@ -52,11 +52,13 @@
  * --count-writes 1 prints "xsclaw: storage operations: N" at exit, so a
  * harness can crash at every point 1..N.
  */
+#define _GNU_SOURCE 1   /* nftw (storageErase) */
 #include "xsAll.h"
 #include "host.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1072,6 +1074,63 @@ static void xs_status_isSymbolicLink(xsMachine *the)
 	xsResult = xsBoolean(S_ISLNK(statusMode(the)));
 }
 
+/* ---- the mount guard (host/storage) --------------------------------------- */
+
+/* The board's hosts/esp32/storage_guard.c in the lin host's terms: <data>/files
+ * is the storage, a directory is "ok", nothing there is "blank" (the firmware
+ * makes it, as the SDK formats a blank partition), and anything else (a file, a
+ * directory that cannot be opened) is a sentence saying why: util/io then gives
+ * the firmware a root that refuses every call, and nothing there is changed
+ * until storageErase (factory-reset confirm). */
+static void xs_storage_check(xsMachine *the)
+{
+	char full[PATH_MAX];
+	rootPath(the, full);
+	struct stat status;
+	char message[PATH_MAX + 160];
+	if (stat(full, &status) < 0) {
+		if (errno == ENOENT) {
+			xsResult = xsString("blank");
+			return;
+		}
+		snprintf(message, sizeof(message), "%s cannot be looked at (%s)", full, errorText(errno));
+	}
+	else if (!S_ISDIR(status.st_mode))
+		snprintf(message, sizeof(message), "%s is not a directory (%lld bytes of something else)", full, (long long)status.st_size);
+	else {
+		int fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			xsResult = xsString("ok");
+			return;
+		}
+		snprintf(message, sizeof(message), "%s cannot be opened (%s)", full, errorText(errno));
+	}
+	xsResult = xsString(message);
+}
+
+static int eraseEntry(const char *path, const struct stat *status, int type, struct FTW *walk)
+{
+	(void)status;
+	(void)walk;
+	return (type == FTW_DP ? rmdir(path) : unlink(path)) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* Removes <data>/files, whatever it is, so that the next boot finds it blank. */
+static void xs_storage_erase(xsMachine *the)
+{
+	char full[PATH_MAX];
+	rootPath(the, full);
+	pthread_mutex_lock(&gRootLock);
+	if (gRootFd >= 0) {
+		close(gRootFd);
+		gRootFd = -1;
+	}
+	pthread_mutex_unlock(&gRootLock);
+	if (nftw(full, eraseEntry, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+		hostThrowMessage(the, XS_UNKNOWN_ERROR, "storage: erasing %s failed: %s", full, errorText(errno));
+}
+
 /* ---- installer ------------------------------------------------------------ */
 
 static const HostMember gFileMembers[] = {
@@ -1126,4 +1185,6 @@ void hostInstallFiles(xsMachine *the, xsSlot *native)
 	xsVar(1) = xsNewHostInstance(gDirectoryPrototype);
 	xsSetHostData(xsVar(1), root);
 	xsDefine(*native, hostID("files"), xsVar(1), xsDontEnum);
+	hostDefineFunction(the, native, "storageCheck", xs_storage_check, 0);
+	hostDefineFunction(the, native, "storageErase", xs_storage_erase, 0);
 }

@@ -10,9 +10,12 @@
 // channels' pairing (its own directories, given by main.ts). An agent machine that is down holds no
 // file, so then the main machine deletes the agent's directories itself.
 //
+// A storage this boot could not mount (util/io's storage.refused) holds no
+// directory to wipe: it is erased instead, so the next boot formats it (issue 26).
+//
 // Known limit: the LLM usage counts (namespace "llm") and the request-id block
 // (namespace "core") are kept: limits still count, ids stay unique.
-import type { Directory } from "embedded:storage/files";
+import type { Directory } from "util/io";
 import type { Config } from "config/store";
 import { UsageError, type Command } from "console/types";
 import { messageOf } from "util/errors";
@@ -29,6 +32,13 @@ export interface ResetDeps {
 	wipeAgent(): Promise<WipeResult> | undefined;
 	/** Restarts the firmware (as `reboot` does). */
 	restart(): void;
+	/** The storage as this boot found it: refused says why it could not be mounted; erase wipes it whole. */
+	storage?: { refused?: string; erase(): void };
+}
+
+/** What the console says at boot when the storage could not be mounted. */
+export function storageRefusedWarning(reason: string): string {
+	return `the storage was not mounted, so sessions, memory, files, schedules and chat pairing are not available: ${reason}. Nothing on it was changed; factory-reset confirm erases it (everything on it is lost) and starts with an empty one.`;
 }
 
 export function factoryResetCommand(deps: ResetDeps): Command {
@@ -41,6 +51,18 @@ export function factoryResetCommand(deps: ResetDeps): Command {
 			if (args !== "confirm") {
 				if (args) throw new UsageError();
 				out.line("factory-reset wipes every setting, session, memory and chat pairing on this board, then restarts: type factory-reset confirm to do it.");
+				return;
+			}
+			if (deps.storage?.refused !== undefined) {
+				try {
+					deps.storage.erase();
+				} catch (error) {
+					out.line(`error: ${messageOf(error)}; nothing was wiped.`);
+					return;
+				}
+				const settings = deps.config.clear();
+				out.line(`factory reset: erased the storage (it could not be mounted), wiped ${settings} setting${settings === 1 ? "" : "s"}; restarting…`);
+				deps.restart();
 				return;
 			}
 			let agent: WipeResult;
